@@ -1,0 +1,147 @@
+// `shapescript`: check, explain, export and lsp, over the core.
+// Argument parsing is CLI11 (Debian's libcli11-dev): subcommands, help text and errors for free.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis.h"
+#include "explain.h"
+#include "render.h"
+
+namespace {
+
+constexpr int kExitClean = 0, kExitErrors = 1, kExitUsage = 2;
+
+bool use_color(const std::string& mode, FILE* stream) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return isatty(fileno(stream)) && !std::getenv("NO_COLOR") && !(term && std::string(term) == "dumb");
+}
+
+std::optional<std::string> read_file(const std::string& path, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    error = "read failed";
+    return std::nullopt;
+  }
+  return text.str();
+}
+
+std::string_view severity_name(ss::Severity s) {
+  return s == ss::Severity::error ? "error" : s == ss::Severity::warning ? "warning" : "information";
+}
+
+nlohmann::json diagnostic_json(const ss::SourceFile& file, const ss::Diagnostic& d) {
+  auto position = [&](ss::Span span) {
+    ss::LineColumn begin = file.line_column(span.begin), end = file.line_column(span.end);
+    return nlohmann::json{{"line", begin.line + 1}, {"column", begin.column + 1}, {"end_line", end.line + 1}, {"end_column", end.column + 1}};
+  };
+  nlohmann::json labels = nlohmann::json::array();
+  for (const ss::Label& label : d.secondary) labels.push_back({{"span", position(label.span)}, {"text", label.text}});
+  nlohmann::json fixes = nlohmann::json::array();
+  for (const ss::Fix& fix : d.fixes) {
+    nlohmann::json edits = nlohmann::json::array();
+    for (const ss::TextEdit& edit : fix.edits) edits.push_back({{"span", position(edit.span)}, {"replacement", edit.replacement}});
+    fixes.push_back({{"title", fix.title}, {"edits", edits}});
+  }
+  return {{"file", file.path()},
+          {"code", ss::info(d.code).code},
+          {"severity", severity_name(d.severity)},
+          {"message", d.message},
+          {"span", position(d.primary.span)},
+          {"label", d.primary.text},
+          {"secondary", labels},
+          {"notes", d.notes},
+          {"helps", d.helps},
+          {"fixes", fixes}};
+}
+
+int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color) {
+  ss::RenderOptions options{use_color(color, stdout)};
+  std::vector<ss::Diagnostic> all;
+  nlohmann::json json = nlohmann::json::array();
+  bool unreadable = false;
+  for (const std::string& path : paths) {
+    std::string error;
+    auto text = read_file(path, error);
+    if (!text) {
+      std::cerr << "error: can't read `" << path << "`: " << error << "\n";
+      unreadable = true;
+      continue;
+    }
+    auto analysis = ss::analyze(ss::SourceFile(path, std::move(*text)));
+    for (const ss::Diagnostic& d : analysis->diagnostics) {
+      if (format == "json") json.push_back(diagnostic_json(analysis->file, d));
+      else std::cout << ss::render_diagnostic(analysis->file, d, options);
+      all.push_back(d);
+    }
+  }
+  if (format == "json") std::cout << json.dump(2) << "\n";
+  else std::cout << ss::render_explain_footer(all, options);
+  if (unreadable) return kExitUsage;
+  bool errors = std::any_of(all.begin(), all.end(), [](const ss::Diagnostic& d) { return d.severity == ss::Severity::error; });
+  return errors ? kExitErrors : kExitClean;
+}
+
+int run_explain(const std::string& code_text) {
+  if (code_text.empty()) {
+    for (ss::DiagnosticCode code : ss::all_codes()) {
+      const ss::DiagnosticInfo& i = ss::info(code);
+      std::cout << i.code << "  " << i.summary << "\n";
+    }
+    return kExitClean;
+  }
+  auto code = ss::find_code(code_text);
+  if (!code) {
+    std::cerr << "error: `" << code_text << "` is not an error code; run `shapescript explain` to list them\n";
+    return kExitUsage;
+  }
+  auto page = ss::explanation(*code);
+  if (!page) {
+    std::cerr << "error: " << ss::info(*code).code << " has no explanation yet\n";
+    return kExitErrors;
+  }
+  std::cout << *page;
+  return kExitClean;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ShapeScript: tensor shapes in the types, checked as you type, exported to where models run"};
+  app.set_version_flag("--version", std::string("shapescript ") + SHAPESCRIPT_VERSION);
+  app.require_subcommand(1);
+
+  std::vector<std::string> check_paths;
+  std::string format = "human", color = "auto";
+  CLI::App* check = app.add_subcommand("check", "check files and print their diagnostics");
+  check->add_option("files", check_paths, "ShapeScript files (.ss)")->required();
+  check->add_option("--format", format, "human or json")->check(CLI::IsMember({"human", "json"}));
+  check->add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+
+  std::string code;
+  CLI::App* explain = app.add_subcommand("explain", "explain an error code, such as E1701 (all codes when none is given)");
+  explain->add_option("code", code, "the code");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? kExitClean : kExitUsage;
+  }
+  if (*check) return run_check(check_paths, format, color);
+  if (*explain) return run_explain(code);
+  return kExitUsage;
+}

@@ -1,0 +1,449 @@
+#include "builtins.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ss {
+
+namespace {
+
+ValueType tensor_value(TensorType t) { return ValueType::of(std::move(t)); }
+
+// Elementwise maths keeps the shape; integers become reals.
+ValueType elementwise(CallContext& call, ElementKind result) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  x->element = ElementType{};
+  x->element.kind = result;
+  return tensor_value(*x);
+}
+
+ValueType rule_real(CallContext& call) { return elementwise(call, ElementKind::real); }
+ValueType rule_nonneg(CallContext& call) { return elementwise(call, ElementKind::nonneg); }
+
+void works_across(CallContext& call, const Axis& axis) {
+  if (call.facts) call.facts->works_across.push_back(axis);
+}
+
+void lowering(CallContext& call, std::string key, std::string value) {
+  if (call.facts) call.facts->lowering[std::move(key)] = std::move(value);
+}
+
+// Rules that reduce or normalize along the axis `over=`.
+ValueType along_axis(CallContext& call, bool keep_axis, ElementKind* element) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  auto axis = call.axis_argument(*x, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  works_across(call, x->axes[*axis]);
+  lowering(call, "dim", std::to_string(static_cast<int64_t>(*axis) - static_cast<int64_t>(x->rank())));
+  if (!keep_axis) x->axes.erase(x->axes.begin() + static_cast<std::ptrdiff_t>(*axis));
+  if (element) {
+    x->element = ElementType{};
+    x->element.kind = *element;
+  }
+  return tensor_value(*x);
+}
+
+ValueType rule_softmax(CallContext& call) {
+  ElementKind nonneg = ElementKind::nonneg;
+  return along_axis(call, true, &nonneg);
+}
+ValueType rule_log_softmax(CallContext& call) {
+  ElementKind real = ElementKind::real;
+  return along_axis(call, true, &real);
+}
+ValueType rule_reduce(CallContext& call) {
+  ElementKind real = ElementKind::real;
+  return along_axis(call, false, &real);
+}
+ValueType rule_max(CallContext& call) { return along_axis(call, false, nullptr); }
+
+// A weight given with weight= (and bias=) must be one vector along the normalized axis.
+void check_vector_along(CallContext& call, std::string_view keyword, const Axis& axis) {
+  const ValueType* weight = call.keyword_type(keyword);
+  const Argument* argument = call.keyword(keyword);
+  if (!weight || !argument || weight->is_unknown()) return;
+  Span span = argument->value ? argument->value->span : argument->span;
+  if (!weight->is_tensor() || weight->tensor.rank() != 1) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0306;
+    d.message = "`" + std::string(keyword) + "=` must have one axis, of size " + describe_axis(axis);
+    d.primary = {span, "this is " + (weight->is_tensor() ? weight->tensor.to_string() : weight->to_string())};
+    call.report(std::move(d));
+    return;
+  }
+  call.expect_same_size(axis, weight->tensor.axes[0], span, "`" + std::string(keyword) + "=`'s axis");
+}
+
+ValueType rule_norm(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  auto axis = call.axis_argument(*x, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  works_across(call, x->axes[*axis]);
+  lowering(call, "dim", std::to_string(static_cast<int64_t>(*axis) - static_cast<int64_t>(x->rank())));
+  check_vector_along(call, "weight", x->axes[*axis]);
+  check_vector_along(call, "bias", x->axes[*axis]);
+  x->element = ElementType{};
+  return tensor_value(*x);
+}
+
+ValueType rule_linear(CallContext& call) {
+  auto x = call.tensor(0);
+  auto w = call.tensor(1);
+  if (!x || !w) return ValueType::unknown();
+  if (x->rank() == 0 || w->rank() != 2) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0306;
+    d.message = x->rank() == 0 ? "`linear` needs an input with at least one axis"
+                               : "`linear`'s weight must be `[out in]`, two axes, but it is " + w->to_string();
+    d.primary = {call.positional_span(x->rank() == 0 ? 0 : 1), "this is " + (x->rank() == 0 ? x->to_string() : w->to_string())};
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  const Axis& in = x->axes.back();
+  if (!call.expect_same_size(in, w->axes[1], call.positional_span(1), "the weight's `in` axis (its second)"))
+    return ValueType::unknown();
+  works_across(call, in);
+  if (call.positional_count() > 2) {
+    if (auto bias = call.tensor(2); bias && (bias->rank() != 1 || !call.expect_same_size(w->axes[0], bias->axes[0], call.positional_span(2), "the bias"))) {
+      if (bias->rank() != 1) {
+        Diagnostic d;
+        d.code = DiagnosticCode::E0306;
+        d.message = "`linear`'s bias must be `[out]`, one axis, but it is " + bias->to_string();
+        d.primary = {call.positional_span(2), "this is " + bias->to_string()};
+        call.report(std::move(d));
+      }
+    }
+  }
+  x->axes.back() = w->axes[0];
+  x->element = ElementType{};
+  return tensor_value(*x);
+}
+
+ValueType rule_embedding(CallContext& call) {
+  auto ids = call.tensor(0);
+  auto table = call.tensor(1);
+  if (!ids || !table) return ValueType::unknown();
+  if (table->rank() != 2) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0306;
+    d.message = "`embedding`'s table must be `[V D]`, two axes, but it is " + table->to_string();
+    d.primary = {call.positional_span(1), "this is " + table->to_string()};
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  if (!ids->element.is_integer()) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0401;
+    d.message = "`embedding` looks up integer ids, but these are `" + ids->element.to_string() + "`";
+    d.primary = {call.positional_span(0), "this is " + ids->to_string()};
+    d.helps.push_back("give the ids the type `Index[" + table->axes[0].label + "]`");
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  if (ids->element.kind == ElementKind::index && ids->element.bound != table->axes[0].size) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0402;
+    d.message = "ids of type `" + ids->element.to_string() + "` index a table of " + describe_axis(table->axes[0]) + " rows";
+    d.primary = {call.positional_span(1), "this table has " + describe_axis(table->axes[0]) + " rows"};
+    d.secondary.push_back({call.positional_span(0), "these ids are below " + ids->element.bound.to_user_string()});
+    d.notes.push_back("an id of `Index[N]` may be any integer below N, so the table needs exactly N rows");
+    call.report(std::move(d));
+  }
+  TensorType out = *ids;
+  out.axes.push_back(table->axes[1]);
+  out.element = ElementType{};
+  return tensor_value(out);
+}
+
+ValueType rule_scale(CallContext& call) {
+  auto x = call.tensor(0);
+  auto s = call.tensor(1);
+  if (!x || !s) return ValueType::unknown();
+  auto result = call.broadcast(*x, *s, call.call_span());
+  if (!result) return ValueType::unknown();
+  result->element = ElementType{};
+  return tensor_value(*result);
+}
+
+ValueType rule_masked_fill(CallContext& call) {
+  auto x = call.tensor(0);
+  auto mask = call.tensor(1);
+  auto value = call.tensor(2);
+  if (!x || !mask || !value) return ValueType::unknown();
+  if (mask->element.kind != ElementKind::bool_) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0401;
+    d.message = "`masked_fill`'s mask must be `Bool`, but it is `" + mask->element.to_string() + "`";
+    d.primary = {call.positional_span(1), "this is " + mask->to_string()};
+    call.report(std::move(d));
+  }
+  auto shape = call.broadcast(*x, *mask, call.positional_span(1));
+  if (!shape) return ValueType::unknown();
+  if (shape->rank() != x->rank()) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0304;
+    d.message = "the mask " + mask->to_string() + " has more axes than the tensor " + x->to_string();
+    d.primary = {call.positional_span(1), "this is " + mask->to_string()};
+    call.report(std::move(d));
+  }
+  TensorType out = *x;
+  if (out.element.kind == ElementKind::nonneg) out.element.kind = ElementKind::real;
+  return tensor_value(out);
+}
+
+ValueType rule_sdpa(CallContext& call) {
+  auto q = call.tensor(0);
+  auto k = call.tensor(1);
+  auto v = call.tensor(2);
+  if (!q || !k || !v) return ValueType::unknown();
+  for (size_t i = 0; i < 3; ++i) {
+    const TensorType& t = i == 0 ? *q : i == 1 ? *k : *v;
+    if (t.rank() < 2) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0306;
+      d.message = "`scaled_dot_product_attention` needs `[.. n e]` tensors, with at least two axes";
+      d.primary = {call.positional_span(i), "this is " + t.to_string()};
+      call.report(std::move(d));
+      return ValueType::unknown();
+    }
+  }
+  // q: [.. n e], k: [.. m e], v: [.. m f] -> [.. n f]
+  if (!call.expect_same_size(q->axes.back(), k->axes.back(), call.positional_span(1), "the keys' last axis")) return ValueType::unknown();
+  if (!call.expect_same_size(k->axes[k->rank() - 2], v->axes[v->rank() - 2], call.positional_span(2), "the values' positions")) return ValueType::unknown();
+  works_across(call, k->axes[k->rank() - 2]);
+  if (const Argument* mask = call.keyword("attn_mask"); mask && mask->value) {
+    const Expr& e = *mask->value;
+    if (e.kind == Expr::Kind::subscript && !e.operands.empty() && e.operands[0]->kind == Expr::Kind::name &&
+        e.operands[0]->text == "causal")
+      lowering(call, "causal", "1");
+    const ValueType* type = call.keyword_type("attn_mask");
+    if (type && type->is_tensor() && type->tensor.element.kind != ElementKind::bool_) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0401;
+      d.message = "`attn_mask` must be `Bool`, but it is `" + type->tensor.element.to_string() + "`";
+      d.primary = {e.span, "this is " + type->tensor.to_string()};
+      call.report(std::move(d));
+    }
+  }
+  TensorType out = *q;
+  out.axes.back() = v->axes.back();
+  out.element = ElementType{};
+  return tensor_value(out);
+}
+
+ValueType rule_rearrange(CallContext& call) {
+  auto x = call.tensor(0);
+  const AxisPattern* pattern = call.pattern();
+  if (!x || !pattern) return ValueType::unknown();
+  auto solution = call.solve_pattern(*pattern, {*x}, {call.positional_span(0)});
+  if (!solution) return ValueType::unknown();
+  TensorType out;
+  out.axes = solution->output;
+  out.element = x->element;
+  return tensor_value(out);
+}
+
+ValueType rule_split(CallContext& call) {
+  auto x = call.tensor(0);
+  const AxisPattern* pattern = call.pattern();
+  if (!x || !pattern) return ValueType::unknown();
+  // The factor of a group that the output lacks is the number of pieces.
+  std::set<std::string> output_names;
+  for (const SizeNode& s : pattern->output) {
+    if (s.kind == SizeNode::Kind::name) output_names.insert(s.name);
+    for (const SizeNode& c : s.children)
+      if (c.kind == SizeNode::Kind::name) output_names.insert(c.name);
+  }
+  const SizeNode* pieces = nullptr;
+  if (!pattern->inputs.empty())
+    for (const SizeNode& s : pattern->inputs[0])
+      if (s.kind == SizeNode::Kind::group)
+        for (const SizeNode& c : s.children)
+          if (c.kind == SizeNode::Kind::number || (c.kind == SizeNode::Kind::name && !output_names.count(c.name))) pieces = &c;
+  if (!pieces) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0307;
+    d.message = "`split` needs a group with a factor the output lacks, the number of pieces, as in `(3 H Dh)`";
+    d.primary = {pattern->span, "no factor to split by"};
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  AxisPattern with_pieces = *pattern;
+  with_pieces.output.insert(with_pieces.output.begin(), *pieces);
+  auto solution = call.solve_pattern(with_pieces, {*x}, {call.positional_span(0)});
+  if (!solution) return ValueType::unknown();
+  auto count = solution->output.front().size.constant_value();
+  if (!count || *count < 1 || *count > 64) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0307;
+    d.message = "`split` needs a fixed number of pieces, but " + describe_axis(solution->output.front()) + " is not";
+    d.primary = {pieces->span, "the number of pieces"};
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  TensorType piece;
+  piece.axes.assign(solution->output.begin() + 1, solution->output.end());
+  piece.element = x->element;
+  ValueType tuple;
+  tuple.kind = ValueType::Kind::tuple;
+  tuple.elements.assign(static_cast<size_t>(*count), tensor_value(piece));
+  lowering(call, "pieces", std::to_string(*count));
+  return tuple;
+}
+
+ValueType rule_einsum(CallContext& call) {
+  const AxisPattern* pattern = call.pattern();
+  if (!pattern) return ValueType::unknown();
+  std::vector<TensorType> tensors;
+  std::vector<Span> spans;
+  for (size_t i = 0; i < call.positional_count(); ++i) {
+    auto t = call.tensor(i);
+    if (!t) return ValueType::unknown();
+    tensors.push_back(*t);
+    spans.push_back(call.positional_span(i));
+  }
+  if (tensors.size() != pattern->inputs.size()) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0307;
+    d.message = "`einsum` has " + std::to_string(tensors.size()) + " operands but its pattern has " +
+                std::to_string(pattern->inputs.size()) + " inputs";
+    d.primary = {pattern->span, "one input per operand, separated by commas"};
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  auto solution = call.solve_pattern(*pattern, tensors, spans);
+  if (!solution) return ValueType::unknown();
+  // Axes named in the inputs but not the output are summed over: the einsum works across them.
+  std::set<std::string> output_names;
+  for (const SizeNode& s : pattern->output)
+    if (s.kind == SizeNode::Kind::name) output_names.insert(s.name);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < pattern->inputs.size(); ++i)
+    for (size_t j = 0; j < pattern->inputs[i].size(); ++j) {
+      const SizeNode& s = pattern->inputs[i][j];
+      if (s.kind == SizeNode::Kind::name && !output_names.count(s.name) && seen.insert(s.name).second &&
+          j < solution->input_axes[i].size())
+        works_across(call, solution->input_axes[i][j]);
+    }
+  TensorType out;
+  out.axes = solution->output;
+  return tensor_value(out);
+}
+
+ValueType rule_concat(CallContext& call) {
+  std::vector<TensorType> parts;
+  for (size_t i = 0; i < call.positional_count(); ++i) {
+    auto t = call.tensor(i);
+    if (!t) return ValueType::unknown();
+    parts.push_back(*t);
+  }
+  auto axis = call.axis_argument(parts[0], "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  TensorType out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].rank() != out.rank()) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0306;
+      d.message = "`concat` joins tensors with the same number of axes, but " + parts[i].to_string() + " has " +
+                  std::to_string(parts[i].rank()) + " and " + out.to_string() + " has " + std::to_string(out.rank());
+      d.primary = {call.positional_span(i), "this is " + parts[i].to_string()};
+      call.report(std::move(d));
+      return ValueType::unknown();
+    }
+    for (size_t a = 0; a < out.rank(); ++a)
+      if (a != *axis && !call.expect_same_size(out.axes[a], parts[i].axes[a], call.positional_span(i), "an axis `concat` does not join"))
+        return ValueType::unknown();
+    Axis& joined = out.axes[*axis];
+    joined.size = joined.size + parts[i].axes[*axis].size;
+    joined.label = size_label(joined.size);
+    joined.name.clear();
+  }
+  lowering(call, "dim", std::to_string(*axis));
+  return tensor_value(out);
+}
+
+ValueType rule_causal(CallContext&) { return ValueType::unknown(); }  // written `causal[n m]`: typed as a subscript
+
+ValueType rule_cross_entropy(CallContext& call) {
+  auto logits = call.tensor(0);
+  auto targets = call.tensor(1);
+  if (!logits || !targets) return ValueType::unknown();
+  auto axis = call.axis_argument(*logits, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  works_across(call, logits->axes[*axis]);
+  return ValueType::scalar(ElementKind::nonneg);
+}
+
+ValueType rule_initializer(CallContext&) { return ValueType::unknown(); }  // typed by the parameter it initializes
+ValueType rule_training(CallContext&) { return ValueType::unknown(); }     // the training half of the language
+
+}  // namespace
+
+const std::vector<Builtin>& builtins() {
+  using E = BuiltinEffect;
+  static const std::vector<Builtin> table = {
+      // name, signature, summary, effect, min/max positional, keywords, required keywords, pattern, works across, rule, torch
+      {"rearrange", "rearrange(x, in -> out)", "reorders, groups and splits axes (einops)", E::pure, 1, 1, {}, {}, true, "", rule_rearrange, "einops.rearrange"},
+      {"split", "split(x, a (k b) -> a b)", "splits a group into k tensors, returned as a tuple", E::pure, 1, 1, {}, {}, true, "", rule_split, "einops.rearrange"},
+      {"einsum", "einsum(a, b: in_a, in_b -> out)", "sums products over the axes the output lacks", E::pure, 1, 8, {}, {}, true, "the axes the output lacks", rule_einsum, "torch.einsum"},
+      {"scale", "scale(x, s)", "multiplies by a scalar or broadcastable factor", E::pure, 2, 2, {}, {}, false, "", rule_scale, "torch.mul"},
+      {"masked_fill", "masked_fill(x, mask: Bool, value)", "replaces x where mask is true", E::pure, 3, 3, {}, {}, false, "", rule_masked_fill, "torch.Tensor.masked_fill"},
+      {"causal", "causal[n m] -> [n m] Bool", "true where key position m is at or before query position n", E::pure, 0, 0, {}, {}, false, "", rule_causal, "torch.tril"},
+      {"softmax", "softmax(x, over=A) -> NonNeg", "softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_softmax, "torch.softmax"},
+      {"log_softmax", "log_softmax(x, over=A)", "log of softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_log_softmax, "torch.log_softmax"},
+      {"linear", "linear(x: [.. in], w: [out in], bias: [out]?) -> [.. out]", "x times w transposed, plus bias", E::pure, 2, 3, {}, {}, false, "the last axis of x", rule_linear, "torch.nn.functional.linear"},
+      {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding"},
+      {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm"},
+      {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm"},
+      {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?) -> [.. n f]",
+       "attention: softmax(q k^T * scale, masked) v", E::pure, 3, 3, {"attn_mask", "scale"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention"},
+      {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt"},
+      {"exp", "exp(x) -> NonNeg", "exponential, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.exp"},
+      {"log", "log(x)", "natural logarithm, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.log"},
+      {"sin", "sin(x)", "sine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.sin"},
+      {"cos", "cos(x)", "cosine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.cos"},
+      {"tanh", "tanh(x)", "hyperbolic tangent, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.tanh"},
+      {"sigmoid", "sigmoid(x) -> NonNeg", "logistic sigmoid, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sigmoid"},
+      {"relu", "relu(x) -> NonNeg", "max(x, 0), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.relu"},
+      {"silu", "silu(x)", "x * sigmoid(x), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.nn.functional.silu"},
+      {"gelu", "gelu(x, approximate=\"none\"|\"tanh\")", "Gaussian error linear unit, elementwise", E::pure, 1, 1, {"approximate"}, {}, false, "", rule_real, "torch.nn.functional.gelu"},
+      {"abs", "abs(x) -> NonNeg", "absolute value, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.abs"},
+      {"sum", "sum(x, over=A)", "sum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.sum"},
+      {"mean", "mean(x, over=A)", "mean along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.mean"},
+      {"max", "max(x, over=A)", "maximum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amax"},
+      {"min", "min(x, over=A)", "minimum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amin"},
+      {"concat", "concat(a, b, .., over=A)", "joins tensors along A", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_concat, "torch.cat"},
+      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap"},
+      {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy"},
+      // Initializers: only as a model parameter's initializer.
+      {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_"},
+      {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_"},
+      {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_"},
+      // Training: names reserved for modes, datasets, logs, gradients and optimizers.
+      {"train_mode", "train_mode(m)", "puts a model in training mode (dropout on)", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"eval_mode", "eval_mode(m)", "puts a model in evaluation mode", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"dataset", "dataset(path, ..)", "reads batches of token sequences from a file", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"grad", "grad(f, m)", "the gradient of f with respect to a model", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"adamw", "adamw(m, lr=..)", "the AdamW optimizer", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"sgd", "sgd(m, lr=..)", "stochastic gradient descent", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"log_scalar", "log_scalar(name, value)", "logs a scalar while training", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"save_checkpoint", "save_checkpoint(m, path)", "saves a model's parameters", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+  };
+  return table;
+}
+
+const Builtin* find_builtin(std::string_view name) {
+  for (const Builtin& b : builtins())
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+bool is_training_builtin(std::string_view name) {
+  const Builtin* b = find_builtin(name);
+  return b && b->effect == BuiltinEffect::training;
+}
+
+}  // namespace ss

@@ -1,0 +1,84 @@
+// The built-ins: one table, one entry each, with its shape rule, element types, PyTorch lowering
+// and the axes it works across (what the serving rules read).
+#pragma once
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis.h"
+#include "ast.h"
+#include "diagnostic.h"
+#include "types.h"
+
+namespace ss {
+
+enum class BuiltinEffect {
+  pure,         // a tensor operation torch.export records
+  initializer,  // only as a model parameter's initializer
+  training,     // a mode, dataset, log, gradient or optimizer: never in an exported function
+};
+
+// The checker's services a shape rule uses. Implemented by the checker.
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  virtual size_t positional_count() const = 0;
+  virtual const ValueType& positional(size_t i) const = 0;
+  virtual Span positional_span(size_t i) const = 0;
+  virtual const Argument* keyword(std::string_view name) const = 0;
+  virtual const ValueType* keyword_type(std::string_view name) const = 0;
+  virtual const AxisPattern* pattern() const = 0;
+  virtual Span call_span() const = 0;
+  virtual Span callee_span() const = 0;
+
+  // The i-th positional argument as a tensor, or nullopt (already reported) if it is not one.
+  virtual std::optional<TensorType> tensor(size_t i) = 0;
+  // Which axis of `tensor` the keyword `over=` (or another axis-valued keyword) names.
+  virtual std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span tensor_span) = 0;
+  // Sizes written in a subscript such as `causal[n m]`, resolved in the current scope.
+  virtual std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) = 0;
+  // Broadcasts two tensors as numpy does, reporting E0304 at `span`.
+  virtual std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) = 0;
+  // Solves `inputs` of the call's pattern against `tensors` and returns the output side's axes;
+  // names solved become axes in scope. Reports E0307/E0308/E0303 itself.
+  struct PatternSolution {
+    std::vector<Axis> output;
+    std::vector<std::vector<Axis>> input_axes;  // per input element, the actual axes (for lowering)
+    SizeBindings bindings;
+  };
+  virtual std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
+                                                       const std::vector<Span>& spans) = 0;
+  // Two sizes must be equal: reports E0301 with both in the user's terms.
+  virtual bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) = 0;
+  virtual void report(Diagnostic diagnostic) = 0;
+
+  // What the rule learned, for code generation and the serving rules.
+  CallFacts* facts = nullptr;
+};
+
+using ShapeRule = ValueType (*)(CallContext&);
+
+struct Builtin {
+  std::string_view name;
+  std::string_view signature;     // for completion, hover, signature help
+  std::string_view summary;
+  BuiltinEffect effect = BuiltinEffect::pure;
+  int min_positional = 0, max_positional = 0;
+  std::vector<std::string_view> keywords;           // accepted keyword arguments
+  std::vector<std::string_view> required_keywords;  // of which these must be given
+  bool takes_pattern = false;
+  std::string_view works_across;  // in words: what positions it combines ("the axis `over=`")
+  ShapeRule rule = nullptr;
+  std::string_view torch;         // the PyTorch function it lowers to
+};
+
+const std::vector<Builtin>& builtins();
+const Builtin* find_builtin(std::string_view name);
+
+// Training constructs' reserved names (modes, datasets, logs, gradients, optimizers).
+bool is_training_builtin(std::string_view name);
+
+}  // namespace ss

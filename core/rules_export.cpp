@@ -1,0 +1,139 @@
+// E17xx: what an exported function, and everything it calls, may do. torch.export records torch
+// operations only, so Python, models and training constructs are refused where they are used.
+#include <deque>
+#include <set>
+
+#include "check_internal.h"
+
+namespace ss {
+
+namespace {
+
+// The closing parenthesis of a function's parameter list, found in the text after its name.
+std::optional<uint32_t> parameter_list_end(const std::string& text, const Item& fn) {
+  size_t open = text.find('(', fn.name_span.end);
+  if (open == std::string::npos) return std::nullopt;
+  int depth = 0;
+  for (size_t i = open; i < text.size() && i < fn.span.end; ++i) {
+    if (text[i] == '(' || text[i] == '[') ++depth;
+    if (text[i] == ')' || text[i] == ']') --depth;
+    if (depth == 0) return static_cast<uint32_t>(i);
+  }
+  return std::nullopt;
+}
+
+// A parameter name for a Python value: `torch.load("w_qkv.pt")` suggests `w_qkv`.
+std::string parameter_name_for(const Expr* call) {
+  if (call)
+    for (const Argument& argument : call->arguments)
+      if (argument.value && argument.value->kind == Expr::Kind::string) {
+        std::string name;
+        for (char c : argument.value->text.substr(argument.value->text.find_last_of('/') + 1)) {
+          if (c == '.') break;
+          name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+        }
+        if (!name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]))) return name;
+      }
+  return "value";
+}
+
+}  // namespace
+
+void Checker::check_export_rules() {
+  std::set<std::pair<uint32_t, DiagnosticCode>> reported;
+  const std::string& source = a_.file.text();
+  for (const Item& root : a_.program.items) {
+    if (root.kind != Item::Kind::function || !root.exported) continue;
+    const FunctionSignature& signature = signatures_[&root];
+    for (size_t i = 0; i < signature.parameters.size(); ++i) {
+      const ValueType& type = signature.parameters[i];
+      if (type.kind == ValueType::Kind::model) {
+        Diagnostic d;
+        d.code = DiagnosticCode::E1702;
+        d.message = "`" + root.name + "` takes the model `" + type.name + "`, which an exported function can't use";
+        d.primary = {root.parameters[i].type.span, "a model"};
+        d.notes.push_back("an exported program is for inference: its weights are inputs or constants, not a model");
+        d.helps.push_back("pass the parameters it needs as tensors, or export the model with `--hf`");
+        report(std::move(d));
+      } else if (!type.is_tensor() && !type.is_unknown()) {
+        error(DiagnosticCode::E1705, root.parameters[i].type.span, "an exported function takes tensors, but `" + root.parameters[i].name + "` is " + type.to_string(),
+              "not a tensor");
+      }
+    }
+    // Breadth first through everything `root` calls, remembering how each function was reached.
+    std::map<const Item*, const Item*> reached_from{{&root, nullptr}};
+    std::deque<const Item*> queue{&root};
+    while (!queue.empty()) {
+      const Item* fn = queue.front();
+      queue.pop_front();
+      std::string chain;
+      for (const Item* at = fn; at; at = reached_from[at]) chain = "`" + at->name + "`" + (chain.empty() ? "" : " → " + chain);
+      auto add_chain = [&](Diagnostic& d) {
+        if (fn != &root) d.notes.push_back("`" + fn->name + "` is reached from the exported function `" + root.name + "`: " + chain);
+      };
+      auto it = uses_.find(fn);
+      if (it == uses_.end()) continue;
+      for (const Use& use : it->second) {
+        if (use.kind == Use::Kind::call) {
+          if (use.callee && !reached_from.count(use.callee)) {
+            reached_from[use.callee] = fn;
+            queue.push_back(use.callee);
+          }
+          continue;
+        }
+        DiagnosticCode code = use.kind == Use::Kind::python     ? DiagnosticCode::E1701
+                              : use.kind == Use::Kind::training ? DiagnosticCode::E1703
+                                                                : DiagnosticCode::E1704;
+        if (use.kind == Use::Kind::extern_call && (use.what.starts_with("torch.") || use.what.starts_with("math."))) continue;
+        if (!reported.insert({use.span.begin, code}).second) continue;
+        Diagnostic d;
+        d.code = code;
+        if (code == DiagnosticCode::E1701) {
+          d.message = "`" + use.what + "` is Python, which an exported function can't use";
+          d.primary = {use.span, "runs Python"};
+          d.notes.push_back("`torch.export` records torch operations only, and code from `import python` could be anything");
+          d.helps.push_back(
+              "pass the value in as a parameter, or declare a torch function with `extern fn`, as in "
+              "`extern fn erfc(x: Real) -> NonNeg = \"torch.special.erfc\"`");
+          add_chain(d);
+          if (fn == &root && use.asserted_type)
+            if (auto end = parameter_list_end(source, root)) {
+              std::string name = parameter_name_for(use.expr);
+              std::string separator = root.parameters.empty() ? "" : ", ";
+              d.fixes.push_back({"take `" + name + "` as a parameter",
+                                 {{{*end, *end}, separator + name + ": " + *use.asserted_type}, {use.span, name}}});
+            }
+          bool tensor_argument = false;
+          if (use.expr)
+            for (const Argument& argument : use.expr->arguments)
+              if (argument.value) {
+                auto type = a_.semantics.types.find(argument.value.get());
+                tensor_argument = tensor_argument || (type != a_.semantics.types.end() && type->second.is_tensor());
+              }
+          if (tensor_argument && use.what.starts_with("torch.") && use.expr && !use.expr->operands.empty()) {
+            std::string short_name = use.what.substr(use.what.rfind('.') + 1);
+            uint32_t line_start = a_.file.offset_of({a_.file.line_column(fn->span.begin).line, 0});
+            d.fixes.push_back({"declare `" + short_name + "` as an `extern fn` of `" + use.what + "`",
+                               {{{line_start, line_start}, "extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"\n\n"},
+                                {use.expr->operands[0]->span, short_name}}});
+          }
+        } else if (code == DiagnosticCode::E1703) {
+          d.message = "`" + use.what + "` is for training, which an exported function can't do";
+          d.primary = {use.span, "training"};
+          d.notes.push_back("an exported program is for inference: modes, datasets, logs, gradients and optimizers belong to training, before export");
+          d.helps.push_back("do this in the training code, and export a function that only computes");
+          add_chain(d);
+        } else {
+          d.message = "`" + use.callee->name + "` calls `" + use.what + "`, which is neither in torch nor in math";
+          d.primary = {use.span, "not a torch function"};
+          d.secondary.push_back({use.callee->extern_target_span, "declared here"});
+          d.notes.push_back("`torch.export` records torch operations only; an `extern fn` may be exported only when it names a function under `torch.` or `math.`");
+          add_chain(d);
+        }
+        report(std::move(d));
+      }
+    }
+  }
+}
+
+}  // namespace ss

@@ -1,0 +1,44 @@
+// A source file's text and the arithmetic between byte offsets and lines.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ss {
+
+// A half-open byte range [begin, end) into one source file.
+struct Span {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool empty() const { return begin == end; }
+  bool contains(uint32_t offset) const { return begin <= offset && offset < end; }
+  friend bool operator==(const Span&, const Span&) = default;
+};
+
+// Zero-based line, zero-based column counted in bytes.
+struct LineColumn {
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+
+class SourceFile {
+ public:
+  SourceFile() = default;
+  SourceFile(std::string path, std::string text);
+
+  const std::string& path() const { return path_; }
+  const std::string& text() const { return text_; }
+  std::string_view slice(Span span) const;
+  LineColumn line_column(uint32_t offset) const;
+  uint32_t offset_of(LineColumn position) const;  // clamped to the line's end
+  std::string_view line_text(uint32_t line) const;  // without its newline
+  uint32_t line_count() const { return static_cast<uint32_t>(line_starts_.size()); }
+
+ private:
+  std::string path_;
+  std::string text_;
+  std::vector<uint32_t> line_starts_;
+};
+
+}  // namespace ss

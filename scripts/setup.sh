@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks and builds the project. Idempotent: fast when all is there.
+# Python packages live in a venv outside the checkout ($SHAPESCRIPT_VENV) so clean clones reuse it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${SHAPESCRIPT_VENV:-$HOME/.cache/shapescript/venv}
+build=${SHAPESCRIPT_BUILD:-$root/build}
+
+apt_packages=(cmake ninja-build g++ pkg-config libtree-sitter-dev nlohmann-json3-dev libuv1-dev
+  libspdlog-dev libfmt-dev catch2 pybind11-dev libcli11-dev neovim clang libclang-rt-14-dev)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=(); [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python_packages=(torch einops numpy pytest)
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: creating $venv" >&2
+  python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest" 2>/dev/null; then
+  echo "setup: installing ${python_packages[*]} into $venv (torch is large the first time)" >&2
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q "${python_packages[@]}"
+fi
+
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPython3_EXECUTABLE="$venv/bin/python" >/dev/null
+cmake --build "$build"

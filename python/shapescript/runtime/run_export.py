@@ -1,0 +1,163 @@
+"""Command-line entry of the ShapeScript export runtime.
+
+    python run_export.py [--verbose] SPEC.json        (a plain script, next to exporter.py)
+    python -m shapescript.runtime [--verbose] SPEC.json
+
+SPEC.json is an export spec (see SPEC.md); `-` reads it from stdin.  On success
+the only thing written to stdout is one JSON line:
+
+    {"ok": true, "output": "patchify.pt2", "format": "pt2", "torch": "2.x",
+     "dynamic": {"img": {"0": "b", "2": "16*gh", "3": "16*gw"}}}
+
+Exit status: 0 written; 1 the export failed (`error: ...` on stderr);
+2 bad usage or a malformed spec; 3 torch or einops is missing from this Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TORCH = 0, 1, 2, 3
+USAGE = "usage: run_export.py [--verbose] SPEC.json"
+
+
+def _err(msg: str) -> None:
+    sys.stderr.write(msg.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def _check_python() -> int:
+    """Import torch and einops; say how to install them if they're missing."""
+    exe = sys.executable or "python3"
+    for name, install in (("torch", "torch einops"), ("einops", "einops")):
+        try:
+            __import__(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:  # the package is there but something it needs isn't
+                _err(f"error: importing {name} in {exe} failed: {e}")
+                return EXIT_NO_TORCH
+            _err(
+                f"error: {exe} has no module named '{name}'; "
+                f"install it with: {exe} -m pip install {install}"
+            )
+            return EXIT_NO_TORCH
+        except Exception as e:  # a broken install
+            _err(f"error: importing {name} in {exe} failed: {type(e).__name__}: {e}")
+            return EXIT_NO_TORCH
+    return EXIT_OK
+
+
+def _load_exporter():
+    if __package__:
+        from . import exporter  # type: ignore[no-redef]
+
+        return exporter
+    # run as a plain script (possibly with -I, which leaves the script's
+    # directory off sys.path): load exporter.py from next to this file under a
+    # private name, so that no other module named `exporter` can interfere
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    name = "_shapescript_runtime_exporter"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(here, "exporter.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = False
+    paths = []
+    for a in argv:
+        if a in ("-v", "--verbose"):
+            verbose = True
+        elif a in ("-h", "--help"):
+            print(USAGE)
+            return EXIT_OK
+        elif a.startswith("-") and a != "-":
+            _err(f"error: unknown option {a}\n{USAGE}")
+            return EXIT_USAGE
+        else:
+            paths.append(a)
+    if len(paths) != 1:
+        _err(USAGE)
+        return EXIT_USAGE
+    spec_path = paths[0]
+
+    try:
+        if spec_path == "-":
+            spec = json.load(sys.stdin)
+        else:
+            with open(spec_path, encoding="utf-8") as f:
+                spec = json.load(f)
+    except OSError as e:
+        _err(f"error: cannot read export spec {spec_path}: {e.strerror or e}")
+        return EXIT_USAGE
+    except json.JSONDecodeError as e:
+        _err(f"error: export spec {spec_path} is not JSON: {e}")
+        return EXIT_USAGE
+
+    status = _check_python()
+    if status:
+        return status
+
+    # Anything torch or a C++ compiler prints goes to stderr: stdout carries
+    # only the final JSON line.
+    sys.stdout.flush()
+    real_stdout = os.dup(1)
+    os.dup2(2, 1)
+    saved_py_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        exporter = _load_exporter()
+        fname = spec.get("function", "?") if isinstance(spec, dict) else "?"
+        try:
+            exporter._check_version(spec)
+            ep, path = exporter.run(spec)
+            result = {
+                "ok": True,
+                "output": spec["output"],
+                "format": spec.get("format", "pt2"),
+                "torch": _torch_version(),
+                "dynamic": exporter.dynamic_axes(spec),
+            }
+        except exporter.SpecError as e:
+            if verbose:
+                import traceback
+
+                traceback.print_exc()
+            _err(f"error: invalid export spec {spec_path}: {exporter.summarize_exception(e)}")
+            return EXIT_USAGE
+        except Exception as e:
+            if verbose:
+                import traceback
+
+                traceback.print_exc()
+            _err(f"error: exporting `{fname}` failed: {exporter.summarize_exception(e)}")
+            if not verbose:
+                _err("(run with --verbose for the full traceback)")
+            return EXIT_FAILED
+    finally:
+        sys.stdout.flush()
+        sys.stdout = saved_py_stdout
+        os.dup2(real_stdout, 1)
+        os.close(real_stdout)
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def _torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,6 +11,7 @@
 
 #include "analysis.h"
 #include "explain.h"
+#include "export.h"
 #include "render.h"
 
 namespace {
@@ -135,6 +136,16 @@ int main(int argc, char** argv) {
   CLI::App* explain = app.add_subcommand("explain", "explain an error code, such as E1701 (all codes when none is given)");
   explain->add_option("code", code, "the code");
 
+  ss::ExportOptions export_options;
+  CLI::App* export_command = app.add_subcommand("export", "export an `export fn` as a torch.export program (.pt2) or an AOTInductor package");
+  export_command->add_option("file", export_options.file, "the ShapeScript file")->required();
+  export_command->add_option("-o,--output", export_options.output, "where to write it (default: FUNCTION.pt2)");
+  export_command->add_option("--fn", export_options.function, "the function to export (default: the file's only export fn)");
+  export_command->add_flag("--aoti", export_options.aoti, "write an AOTInductor package, compiled ahead of time (needs a C++ compiler)");
+  export_command->add_option("--python", export_options.python, "the Python with torch and einops (default: the active virtualenv's, then python3)");
+  export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
+  export_command->add_option("--color", export_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -143,5 +154,6 @@ int main(int argc, char** argv) {
   }
   if (*check) return run_check(check_paths, format, color);
   if (*explain) return run_explain(code);
+  if (*export_command) return ss::run_export(export_options);
   return kExitUsage;
 }

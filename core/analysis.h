@@ -76,8 +76,15 @@ struct CallFacts {
   Span callee_span;
 };
 
+// A function's parameter and result types, as its signature declares them.
+struct FunctionTypes {
+  std::vector<ValueType> parameters;
+  ValueType result;
+};
+
 struct Semantics {
   std::unordered_map<const Expr*, ValueType> types;
+  std::map<const Item*, FunctionTypes> functions;
   std::unordered_map<const Expr*, CallFacts> calls;
   std::map<std::string, int64_t> dims;  // dim values
 };

@@ -1,5 +1,7 @@
 #include "builtins.h"
 
+#include "lowering.h"
+
 #include <algorithm>
 #include <set>
 
@@ -374,6 +376,7 @@ ValueType rule_cross_entropy(CallContext& call) {
   auto axis = call.axis_argument(*logits, "over", call.positional_span(0));
   if (!axis) return ValueType::unknown();
   works_across(call, logits->axes[*axis]);
+  lowering(call, "dim", std::to_string(*axis));
   return ValueType::scalar(ElementKind::nonneg);
 }
 
@@ -386,42 +389,42 @@ const std::vector<Builtin>& builtins() {
   using E = BuiltinEffect;
   static const std::vector<Builtin> table = {
       // name, signature, summary, effect, min/max positional, keywords, required keywords, pattern, works across, rule, torch
-      {"rearrange", "rearrange(x, in -> out)", "reorders, groups and splits axes (einops)", E::pure, 1, 1, {}, {}, true, "", rule_rearrange, "einops.rearrange"},
-      {"split", "split(x, a (k b) -> a b)", "splits a group into k tensors, returned as a tuple", E::pure, 1, 1, {}, {}, true, "", rule_split, "einops.rearrange"},
-      {"einsum", "einsum(a, b: in_a, in_b -> out)", "sums products over the axes the output lacks", E::pure, 1, 8, {}, {}, true, "the axes the output lacks", rule_einsum, "torch.einsum"},
-      {"scale", "scale(x, s)", "multiplies by a scalar or broadcastable factor", E::pure, 2, 2, {}, {}, false, "", rule_scale, "torch.mul"},
-      {"masked_fill", "masked_fill(x, mask: Bool, value)", "replaces x where mask is true", E::pure, 3, 3, {}, {}, false, "", rule_masked_fill, "torch.Tensor.masked_fill"},
-      {"causal", "causal[n m] -> [n m] Bool", "true where key position m is at or before query position n", E::pure, 0, 0, {}, {}, false, "", rule_causal, "torch.tril"},
-      {"softmax", "softmax(x, over=A) -> NonNeg", "softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_softmax, "torch.softmax"},
-      {"log_softmax", "log_softmax(x, over=A)", "log of softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_log_softmax, "torch.log_softmax"},
-      {"linear", "linear(x: [.. in], w: [out in], bias: [out]?) -> [.. out]", "x times w transposed, plus bias", E::pure, 2, 3, {}, {}, false, "the last axis of x", rule_linear, "torch.nn.functional.linear"},
-      {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding"},
-      {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm"},
-      {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm"},
+      {"rearrange", "rearrange(x, in -> out)", "reorders, groups and splits axes (einops)", E::pure, 1, 1, {}, {}, true, "", rule_rearrange, "einops.rearrange", lower_rearrange},
+      {"split", "split(x, a (k b) -> a b)", "splits a group into k tensors, returned as a tuple", E::pure, 1, 1, {}, {}, true, "", rule_split, "einops.rearrange", lower_split},
+      {"einsum", "einsum(a, b: in_a, in_b -> out)", "sums products over the axes the output lacks", E::pure, 1, 8, {}, {}, true, "the axes the output lacks", rule_einsum, "torch.einsum", lower_einsum},
+      {"scale", "scale(x, s)", "multiplies by a scalar or broadcastable factor", E::pure, 2, 2, {}, {}, false, "", rule_scale, "torch.mul", lower_scale},
+      {"masked_fill", "masked_fill(x, mask: Bool, value)", "replaces x where mask is true", E::pure, 3, 3, {}, {}, false, "", rule_masked_fill, "torch.Tensor.masked_fill", lower_masked_fill},
+      {"causal", "causal[n m] -> [n m] Bool", "true where key position m is at or before query position n", E::pure, 0, 0, {}, {}, false, "", rule_causal, "torch.tril", lower_causal},
+      {"softmax", "softmax(x, over=A) -> NonNeg", "softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_softmax, "torch.softmax", lower_softmax},
+      {"log_softmax", "log_softmax(x, over=A)", "log of softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_log_softmax, "torch.log_softmax", lower_log_softmax},
+      {"linear", "linear(x: [.. in], w: [out in], bias: [out]?) -> [.. out]", "x times w transposed, plus bias", E::pure, 2, 3, {}, {}, false, "the last axis of x", rule_linear, "torch.nn.functional.linear", lower_linear},
+      {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding", lower_embedding},
+      {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm", lower_rms_norm},
+      {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm", lower_layer_norm},
       {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?) -> [.. n f]",
-       "attention: softmax(q k^T * scale, masked) v", E::pure, 3, 3, {"attn_mask", "scale"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention"},
-      {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt"},
-      {"exp", "exp(x) -> NonNeg", "exponential, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.exp"},
-      {"log", "log(x)", "natural logarithm, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.log"},
-      {"sin", "sin(x)", "sine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.sin"},
-      {"cos", "cos(x)", "cosine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.cos"},
-      {"tanh", "tanh(x)", "hyperbolic tangent, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.tanh"},
-      {"sigmoid", "sigmoid(x) -> NonNeg", "logistic sigmoid, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sigmoid"},
-      {"relu", "relu(x) -> NonNeg", "max(x, 0), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.relu"},
-      {"silu", "silu(x)", "x * sigmoid(x), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.nn.functional.silu"},
-      {"gelu", "gelu(x, approximate=\"none\"|\"tanh\")", "Gaussian error linear unit, elementwise", E::pure, 1, 1, {"approximate"}, {}, false, "", rule_real, "torch.nn.functional.gelu"},
-      {"abs", "abs(x) -> NonNeg", "absolute value, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.abs"},
-      {"sum", "sum(x, over=A)", "sum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.sum"},
-      {"mean", "mean(x, over=A)", "mean along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.mean"},
-      {"max", "max(x, over=A)", "maximum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amax"},
-      {"min", "min(x, over=A)", "minimum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amin"},
-      {"concat", "concat(a, b, .., over=A)", "joins tensors along A", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_concat, "torch.cat"},
-      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap"},
-      {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy"},
+       "attention: softmax(q k^T * scale, masked) v", E::pure, 3, 3, {"attn_mask", "scale"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention},
+      {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt", lower_sqrt},
+      {"exp", "exp(x) -> NonNeg", "exponential, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.exp", lower_exp},
+      {"log", "log(x)", "natural logarithm, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.log", lower_log},
+      {"sin", "sin(x)", "sine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.sin", lower_sin},
+      {"cos", "cos(x)", "cosine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.cos", lower_cos},
+      {"tanh", "tanh(x)", "hyperbolic tangent, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.tanh", lower_tanh},
+      {"sigmoid", "sigmoid(x) -> NonNeg", "logistic sigmoid, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sigmoid", lower_sigmoid},
+      {"relu", "relu(x) -> NonNeg", "max(x, 0), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.relu", lower_relu},
+      {"silu", "silu(x)", "x * sigmoid(x), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.nn.functional.silu", lower_silu},
+      {"gelu", "gelu(x, approximate=\"none\"|\"tanh\")", "Gaussian error linear unit, elementwise", E::pure, 1, 1, {"approximate"}, {}, false, "", rule_real, "torch.nn.functional.gelu", lower_gelu},
+      {"abs", "abs(x) -> NonNeg", "absolute value, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.abs", lower_abs},
+      {"sum", "sum(x, over=A)", "sum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.sum", lower_sum},
+      {"mean", "mean(x, over=A)", "mean along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.mean", lower_mean},
+      {"max", "max(x, over=A)", "maximum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amax", lower_max},
+      {"min", "min(x, over=A)", "minimum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amin", lower_min},
+      {"concat", "concat(a, b, .., over=A)", "joins tensors along A", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_concat, "torch.cat", lower_concat},
+      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
+      {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy", lower_cross_entropy},
       // Initializers: only as a model parameter's initializer.
-      {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_"},
-      {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_"},
-      {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_"},
+      {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_", lower_normal},
+      {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones},
+      {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros},
       // Training: names reserved for modes, datasets, logs, gradients and optimizers.
       {"train_mode", "train_mode(m)", "puts a model in training mode (dropout on)", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
       {"eval_mode", "eval_mode(m)", "puts a model in evaluation mode", E::training, 0, 8, {}, {}, false, "", rule_training, ""},

@@ -2,6 +2,7 @@
 // and the axes it works across (what the serving rules read).
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -61,6 +62,17 @@ class CallContext {
 
 using ShapeRule = ValueType (*)(CallContext&);
 
+// What the code generator hands a built-in's lowering: its arguments already written as Python.
+struct LowerContext {
+  std::vector<std::string> args;                // positional arguments
+  std::map<std::string, std::string> keywords;  // keyword arguments (except axis names such as over=)
+  const CallFacts* facts = nullptr;             // what the shape rule learned (axis indices, pieces, ...)
+  std::string pattern;                          // an axis pattern as einops writes it
+  std::string pattern_sizes;                    // ", p1=16, H=4": sizes einops can't infer
+  bool scalar = false;                          // every argument is a plain Python number
+};
+using LowerRule = std::string (*)(const LowerContext&);
+
 struct Builtin {
   std::string_view name;
   std::string_view signature;     // for completion, hover, signature help
@@ -73,7 +85,9 @@ struct Builtin {
   std::string_view works_across;  // in words: what positions it combines ("the axis `over=`")
   ShapeRule rule = nullptr;
   std::string_view torch;         // the PyTorch function it lowers to
+  LowerRule lower = nullptr;      // writes the call as Python (core/lowering.cpp)
 };
+
 
 const std::vector<Builtin>& builtins();
 const Builtin* find_builtin(std::string_view name);

@@ -46,6 +46,36 @@ std::string squash_spaces(std::string_view text) {
 // ---------------------------------------------------------------------------------------------
 // Checker
 
+std::optional<std::string> suggest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  // Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
+  auto distance = [&](std::string_view a, std::string_view b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[a.size()][b.size()];
+  };
+  size_t limit = name.size() <= 1 ? 0 : std::max<size_t>(1, name.size() / 3);
+  std::optional<std::string> best;
+  size_t best_distance = limit + 1;
+  for (const std::string& candidate : candidates) {
+    if (candidate == name || candidate.empty() || candidate[0] == '?') continue;
+    size_t d = distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
 bool assignable(const ElementType& from, const ElementType& to) {
   switch (to.kind) {
     case ElementKind::real: return from.kind != ElementKind::bool_;
@@ -80,7 +110,10 @@ void Checker::run() {
     if (item.kind == Item::Kind::dim) evaluate_dim(item);
   for (const Item& item : a_.program.items) {
     if (item.kind == Item::Kind::model) check_model(item);
-    if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) signatures_[&item] = signature_of(item);
+    if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
+      signatures_[&item] = signature_of(item);
+      a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};
+    }
   }
   for (const Item& item : a_.program.items)
     if (item.kind == Item::Kind::function) check_function(item);
@@ -91,6 +124,65 @@ void Checker::run() {
                    [](const Diagnostic& x, const Diagnostic& y) { return x.primary.span.begin < y.primary.span.begin; });
 }
 
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The first bracket in `text` (offsets from `base`) that is never closed, skipping strings and comments.
+std::optional<std::pair<uint32_t, char>> unclosed_bracket(std::string_view text, uint32_t base) {
+  std::vector<std::pair<uint32_t, char>> open;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {}
+    } else if (c == '(' || c == '[') {
+      open.emplace_back(base + static_cast<uint32_t>(i), c);
+    } else if (c == ')' || c == ']') {
+      char want = c == ')' ? '(' : '[';
+      if (!open.empty() && open.back().second == want) open.pop_back();
+      else return std::nullopt;  // a stray closing bracket: not this kind of mistake
+    }
+  }
+  if (open.empty()) return std::nullopt;
+  return open.front();
+}
+
+// A line that opens a block but lacks its `:`: the offset where the `:` belongs.
+std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t offset) {
+  LineColumn position = file.line_column(offset);
+  std::string_view line = file.line_text(position.line);
+  size_t first = line.find_first_not_of(' ');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view code = line.substr(first);
+  if (size_t hash = code.find('#'); hash != std::string_view::npos) code = code.substr(0, hash);
+  while (!code.empty() && (code.back() == ' ' || code.back() == '\t' || code.back() == '\r')) code.remove_suffix(1);
+  if (code.empty() || code.back() == ':') return std::nullopt;
+  static const std::vector<std::string_view> openers = {"fn ", "export fn ", "model ", "for ", "if ", "elif ", "else"};
+  bool opens = std::any_of(openers.begin(), openers.end(), [&](std::string_view o) { return code.starts_with(o); });
+  if (!opens || (code.starts_with("else") && code.size() > 4 && identifier_char(code[4]))) return std::nullopt;
+  if (unclosed_bracket(code, 0)) return std::nullopt;
+  return file.offset_of({position.line, static_cast<uint32_t>(first + code.size())});
+}
+
+}  // namespace
+
+// Whether `name` occurs as a word in text the parser could not read: a name defined there is
+// unknown to the checker, and saying so would only repeat the syntax error.
+bool Checker::lost_in_syntax_error(std::string_view name) const {
+  for (const SyntaxError& e : a_.program.syntax_errors) {
+    if (e.missing) continue;
+    std::string_view region = a_.file.slice(e.span);
+    for (size_t at = region.find(name); at != std::string_view::npos; at = region.find(name, at + 1)) {
+      bool starts = at == 0 || !identifier_char(region[at - 1]);
+      bool ends = at + name.size() == region.size() || !identifier_char(region[at + name.size()]);
+      if (starts && ends) return true;
+    }
+  }
+  return false;
+}
+
 void Checker::report_syntax_errors() {
   for (const SyntaxError& e : a_.program.syntax_errors) {
     if (e.missing) {
@@ -98,6 +190,29 @@ void Checker::report_syntax_errors() {
       bool word = !what.empty() && (std::isalpha(static_cast<unsigned char>(what[0])) || what[0] == '_');
       error(DiagnosticCode::E0103, e.span, word && what.find('_') != std::string::npos ? "expected a " + what : "expected `" + what + "`",
             "expected here");
+      continue;
+    }
+    // The two most common half-written lines get a precise message: a bracket left open, which
+    // swallows the lines after it, and a block's header without its `:`.
+    if (auto open = unclosed_bracket(a_.file.slice(e.span), e.span.begin)) {
+      std::string bracket(1, open->second), closing = open->second == '(' ? ")" : "]";
+      Diagnostic d;
+      d.code = DiagnosticCode::E0103;
+      d.message = "expected `" + closing + "`: this `" + bracket + "` is never closed";
+      d.primary = {{open->first, open->first + 1}, "never closed"};
+      d.notes.push_back("newlines inside `( )` and `[ ]` don't end a line, so the lines after it were read as part of it");
+      d.helps.push_back("add `" + closing + "` where it ends");
+      report(std::move(d));
+      continue;
+    }
+    if (auto colon = missing_block_colon(a_.file, e.span.begin)) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0103;
+      d.message = "expected `:` at the end of this line";
+      d.primary = {{*colon, *colon}, "expected `:`"};
+      d.notes.push_back("a line that opens a block (`fn`, `model`, `for`, `if`, `elif`, `else`) ends with `:`");
+      d.fixes.push_back({"add `:`", {{{*colon, *colon}, ":"}}});
+      report(std::move(d));
       continue;
     }
     std::string found = text(e.span);
@@ -184,11 +299,12 @@ std::vector<std::string> Checker::size_names(const Scope& scope) const {
 }
 
 void Checker::unknown_name(const std::string& name, Span span, const std::vector<std::string>& candidates, std::string_view what) {
+  if (lost_in_syntax_error(name)) return;
   Diagnostic d;
   d.code = DiagnosticCode::E0201;
   d.message = "no " + std::string(what) + " named `" + name + "`";
   d.primary = {span, "not defined"};
-  if (auto suggestion = closest_name(name, candidates)) {
+  if (auto suggestion = suggest_name(name, candidates)) {
     d.helps.push_back("did you mean `" + *suggestion + "`?");
     d.fixes.push_back({"change to `" + *suggestion + "`", {{span, *suggestion}}});
   }
@@ -348,6 +464,7 @@ std::optional<ElementType> Checker::element_type(const ElementTypeNode& node, Sc
     }
     element.over = *node.over;
   } else {
+    if (lost_in_syntax_error(name)) return std::nullopt;
     static const std::vector<std::string> known = {"Real", "NonNeg", "Int", "Bool", "Index", "Logit"};
     std::vector<std::string> candidates = known;
     for (auto& [global, item] : globals_)
@@ -356,7 +473,7 @@ std::optional<ElementType> Checker::element_type(const ElementTypeNode& node, Sc
     d.code = DiagnosticCode::E0203;
     d.message = "no element type or model named `" + name + "`";
     d.primary = {node.name_span, "unknown type"};
-    if (auto suggestion = closest_name(name, candidates)) {
+    if (auto suggestion = suggest_name(name, candidates)) {
       d.helps.push_back("did you mean `" + *suggestion + "`?");
       d.fixes.push_back({"change to `" + *suggestion + "`", {{node.name_span, *suggestion}}});
     }
@@ -435,22 +552,39 @@ std::string Checker::signature_text(const Item& item) const {
 // Models
 
 void Checker::check_model(const Item& item) {
-  std::set<std::string> seen;
+  std::map<std::string, Span> seen;
   std::string hover_text = "```shapescript\nmodel " + item.name + ":\n";
   for (const Item::Param& param : item.params) {
-    if (!seen.insert(param.name).second) {
-      error(DiagnosticCode::E0202, param.name_span, "`" + item.name + "` has two parameters named `" + param.name + "`", "defined again here");
+    if (auto [first, inserted] = seen.try_emplace(param.name, param.name_span); !inserted) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0202;
+      d.message = "`" + item.name + "` has two parameters named `" + param.name + "`";
+      d.primary = {param.name_span, "defined again here"};
+      d.secondary.push_back({first->second, "first defined here"});
+      report(std::move(d));
       continue;
     }
+    // A name that is no dim reads as a generic axis here, so that E0602 can say the size isn't fixed.
     Scope scope;
-    scope.mode = SizeMode::fixed;
+    scope.mode = SizeMode::signature;
     ValueType type = type_from_node(param.type, scope);
     hover_text += "    param " + param.name + ": " + text(param.type.span) + "\n";
     if (type.is_tensor())
       for (const Axis& axis : type.tensor.axes)
         if (!axis.size.is_constant()) {
-          error(DiagnosticCode::E0602, param.type.span, "`" + param.name + "`'s size must be fixed, but " + describe_axis(axis) + " is not",
-                "use dims, not generic axes");
+          Diagnostic d;
+          d.code = DiagnosticCode::E0602;
+          d.message = "`" + param.name + "`'s size must be fixed, but " + describe_axis(axis) + " is not";
+          d.primary = {axis.bound_at.empty() ? param.type.span : axis.bound_at, "not a dim"};
+          d.notes.push_back("a model's parameters are created before any input is seen, so every size is a dim or a number");
+          std::vector<std::string> dims;
+          for (auto& [name, value] : a_.semantics.dims) dims.push_back(name);
+          std::vector<std::string> variables = axis.size.variables();
+          if (auto suggestion = variables.size() == 1 ? suggest_name(variables[0], dims) : std::nullopt)
+            d.helps.push_back("did you mean `" + *suggestion + "`?");
+          else
+            d.helps.push_back("declare its size with `dim`, as in `dim P = 1024`, and use that");
+          report(std::move(d));
           type = ValueType::unknown();
           break;
         }
@@ -472,9 +606,20 @@ void Checker::check_initializer(const Expr& init) {
           error(DiagnosticCode::E0501, argument.span, "`" + std::string(builtin->name) + "` takes keyword arguments only", "give it a name");
           continue;
         }
-        if (std::find(builtin->keywords.begin(), builtin->keywords.end(), *argument.keyword) == builtin->keywords.end())
-          error(DiagnosticCode::E0502, argument.keyword_span, "`" + std::string(builtin->name) + "` has no argument `" + *argument.keyword + "`",
-                "unknown keyword");
+        if (std::find(builtin->keywords.begin(), builtin->keywords.end(), *argument.keyword) == builtin->keywords.end()) {
+          Diagnostic d;
+          d.code = DiagnosticCode::E0502;
+          d.message = "`" + std::string(builtin->name) + "` has no argument `" + *argument.keyword + "`";
+          d.primary = {argument.keyword_span, "unknown keyword"};
+          std::vector<std::string> accepted(builtin->keywords.begin(), builtin->keywords.end());
+          if (auto suggestion = suggest_name(*argument.keyword, accepted)) {
+            d.helps.push_back("did you mean `" + *suggestion + "`?");
+            d.fixes.push_back({"change to `" + *suggestion + "`", {{argument.keyword_span, *suggestion}}});
+          } else {
+            d.notes.push_back("`" + std::string(builtin->name) + "` is `" + std::string(builtin->signature) + "`");
+          }
+          report(std::move(d));
+        }
       }
     return;
   }
@@ -486,7 +631,7 @@ void Checker::check_initializer(const Expr& init) {
   for (const Builtin& b : builtins())
     if (b.effect == BuiltinEffect::initializer) initializers.emplace_back(b.name);
   if (callee->kind == Expr::Kind::name)
-    if (auto suggestion = closest_name(callee->text, initializers)) {
+    if (auto suggestion = suggest_name(callee->text, initializers)) {
       d.helps.push_back("did you mean `" + *suggestion + "`?");
       d.fixes.push_back({"change to `" + *suggestion + "`", {{callee->span, *suggestion}}});
     }
@@ -528,7 +673,10 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
   switch (statement.kind) {
     case Statement::Kind::assign: {
       ValueType value = statement.value ? eval(*statement.value, scope) : ValueType::unknown();
-      if (value.kind == ValueType::Kind::python && statement.value) python_without_as(*statement.value, std::nullopt);
+      if (value.kind == ValueType::Kind::python && statement.value) {
+        python_without_as(*statement.value, std::nullopt);
+        value = ValueType::unknown();  // reported once, here, not again at each use
+      }
       if (statement.targets.size() == 1) {
         bind_local(statement.targets[0].first, statement.targets[0].second, value, scope);
       } else if (value.kind == ValueType::Kind::tuple && value.elements.size() == statement.targets.size()) {
@@ -597,7 +745,20 @@ void Checker::bind_local(const std::string& name, Span span, const ValueType& ty
 
 void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scope) {
   const Item* fn = scope.function;
-  if (!fn || !fn->result) return;
+  if (!fn) return;
+  if (!fn->result) {
+    if (value.is_unknown() || value.kind == ValueType::Kind::python) return;
+    Diagnostic d;
+    d.code = DiagnosticCode::E0702;
+    d.message = "`" + fn->name + "` returns " + value.to_string() + ", but declares no result type";
+    d.primary = {expr.span, "this is " + value.to_string()};
+    uint32_t at = fn->span.begin;
+    if (auto close = a_.file.text().find(')', fn->name_span.end); close != std::string::npos) at = static_cast<uint32_t>(close + 1);
+    d.secondary.push_back({{at, at}, "no `->` here"});
+    d.helps.push_back("declare what it returns: `-> " + value.to_string() + "`");
+    report(std::move(d));
+    return;
+  }
   const FunctionSignature& signature = signatures_[fn];
   const ValueType& expected = signature.result;
   if (value.kind == ValueType::Kind::python) {
@@ -647,7 +808,7 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
   if (!assignable(got.element, want.element)) {
     error(DiagnosticCode::E0702, expr.span,
           "`" + fn->name + "` returns `" + got.element.to_string() + "` elements, but its result type says `" + want.element.to_string() + "`",
-          "this is " + got.to_string());
+          "these are `" + got.element.to_string() + "`");
   }
 }
 

@@ -79,7 +79,9 @@ class CallChecker final : public CallContext {
   std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) override { return checker_.broadcast(a, b, span); }
   std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
                                                const std::vector<Span>& spans) override {
-    return checker_.solve_pattern(pattern, tensors, spans, scope_);
+    auto solution = checker_.solve_pattern(pattern, tensors, spans, scope_);
+    if (solution && facts) facts->bindings = solution->bindings;  // the code generator passes solved sizes to einops
+    return solution;
   }
   bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) override {
     return checker_.expect_same_size(expected, actual, span, what);
@@ -302,6 +304,26 @@ ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
 
 ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
+  // `numpy.load` with no `import python numpy`: a dotted name whose first part is nothing known.
+  const Expr* root = expr.operands[0].get();
+  while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
+  if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !a_.semantics.dims.count(root->text) &&
+      !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
+    std::vector<std::string> names = value_names(scope);
+    if (suggest_name(root->text, names) || lost_in_syntax_error(root->text)) {
+      eval(*root, scope);  // a misspelled name: E0201 with its suggestion
+      return ValueType::unknown();
+    }
+    std::string module = root->text;
+    Diagnostic d;
+    d.code = DiagnosticCode::E0206;
+    d.message = "`" + text(expr.span) + "` starts with `" + module + "`, which is not an imported Python module";
+    d.primary = {root->span, "not imported"};
+    d.helps.push_back("import it: `import python " + module + "`");
+    d.fixes.push_back({"add `import python " + module + "`", {{{0, 0}, "import python " + module + "\n"}}});
+    report(std::move(d));
+    return ValueType::unknown();
+  }
   ValueType object = eval(*expr.operands[0], scope);
   if (object.kind == ValueType::Kind::python_module || object.kind == ValueType::Kind::python) {
     ValueType v;
@@ -322,7 +344,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
       d.message = "`" + object.name + "` has no parameter `" + expr.text + "`";
       d.primary = {expr.text_span, "not a parameter of `" + object.name + "`"};
       d.secondary.push_back({model->second->name_span, "`" + object.name + "` is defined here"});
-      if (auto suggestion = closest_name(expr.text, names)) {
+      if (auto suggestion = suggest_name(expr.text, names)) {
         d.helps.push_back("did you mean `" + *suggestion + "`?");
         d.fixes.push_back({"change to `" + *suggestion + "`", {{expr.text_span, *suggestion}}});
       }
@@ -466,7 +488,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         d.code = DiagnosticCode::E0502;
         d.message = "`" + name + "` has no argument `" + *argument.keyword + "`";
         d.primary = {argument.keyword_span, "unknown keyword"};
-        if (auto suggestion = closest_name(*argument.keyword, accepted)) {
+        if (auto suggestion = suggest_name(*argument.keyword, accepted)) {
           d.helps.push_back("did you mean `" + *suggestion + "`?");
           d.fixes.push_back({"change to `" + *suggestion + "`", {{argument.keyword_span, *suggestion}}});
         } else {
@@ -769,7 +791,7 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     std::vector<std::string> names;
     for (const Axis& axis : tensor.axes)
       if (!axis.name.empty()) names.push_back(axis.name);
-    if (auto suggestion = closest_name(value.text, names)) {
+    if (auto suggestion = suggest_name(value.text, names)) {
       d.helps.push_back("did you mean `" + *suggestion + "`?");
       d.fixes.push_back({"change to `" + *suggestion + "`", {{value.span, *suggestion}}});
     }

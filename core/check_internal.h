@@ -93,6 +93,7 @@ class Checker {
   std::vector<std::optional<std::string>> as_context_;  // `as` types being evaluated, innermost last
 
   void report_syntax_errors();
+  bool lost_in_syntax_error(std::string_view name) const;
   void declare_globals();
   void evaluate_dim(const Item& item);
   void check_model(const Item& item);
@@ -137,6 +138,11 @@ class Checker {
   std::string parameter_hover(const Item& item, size_t index, const FunctionSignature& signature) const;
   std::string export_dims_text(const Item& item, const FunctionSignature& signature) const;
 };
+
+// "Did you mean": the candidate a misspelled `name` most likely meant. Like closest_name, but a
+// swap of two neighbouring letters (`nrom`, `Tiyn`) is one edit, and a one-letter name only finds
+// the same letter in another case: `t` is no typo of `b`.
+std::optional<std::string> suggest_name(std::string_view name, const std::vector<std::string>& candidates);
 
 // Whether a value of element type `from` may be used where `to` is declared.
 bool assignable(const ElementType& from, const ElementType& to);

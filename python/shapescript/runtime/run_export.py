@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                 import traceback
 
                 traceback.print_exc()
-            _err(f"error: exporting `{fname}` failed: {exporter.summarize_exception(e)}")
+            _err(f"error: {exporter.summarize_exception(e)}")
             if not verbose:
                 _err("(run with --verbose for the full traceback)")
             return EXIT_FAILED

@@ -1,0 +1,255 @@
+#include "export.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "render.h"
+
+extern char** environ;
+
+namespace ss {
+
+const std::map<std::string, std::string_view>& embedded_runtime_files();  // generated from python/shapescript/runtime
+
+namespace {
+
+std::string dtype_of(const ElementType& element) {
+  switch (element.kind) {
+    case ElementKind::int_:
+    case ElementKind::index: return "int64";
+    case ElementKind::bool_: return "bool";
+    default: return "float32";
+  }
+}
+
+// A temporary directory removed when this goes out of scope.
+struct TemporaryDirectory {
+  std::filesystem::path path;
+  TemporaryDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "shapescript-XXXXXX").string();
+    if (mkdtemp(pattern.data())) path = pattern;
+  }
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
+struct ProcessResult {
+  int status = -1;  // exit status, or -signal
+  std::string out, err;
+  bool started = false;
+  std::string start_error;
+};
+
+// Runs argv, collecting stdout and stderr; stderr is echoed as it arrives when `echo_stderr`.
+ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr) {
+  ProcessResult result;
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
+    result.start_error = std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+  posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (spawn_error != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    result.start_error = std::strerror(spawn_error);
+    return result;
+  }
+  result.started = true;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_count = 2;
+  char buffer[4096];
+  while (open_count > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_count;
+        continue;
+      }
+      (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+      if (i == 1 && echo_stderr) std::cerr.write(buffer, n).flush();
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  return result;
+}
+
+// Rust's ExitStatus wording, which the book prints: "exit status: 1", "signal: 9 (SIGKILL)".
+std::string describe_status(int status) {
+  if (status >= 0) return "exit status: " + std::to_string(status);
+  return "signal: " + std::to_string(-status) + " (" + std::string(sigabbrev_np(-status) ? sigabbrev_np(-status) : "?") + ")";
+}
+
+}  // namespace
+
+nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
+                           const std::string& output, const std::string& format) {
+  nlohmann::json dims = nlohmann::json::object();
+  for (const std::string& dim : signature.dims) dims[python_name(dim)] = {{"min", 1}, {"max", 65536}};
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const ExportInput& input : signature.inputs) {
+    nlohmann::json shape = nlohmann::json::array();
+    for (const ExportAxis& axis : input.axes) {
+      switch (axis.kind) {
+        case ExportAxis::Kind::fixed: shape.push_back({{"fixed", axis.fixed}}); break;
+        case ExportAxis::Kind::dim: shape.push_back({{"dim", python_name(axis.dim)}}); break;
+        case ExportAxis::Kind::derived:
+          shape.push_back({{"dim", python_name(axis.dim)}, {"scale", axis.scale}, {"offset", axis.offset}});
+          if (!dims.contains(python_name(axis.dim))) dims[python_name(axis.dim)] = {{"min", 1}, {"max", 65536}};
+          break;
+        case ExportAxis::Kind::product: {
+          nlohmann::json factors = nlohmann::json::array();
+          for (const std::string& f : axis.factors) factors.push_back(python_name(f));
+          shape.push_back({{"product", factors}, {"scale", axis.scale}});
+          break;
+        }
+        case ExportAxis::Kind::data_dependent: shape.push_back({{"dim", "data_" + python_name(axis.dim)}}); break;
+      }
+    }
+    nlohmann::json index_bound = nullptr;
+    if (input.element.kind == ElementKind::index)
+      if (auto bound = input.element.bound.constant_value()) index_bound = *bound;
+    inputs.push_back({{"name", python_name(input.name)}, {"dtype", dtype_of(input.element)}, {"index_bound", index_bound}, {"shape", shape}});
+  }
+  for (const ExportInput& input : signature.inputs)
+    for (const ExportAxis& axis : input.axes)
+      if (axis.kind == ExportAxis::Kind::data_dependent) dims["data_" + python_name(axis.dim)] = {{"min", 1}, {"max", 65536}};
+  return {{"version", 1},       {"source", analysis.file.path()},
+          {"function", python_name(signature.function)},
+          {"module", module.python}, {"format", format},
+          {"output", output},   {"dims", dims},
+          {"inputs", inputs}};
+}
+
+std::string choose_python(const std::string& requested) {
+  if (!requested.empty()) return requested;
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+    std::filesystem::path python = std::filesystem::path(venv) / "bin" / "python";
+    if (std::filesystem::exists(python)) return python.string();
+  }
+  return "python3";
+}
+
+int run_export(const ExportOptions& options) {
+  std::ifstream in(options.file, std::ios::binary);
+  if (!in) {
+    std::cerr << "error: can't read `" << options.file << "`: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto analysis = analyze(SourceFile(options.file, text.str()));
+  RenderOptions render{options.color == "always" || (options.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
+  if (analysis->has_errors()) {
+    for (const Diagnostic& d : analysis->diagnostics) std::cerr << render_diagnostic(analysis->file, d, render);
+    std::cerr << render_explain_footer(analysis->diagnostics, render);
+    return 1;
+  }
+  const ExportSignature* signature = nullptr;
+  for (const ExportSignature& e : analysis->exports)
+    if (options.function.empty() ? analysis->exports.size() == 1 : e.function == options.function) signature = &e;
+  if (!signature) {
+    if (!options.function.empty()) {
+      std::cerr << "error: `" << options.file << "` has no `export fn " << options.function << "`";
+    } else if (analysis->exports.empty()) {
+      std::cerr << "error: `" << options.file << "` has no `export fn` to export";
+    } else {
+      std::cerr << "error: `" << options.file << "` has " << analysis->exports.size() << " export fns; choose one with --fn:";
+      for (const ExportSignature& e : analysis->exports) std::cerr << " " << e.function;
+    }
+    std::cerr << "\n";
+    return 2;
+  }
+  std::string format = options.aoti ? "aoti" : "pt2";
+  std::string output = options.output.empty() ? signature->function + ".pt2" : options.output;
+  std::filesystem::path output_dir = std::filesystem::absolute(output).parent_path();
+  if (!std::filesystem::is_directory(output_dir)) {
+    std::cerr << "error: can't write `" << output << "`: the folder `" << output_dir.string() << "` does not exist\n";
+    return 2;
+  }
+  GeneratedModule module = generate_python(*analysis);
+  TemporaryDirectory work;
+  if (work.path.empty()) {
+    std::cerr << "error: can't create a temporary folder: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
+  nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format);
+  std::ofstream(work.path / "spec.json") << spec.dump(2);
+  if (options.verbose) std::ofstream(work.path / "module.py") << module.python;
+
+  std::string python = choose_python(options.python);
+  std::vector<std::string> argv = {python, "-I", (work.path / "run_export.py").string(), (work.path / "spec.json").string()};
+  if (options.verbose) argv.push_back("--verbose");
+  std::cerr << "exporting `" << signature->function << "` with " << python << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "")
+            << "...\n";
+  ProcessResult result = run_process(argv, options.verbose);
+  std::string failed = "error: exporting `" + signature->function + "` failed: ";
+  if (!result.started) {
+    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
+    return 1;
+  }
+  if (result.status != 0) {
+    if (!options.verbose) {
+      // The runtime's own `error:` lines say why; the traceback only with --verbose.
+      std::istringstream lines(result.err);
+      std::string line;
+      bool any = false;
+      while (std::getline(lines, line))
+        if (line.starts_with("error:")) {
+          std::cerr << line << "\n";
+          any = true;
+        }
+      if (!any) std::cerr << result.err;
+    }
+    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
+    return 1;
+  }
+  std::string dynamic;
+  try {
+    nlohmann::json reply = nlohmann::json::parse(result.out.substr(result.out.find('{')));
+    for (auto& [input, axes] : reply.at("dynamic").items())
+      for (auto& [axis, how] : axes.items()) dynamic += (dynamic.empty() ? "" : ", ") + input + "[" + axis + "] = " + how.get<std::string>();
+  } catch (const std::exception&) {
+    dynamic = "?";
+  }
+  std::cout << "wrote " << output << ": `" << signature->function << "`" << (options.aoti ? " as an AOTInductor package" : "")
+            << ", dynamic " << (dynamic.empty() ? "nothing" : dynamic) << "\n";
+  return 0;
+}
+
+}  // namespace ss

@@ -1,0 +1,31 @@
+// `shapescript export`: check, generate PyTorch, and run the Python export runtime in a subprocess.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis.h"
+#include "codegen.h"
+
+namespace ss {
+
+struct ExportOptions {
+  std::string file;
+  std::string output;    // empty: FUNCTION.pt2 in the current directory
+  std::string function;  // empty: the file's only export fn
+  bool aoti = false;
+  std::string python;    // empty: the active virtualenv's, then python3
+  bool verbose = false;
+  std::string color = "auto";
+};
+
+// The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.
+nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
+                           const std::string& output, const std::string& format);
+
+// Which Python runs the export: --python, else $VIRTUAL_ENV's, else python3.
+std::string choose_python(const std::string& requested);
+
+int run_export(const ExportOptions& options);
+
+}  // namespace ss

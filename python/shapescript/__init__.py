@@ -1,0 +1,71 @@
+"""ShapeScript from Python: check files and export their functions.
+
+    import shapescript
+    for d in shapescript.check("patches.ss"):
+        print(d.rendered)
+    ep = shapescript.export("patches.ss", "patchify", "patchify.pt2")   # a torch.export.ExportedProgram
+
+torch is imported only by export(), so check() works without it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+__all__ = ["Diagnostic", "ShapeScriptError", "check", "export"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    file: str
+    line: int
+    column: int
+    label: str
+    notes: list[str] = field(default_factory=list)
+    helps: list[str] = field(default_factory=list)
+    rendered: str = ""
+
+    def __str__(self) -> str:
+        return self.rendered
+
+
+class ShapeScriptError(Exception):
+    """A file has errors, or its export failed."""
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics or []
+
+
+def _extension():
+    from . import _core as core  # the C++ extension
+
+    return core
+
+
+def check(path: str | os.PathLike, text: str | None = None) -> list[Diagnostic]:
+    """Checks a ShapeScript file (or `text` as if it were that file); returns its diagnostics."""
+    return [Diagnostic(**d) for d in _extension().check(os.fspath(path), text)]
+
+
+def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *, aoti: bool = False):
+    """Exports `function` of a ShapeScript file to `output` and returns the torch.export.ExportedProgram.
+
+    The same as `shapescript export PATH --fn FUNCTION -o OUTPUT [--aoti]`, in this Python.
+    """
+    result = _extension().export_spec(os.fspath(path), function, os.path.abspath(os.fspath(output)), "aoti" if aoti else "pt2")
+    diagnostics = [Diagnostic(**d) for d in result["diagnostics"]]
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise ShapeScriptError("".join(d.rendered for d in errors), diagnostics)
+    if result["spec"] is None:
+        names = ", ".join(result.get("exports", [])) or "none"
+        raise ShapeScriptError(f"`{os.fspath(path)}` has no `export fn {function}` (its export fns: {names})")
+    from .runtime import exporter
+
+    ep, _ = exporter.run(json.loads(result["spec"]))
+    return ep

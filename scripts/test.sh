@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up (idempotently), builds, and runs every test: C++ unit, golden, fuzz smoke, language server,
+# and the Python tests of export. CI runs exactly this (.ci/run).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+"$root/scripts/setup.sh"
+venv=${SHAPESCRIPT_VENV:-$HOME/.cache/shapescript/venv}
+build=${SHAPESCRIPT_BUILD:-$root/build}
+
+echo "== C++ tests (ctest)"
+ctest --test-dir "$build" --output-on-failure
+
+echo "== Python tests (pytest)"
+SHAPESCRIPT_BIN="$build/shapescript" PYTHONPATH="$root/python" \
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/tests/python" "$@"

@@ -113,6 +113,8 @@ struct Analysis {
 struct AnalyzeOptions {
   // Serving rules (E33xx) are reported at this severity on a model's forward; off when unset.
   std::optional<Severity> serving_severity;
+  // The function a serving engine runs: the model's forward.
+  std::string serving_function = "forward";
 };
 
 // Checks one file. Never fails: a broken file yields as much as can be trusted.

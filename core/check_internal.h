@@ -35,6 +35,9 @@ struct Scope {
   std::map<std::string, AxisBinding, std::less<>> axes;  // generic axes and names solved by patterns
   std::vector<std::string> generics;                      // new generic axes, in order of appearance
   std::map<std::string, Local, std::less<>> locals;
+  // The `for` and `if` blocks being checked, innermost last: what each is called, and the locals
+  // from before it, whose types a rebinding inside the block must keep.
+  std::vector<std::pair<std::string, std::map<std::string, Local, std::less<>>>> blocks;
 };
 
 struct FunctionSignature {
@@ -64,6 +67,7 @@ class Checker {
   void run();
 
   Analysis& analysis() { return a_; }
+  const AnalyzeOptions& options() const { return options_; }
   const std::map<const Item*, std::vector<Use>>& uses() const { return uses_; }
   const FunctionSignature& signature(const Item* item) { return signatures_[item]; }
   std::string text(Span span) const;

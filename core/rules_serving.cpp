@@ -1,8 +1,205 @@
-// E33xx: what a serving engine can run. Filled in with `--hf --vllm` support.
+// E33xx: what a serving engine can run. An engine such as vLLM packs the tokens of many requests
+// along `n` and runs the embedding, attention and the output layer itself, so the model's forward
+// must have that shape, and nothing else may combine positions along `n`.
+#include <functional>
+#include <set>
+
 #include "check_internal.h"
 
 namespace ss {
 
-void check_serving_rules(Checker&, Severity) {}
+namespace {
+
+const char* kPackingNote =
+    "a serving engine packs the tokens of many requests along `n`, one request after another, so everything but attention "
+    "must treat each position on its own; it replaces `scaled_dot_product_attention(…, attn_mask=causal[n n])` with its "
+    "own, which keeps the requests apart";
+const char* kPackingHelp =
+    "write attention as `scaled_dot_product_attention` with `attn_mask=causal[n n]` in the call, and take positions as a "
+    "parameter `pos: [b n] Index[P]` rather than computing them from `n`";
+
+class ServingRules {
+ public:
+  ServingRules(Checker& checker, Severity severity) : checker_(checker), a_(checker.analysis()), severity_(severity) {}
+
+  void run(const std::string& name) {
+    const Item* forward = nullptr;
+    for (const Item& item : a_.program.items)
+      if (item.kind == Item::Kind::function && item.name == name) forward = &item;
+    if (!forward) return;
+    auto types = a_.semantics.functions.find(forward);
+    if (types == a_.semantics.functions.end()) return;
+    const std::vector<ValueType>& parameters = types->second.parameters;
+    // Only a model's forward is served: one that takes the model first.
+    if (parameters.empty() || parameters[0].kind != ValueType::Kind::model) return;
+    model_parameter_ = forward->parameters[0].name;
+    auto token = check_signature(*forward, parameters);
+    if (!token) return;
+    check_embedding(*forward);
+    check_output_layer(*forward);
+    follow(*forward, {*token});
+  }
+
+ private:
+  Checker& checker_;
+  Analysis& a_;
+  Severity severity_;
+  std::string model_parameter_, ids_parameter_;
+  std::set<std::pair<const Item*, std::set<std::string>>> visited_;
+
+  void report(DiagnosticCode code, Span span, std::string message, std::string label, bool packing_help = true) {
+    Diagnostic d;
+    d.code = code;
+    d.severity = severity_;
+    d.message = std::move(message);
+    d.primary = {span, std::move(label)};
+    d.notes.push_back(kPackingNote);
+    if (packing_help) d.helps.push_back(kPackingHelp);
+    checker_.report(std::move(d));
+  }
+
+  static bool is_index_matrix(const ValueType& t) {
+    return t.is_tensor() && t.tensor.rank() == 2 && t.tensor.element.kind == ElementKind::index;
+  }
+
+  // forward(m: Model, ids: [b n] Index[V], pos: [b n] Index[P]?): returns the token axis's variable.
+  std::optional<std::string> check_signature(const Item& forward, const std::vector<ValueType>& parameters) {
+    auto fail = [&](Span span, const std::string& what) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E3301;
+      d.severity = severity_;
+      d.message = "a serving engine can't run this: " + what;
+      d.primary = {span, "a serving engine calls `forward(m, ids)` or `forward(m, ids, pos)`"};
+      d.notes.push_back("the engine passes the model, the token ids `[b n] Index[V]` of the packed requests and, if the model takes them, their positions `[b n] Index[P]`");
+      checker_.report(std::move(d));
+      return std::nullopt;
+    };
+    Span signature{forward.name_span.begin, forward.parameters.empty() ? forward.name_span.end : forward.parameters.back().span.end};
+    if (parameters.size() < 2 || parameters.size() > 3) return fail(signature, "`" + forward.name + "` takes " + std::to_string(parameters.size()) + " parameters");
+    if (!is_index_matrix(parameters[1])) return fail(forward.parameters[1].type.span, "the token ids must be `[b n] Index[V]`");
+    const TensorType& ids = parameters[1].tensor;
+    std::vector<std::string> variables = ids.axes[1].size.variables();
+    if (variables.size() != 1 || !(ids.axes[1].size == SizeExpr::variable(variables[0])))
+      return fail(forward.parameters[1].type.axes[1].span, "the token axis must be a generic axis such as `n`");
+    if (parameters.size() == 3) {
+      const ValueType& pos = parameters[2];
+      if (!is_index_matrix(pos) || !(pos.tensor.axes[0].size == ids.axes[0].size) || !(pos.tensor.axes[1].size == ids.axes[1].size))
+        return fail(forward.parameters[2].type.span, "positions must be `[b n] Index[P]`, with the ids' axes");
+    }
+    ids_parameter_ = forward.parameters[1].name;
+    return variables[0];
+  }
+
+  bool is_model_field(const Expr* e) const {
+    return e && e->kind == Expr::Kind::attribute && !e->operands.empty() && e->operands[0]->kind == Expr::Kind::name &&
+           e->operands[0]->text == model_parameter_;
+  }
+
+  static void each_expr(const Block& block, const std::function<void(const Expr&)>& visit) {
+    std::function<void(const Expr&)> walk = [&](const Expr& e) {
+      visit(e);
+      for (const ExprPtr& o : e.operands)
+        if (o) walk(*o);
+      for (const Argument& a : e.arguments)
+        if (a.value) walk(*a.value);
+    };
+    for (const Statement& s : block.statements) {
+      if (s.value) walk(*s.value);
+      if (s.end) walk(*s.end);
+      for (auto& [condition, body] : s.branches) {
+        if (condition) walk(*condition);
+        if (body) each_expr(*body, visit);
+      }
+      if (s.body) each_expr(*s.body, visit);
+    }
+  }
+
+  const CallFacts* facts(const Expr& e) const {
+    auto it = a_.semantics.calls.find(&e);
+    return it == a_.semantics.calls.end() ? nullptr : &it->second;
+  }
+
+  void check_embedding(const Item& forward) {
+    std::vector<const Expr*> embeddings;
+    if (forward.body)
+      each_expr(*forward.body, [&](const Expr& e) {
+        const CallFacts* f = e.kind == Expr::Kind::call ? facts(e) : nullptr;
+        if (f && f->builtin && f->builtin->name == "embedding") embeddings.push_back(&e);
+      });
+    auto embeds_ids = [&](const Expr* e) {
+      return e->arguments.size() == 2 && e->arguments[0].value && e->arguments[0].value->kind == Expr::Kind::name &&
+             e->arguments[0].value->text == ids_parameter_ && is_model_field(e->arguments[1].value.get());
+    };
+    if (embeddings.empty() || !embeds_ids(embeddings[0])) {
+      Span span = embeddings.empty() ? forward.name_span : embeddings[0]->span;
+      report(DiagnosticCode::E3302, span, "a serving engine can't run this: `" + forward.name + "` must embed `" + ids_parameter_ + "` with `embedding(" + ids_parameter_ + ", " + model_parameter_ + ".W)`",
+             embeddings.empty() ? "no `embedding` of the ids" : "the engine embeds the ids itself, with a table of the model", false);
+    } else if (embeddings.size() > 1) {
+      report(DiagnosticCode::E3302, embeddings[1]->span, "a serving engine can't run this: `" + forward.name + "` embeds more than once",
+             "a second `embedding`", false);
+    }
+  }
+
+  void check_output_layer(const Item& forward) {
+    const Statement* last = forward.body && !forward.body->statements.empty() ? &forward.body->statements.back() : nullptr;
+    const Expr* value = last && last->kind == Statement::Kind::return_ ? last->value.get() : nullptr;
+    const CallFacts* f = value && value->kind == Expr::Kind::call ? facts(*value) : nullptr;
+    bool output_layer = f && f->builtin && f->builtin->name == "linear" && value->arguments.size() == 2 &&
+                        is_model_field(value->arguments[1].value.get());
+    if (!output_layer)
+      report(DiagnosticCode::E3303, value ? value->span : forward.name_span,
+             "a serving engine can't run this: `" + forward.name + "` must end by returning the output layer, `linear(h, " + model_parameter_ + ".W)`",
+             "the engine runs the output layer itself, for the tokens it samples", false);
+  }
+
+  static std::optional<std::string> token_variable_in(const SizeExpr& size, const std::set<std::string>& tokens) {
+    for (const std::string& v : size.variables())
+      if (tokens.count(v)) return v;
+    return std::nullopt;
+  }
+
+  // Follows the token axis into `fn` and everything it calls.
+  void follow(const Item& fn, const std::set<std::string>& tokens) {
+    if (!visited_.insert({&fn, tokens}).second || !fn.body) return;
+    bool reported = false;  // one E3304 per function: the first place that mixes positions
+    each_expr(*fn.body, [&](const Expr& e) {
+      if (e.kind == Expr::Kind::name) {
+        auto type = a_.semantics.types.find(&e);
+        if (type != a_.semantics.types.end() && type->second.known_size)
+          if (auto v = token_variable_in(*type->second.known_size, tokens))
+            report(DiagnosticCode::E3305, e.span, "a serving engine can't run this: positions computed from `" + *v + "`",
+                   "in a packed batch, the index along `" + *v + "` isn't a token's position");
+        return;
+      }
+      if (e.kind != Expr::Kind::call) return;
+      const CallFacts* f = facts(e);
+      if (!f) return;
+      if (f->function && f->function->kind == Item::Kind::function) {
+        std::set<std::string> callee_tokens;
+        for (auto& [variable, value] : f->bindings)
+          if (token_variable_in(value, tokens)) callee_tokens.insert(variable);
+        if (!callee_tokens.empty()) follow(*f->function, callee_tokens);
+        return;
+      }
+      if (!f->builtin || reported) return;
+      bool engine_attention = f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+      if (engine_attention) return;
+      for (const Axis& axis : f->works_across)
+        if (auto v = token_variable_in(axis.size, tokens)) {
+          report(DiagnosticCode::E3304, f->callee_span,
+                 "a serving engine can't run this: this works along `" + *v + "`, which mixes its positions",
+                 "works across `" + *v + "`");
+          reported = true;
+          return;
+        }
+    });
+  }
+};
+
+}  // namespace
+
+void check_serving_rules(Checker& checker, Severity severity) {
+  ServingRules(checker, severity).run(checker.options().serving_function);
+}
 
 }  // namespace ss

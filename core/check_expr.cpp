@@ -12,6 +12,12 @@ namespace {
 
 std::string axis_word(size_t index) { return "axis " + std::to_string(index + 1); }
 
+// The label at the place an axis was bound: a dim's value, or where a generic axis was named.
+std::string bound_label(const Axis& axis) {
+  if (auto value = axis.size.constant_value()) return "`" + axis.label + "` is " + std::to_string(*value);
+  return "`" + axis.label + "` bound here";
+}
+
 bool is_int_scalar(const ValueType& v) {
   return v.is_tensor() && v.tensor.rank() == 0 && v.tensor.element.is_integer();
 }
@@ -227,9 +233,11 @@ std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorTy
       d.code = DiagnosticCode::E0304;
       d.message = a.to_string() + " and " + b.to_string() + " don't broadcast: " + describe_axis(*x) + " against " + describe_axis(*y);
       d.primary = {span, describe_axis(*x) + " against " + describe_axis(*y)};
-      if (!x->bound_at.empty()) d.secondary.push_back({x->bound_at, "`" + x->label + "` bound here"});
-      if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary.push_back({y->bound_at, "`" + y->label + "` bound here"});
+      if (!x->bound_at.empty()) d.secondary.push_back({x->bound_at, bound_label(*x)});
+      if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary.push_back({y->bound_at, bound_label(*y)});
       d.notes.push_back("axes are matched from the last; each pair must be equal, or one of them 1");
+      if (!x->size.is_constant() && !y->size.is_constant())
+        d.helps.push_back("if " + describe_axis(*x) + " and " + describe_axis(*y) + " are always the same size, give them one name");
       report(std::move(d));
       return std::nullopt;
     }
@@ -243,8 +251,8 @@ bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span sp
   d.code = DiagnosticCode::E0301;
   d.message = std::string(what) + " is " + describe_axis(actual) + ", but it must be " + describe_axis(expected);
   d.primary = {span, "this has " + describe_axis(actual)};
-  if (!expected.bound_at.empty()) d.secondary.push_back({expected.bound_at, "`" + expected.label + "` bound here"});
-  if (!actual.bound_at.empty() && !(actual.bound_at == expected.bound_at)) d.secondary.push_back({actual.bound_at, "`" + actual.label + "` bound here"});
+  if (!expected.bound_at.empty()) d.secondary.push_back({expected.bound_at, bound_label(expected)});
+  if (!actual.bound_at.empty() && !(actual.bound_at == expected.bound_at)) d.secondary.push_back({actual.bound_at, bound_label(actual)});
   report(std::move(d));
   return false;
 }
@@ -387,6 +395,36 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (!tensor) return ValueType::unknown();
   for (const SizeNode& s : expr.index)
     if (!resolve_size(s, scope)) return ValueType::unknown();
+  // An index is an integer literal below the axis's size, or an `Index[N]` for an axis of size N.
+  for (size_t i = 0; i < expr.index.size() && i < tensor->rank(); ++i) {
+    const SizeNode& s = expr.index[i];
+    const Axis& axis = tensor->axes[i];
+    Diagnostic d;
+    d.code = DiagnosticCode::E0402;
+    if (s.kind == SizeNode::Kind::number) {
+      auto size = axis.size.constant_value();
+      if (!size || s.number < *size) continue;
+      d.message = "index " + std::to_string(s.number) + " is out of range for " + axis_word(i) + " of " + tensor->to_string() + ", " +
+                  describe_axis(axis);
+      d.primary = {s.span, "out of range"};
+      d.notes.push_back("indices count from 0, so the last is " + std::to_string(*size - 1));
+    } else if (s.kind == SizeNode::Kind::name) {
+      auto local = scope.locals.find(s.name);
+      if (local == scope.locals.end() || !local->second.type.is_tensor()) continue;
+      const ElementType& element = local->second.type.tensor.element;
+      if (element.kind != ElementKind::index || element.bound == axis.size) continue;
+      d.message = "`" + s.name + "` is an `" + element.to_string() + "`, but it indexes " + axis_word(i) + " of " + tensor->to_string() + ", " +
+                  describe_axis(axis);
+      d.primary = {s.span, "below " + element.bound.to_user_string() + ", not " + axis.size.to_user_string()};
+      d.secondary.push_back({local->second.at, "`" + s.name + "` is bound here"});
+      d.notes.push_back("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries");
+    } else {
+      continue;
+    }
+    d.secondary.push_back({base.span, "this is " + tensor->to_string()});
+    report(std::move(d));
+    return ValueType::unknown();
+  }
   if (expr.index.size() > tensor->rank()) {
     error(DiagnosticCode::E0306, expr.span,
           "indexing " + std::to_string(expr.index.size()) + " axes of " + tensor->to_string() + ", which has " + std::to_string(tensor->rank()),
@@ -472,6 +510,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   std::map<std::string, std::pair<const Argument*, ValueType>> keywords;
   const AxisPattern* pattern = nullptr;
   bool ok = true;
+  std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
   for (const Argument& argument : expr.arguments) {
     if (argument.pattern) {
       if (!builtin.takes_pattern) {
@@ -491,6 +530,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         if (auto suggestion = suggest_name(*argument.keyword, accepted)) {
           d.helps.push_back("did you mean `" + *suggestion + "`?");
           d.fixes.push_back({"change to `" + *suggestion + "`", {{argument.keyword_span, *suggestion}}});
+          suggested.insert(*suggestion);
         } else {
           d.notes.push_back("`" + name + "` is `" + std::string(builtin.signature) + "`");
         }
@@ -522,7 +562,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     return ValueType::unknown();
   }
   for (std::string_view required : builtin.required_keywords)
-    if (!keywords.count(std::string(required))) {
+    if (!keywords.count(std::string(required)) && !suggested.count(std::string(required))) {
       Diagnostic d;
       d.code = DiagnosticCode::E0503;
       d.message = "`" + name + "` needs `" + std::string(required) + "=`";
@@ -553,8 +593,11 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
   const Expr& lambda = *expr.arguments[1].value;
   ValueType n = eval(count, scope);
   if (n.is_unknown()) return n;
-  if (!is_int_scalar(n) || !n.known_size) {
-    error(DiagnosticCode::E0505, count.span, "`map` maps over a size, such as an axis name, but this is " + n.to_string(), "not a size");
+  // `xs |> map(x => e)` maps over the slices of `xs` along its first axis.
+  bool slices = n.is_tensor() && n.tensor.rank() > 0;
+  if (!slices && (!is_int_scalar(n) || !n.known_size)) {
+    error(DiagnosticCode::E0505, count.span, "`map` maps over a size, such as an axis name, or a tensor's first axis, but this is " + n.to_string(),
+          "not a size or a tensor");
     return ValueType::unknown();
   }
   if (lambda.kind != Expr::Kind::lambda || lambda.operands.empty()) {
@@ -563,8 +606,14 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
   }
   Scope inner = scope;
   ValueType index = ValueType::scalar(ElementKind::index);
-  index.tensor.element.bound = *n.known_size;
-  index.tensor.element.bound_label = text(count.span);
+  if (slices) {
+    TensorType slice = n.tensor;
+    slice.axes.erase(slice.axes.begin());
+    index = ValueType::of(slice);
+  } else {
+    index.tensor.element.bound = *n.known_size;
+    index.tensor.element.bound_label = text(count.span);
+  }
   inner.locals[lambda.text] = {index, lambda.text_span};
   hover(lambda.text_span, "```shapescript\n" + lambda.text + ": " + index.to_string() + "\n```");
   ValueType body = eval(*lambda.operands[0], inner);
@@ -572,11 +621,16 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
   auto element = require_tensor(body, lambda.operands[0].get(), lambda.operands[0]->span);
   if (!element) return ValueType::unknown();
   Axis axis;
-  axis.size = *n.known_size;
-  axis.label = text(count.span);
-  axis.name = count.kind == Expr::Kind::name ? count.text : "";
+  if (slices) {
+    axis = n.tensor.axes.front();
+  } else {
+    axis.size = *n.known_size;
+    axis.label = text(count.span);
+    axis.name = count.kind == Expr::Kind::name ? count.text : "";
+  }
   element->axes.insert(element->axes.begin(), axis);
   facts.lowering["over"] = axis.size.to_string();
+  if (slices) facts.lowering["slices"] = "1";
   return ValueType::of(*element);
 }
 
@@ -610,6 +664,7 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
   std::optional<TensorType> lifted;  // an extern fn's scalar parameters lift over tensor arguments
   SizeBindings& bindings = facts.bindings;
   std::map<std::string, std::string> labels;  // a generic axis's label at the call site
+  std::map<std::string, std::pair<Span, size_t>> bound_by;  // the argument and axis that bound it
   struct Pending {
     size_t parameter, axis;
   };
@@ -667,7 +722,7 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
       d.code = tensor->element.kind == ElementKind::index && want.element.kind == ElementKind::index ? DiagnosticCode::E0402 : DiagnosticCode::E0401;
       d.message = "`" + item.name + "` expects `" + signature.names[i] + "` of `" + want.element.to_string() + "`, but this is `" +
                   tensor->element.to_string() + "`";
-      d.primary = {argument->span, "this is " + tensor->to_string()};
+      d.primary = {argument->span, "its elements are `" + tensor->element.to_string() + "`"};
       d.secondary.push_back({item.parameters[i].type.span, "the parameter's type"});
       report(std::move(d));
       ok = false;
@@ -686,7 +741,10 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
       } catch (const std::overflow_error&) {
         r.status = UnifyStatus::mismatch;
       }
-      if (r.status == UnifyStatus::bound) labels[r.variable] = got.label;
+      if (r.status == UnifyStatus::bound) {
+        labels[r.variable] = got.label;
+        bound_by[r.variable] = {argument.span, p.axis};
+      }
       if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound) continue;
       if (r.status == UnifyStatus::deferred && pass < 3) {
         deferred.push_back(p);
@@ -716,8 +774,8 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
         d.primary = {argument.span, axis_word(p.axis) + " is " + describe_axis(got)};
         d.secondary.push_back({item.parameters[p.parameter].type.axes[p.axis].span, "`" + want.label + "` is declared here"});
         for (const std::string& v : want.size.variables())
-          if (bindings.count(v) && !(want.label == v && r.status == UnifyStatus::deferred))
-            d.notes.push_back("`" + v + "` is " + bindings.at(v).to_user_string() + " here, from an earlier argument");
+          if (bindings.count(v) && bound_by.count(v) && !(want.label == v && r.status == UnifyStatus::deferred))
+            d.secondary.push_back({bound_by[v].first, "`" + v + "` is `" + labels[v] + "` here, from " + axis_word(bound_by[v].second)});
         if (!got.bound_at.empty() && got.size.is_constant() == false) d.secondary.push_back({got.bound_at, "`" + got.label + "` bound here"});
       }
       report(std::move(d));
@@ -794,6 +852,10 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     if (auto suggestion = suggest_name(value.text, names)) {
       d.helps.push_back("did you mean `" + *suggestion + "`?");
       d.fixes.push_back({"change to `" + *suggestion + "`", {{value.span, *suggestion}}});
+    } else if (!names.empty()) {
+      std::string list;
+      for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + ("`" + names[i] + "`");
+      d.notes.push_back("its axes are " + list);
     }
   }
   report(std::move(d));
@@ -807,6 +869,7 @@ std::optional<SizeExpr> pattern_size(Checker& checker, const SizeNode& node, Sco
                                      const std::set<std::string>& resolvable) {
   switch (node.kind) {
     case SizeNode::Kind::name:
+      if (resolvable.count("!" + node.name)) return std::nullopt;  // a dim that failed: reported already
       if (!resolvable.count(node.name)) {
         unknowns.insert(node.name);
         return SizeExpr::variable(node.name);
@@ -858,12 +921,22 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
                                                                    const std::vector<Span>& spans, Scope& scope) {
   // Names a pattern can use as they are: dims, the signature's generic axes, integer locals.
   // Names solved by earlier patterns are solved again, so a pattern may reuse `c` for another size.
+  // Only the pattern's own names are looked up: a set of every name in scope, built per call,
+  // made checking quadratic in the number of dims (bench/bench_check).
+  std::vector<std::pair<std::string, Span>> pattern_names;
+  for (const auto& side : pattern.inputs)
+    for (const SizeNode& node : side) collect_names(node, pattern_names);
+  for (const SizeNode& node : pattern.output) collect_names(node, pattern_names);
+  const FunctionSignature* signature = scope.function ? &signatures_[scope.function] : nullptr;
   std::set<std::string> resolvable;
-  for (auto& [name, value] : a_.semantics.dims) resolvable.insert(name);
-  if (scope.function)
-    for (auto& [name, binding] : signatures_[scope.function].scope_axes) resolvable.insert(name);
-  for (auto& [name, local] : scope.locals)
-    if (is_int_scalar(local.type)) resolvable.insert(name);
+  for (auto& [name, span] : pattern_names) {
+    auto local = scope.locals.find(name);
+    if (a_.semantics.dims.count(name) || (signature && signature->scope_axes.count(name) && !signature->result_only.count(name)) ||
+        (local != scope.locals.end() && is_int_scalar(local->second.type)))
+      resolvable.insert(name);
+    auto global = globals_.find(name);
+    if (global != globals_.end() && global->second->kind == Item::Kind::dim && !a_.semantics.dims.count(name)) resolvable.insert("!" + name);
+  }
   SizeVariableSet unknowns;
   SizeBindings bindings;
   std::map<std::string, Span> first_seen;
@@ -915,21 +988,34 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
       }
       Diagnostic d;
       std::string written = text(e.node->span);
+      std::string tensor_name = text(spans[e.input]);
+      std::string of_tensor = tensor_name.size() <= 24 ? "`" + tensor_name + "`" : "the tensor";
       if (r.status == UnifyStatus::not_divisible) {
         d.code = DiagnosticCode::E0303;
-        d.message = "`" + written + "` must be a multiple of " + std::to_string(r.required_multiple) + " to match " + describe_axis(actual) +
-                    ", which may not be";
+        d.message = "the pattern's `" + written + "` needs " + axis_word(e.axis) + " of " + of_tensor + " to be a multiple of " +
+                    std::to_string(r.required_multiple) + ", but it is " + describe_axis(actual) + ", which may not be";
         d.primary = {e.node->span, "needs a multiple of " + std::to_string(r.required_multiple)};
+        if (!actual.bound_at.empty() && !actual.size.is_constant()) d.secondary.push_back({actual.bound_at, "`" + actual.label + "` bound here"});
+        if (!actual.size.is_constant() && actual.size.variables().size() == 1 && actual.label == actual.size.variables()[0])
+          d.helps.push_back("promise it where `" + actual.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + actual.label + "`");
       } else {
-        Axis expected;
-        expected.size = e.size.substitute(bindings);
-        expected.label = written;
+        SizeExpr expected = e.size.substitute(bindings);
+        std::string value = expected.to_user_string();
         d.code = DiagnosticCode::E0307;
-        d.message = "the pattern's `" + written + "` is " + describe_axis(expected) + ", but " + axis_word(e.axis) + " of the tensor is " +
-                    describe_axis(actual);
-        d.primary = {e.node->span, "this is " + expected.size.to_user_string()};
-        if (e.node->kind == SizeNode::Kind::group && !r.variable.empty() && !expected.size.is_constant() == false)
-          d.notes.push_back("a group's size is the product of its factors");
+        d.message = "the pattern's `" + written + "`" + (value == written ? "" : " (" + value + ")") + " doesn't match " + axis_word(e.axis) +
+                    " of " + of_tensor + ", which is " + describe_axis(actual);
+        d.primary = {e.node->span, value == written ? "doesn't match" : "this is " + value};
+        if (e.node->kind == SizeNode::Kind::group) {
+          std::string factors;
+          for (const SizeNode& child : e.node->children) {
+            std::string child_text = text(child.span);
+            SizeVariableSet none;
+            auto size = pattern_size(*this, child, scope, none, resolvable);
+            std::string child_value = size ? size->substitute(bindings).to_user_string() : child_text;
+            factors += (factors.empty() ? "" : " × ") + (child_value == child_text ? child_text : "`" + child_text + "` (" + child_value + ")");
+          }
+          d.notes.push_back("a group's size is the product of its factors: " + factors + " = " + value);
+        }
       }
       d.secondary.push_back({spans[e.input], axis_word(e.axis) + " is " + describe_axis(actual)});
       report(std::move(d));
@@ -980,6 +1066,7 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
     axis.size = size->substitute(bindings);
     axis.label = text(node.span);
     if (node.kind == SizeNode::Kind::name) axis.name = node.name;
+    if (node.kind != SizeNode::Kind::name) axis.bound_at = node.span;  // a new axis: made here
     // An axis carried through unchanged keeps the label the user knows it by.
     if (node.kind == SizeNode::Kind::name)
       for (size_t i = 0; i < pattern.inputs.size() && i < tensors.size(); ++i)

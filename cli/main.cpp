@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "explain.h"
 #include "export.h"
+#include "language_server.h"
 #include "render.h"
 
 namespace {
@@ -121,6 +122,8 @@ int run_explain(const std::string& code_text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `shapescript lsp [options]` hands its arguments to the language server untouched.
+  if (argc > 1 && std::string(argv[1]) == "lsp") return run_language_server(argc, argv);
   CLI::App app{"ShapeScript: tensor shapes in the types, checked as you type, exported to where models run"};
   app.set_version_flag("--version", std::string("shapescript ") + SHAPESCRIPT_VERSION);
   app.require_subcommand(1);
@@ -136,6 +139,7 @@ int main(int argc, char** argv) {
   CLI::App* explain = app.add_subcommand("explain", "explain an error code, such as E1701 (all codes when none is given)");
   explain->add_option("code", code, "the code");
 
+  app.add_subcommand("lsp", "run the language server on stdin/stdout (see `shapescript lsp --help`)");
   ss::ExportOptions export_options;
   CLI::App* export_command = app.add_subcommand("export", "export an `export fn` as a torch.export program (.pt2) or an AOTInductor package");
   export_command->add_option("file", export_options.file, "the ShapeScript file")->required();
@@ -143,6 +147,9 @@ int main(int argc, char** argv) {
   export_command->add_option("--fn", export_options.function, "the function to export (default: the file's only export fn)");
   export_command->add_flag("--aoti", export_options.aoti, "write an AOTInductor package, compiled ahead of time (needs a C++ compiler)");
   export_command->add_option("--python", export_options.python, "the Python with torch and einops (default: the active virtualenv's, then python3)");
+  export_command->add_option("--hf", export_options.hf, "write the model's forward as a Hugging Face folder DIR");
+  export_command->add_flag("--vllm", export_options.vllm, "with --hf: insist that vLLM can serve it")->needs("--hf");
+  export_command->add_option("--weights", export_options.weights, "with --hf: a checkpoint (a state dict keyed by parameter name)")->needs("--hf");
   export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
   export_command->add_option("--color", export_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 

@@ -1,0 +1,57 @@
+// The core's plain results (ss::Analysis) as LSP messages. Nothing here knows about transport,
+// scheduling or documents' versions.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "analysis.h"
+#include "document_text.h"
+
+namespace ss::lsp {
+
+using json = nlohmann::json;
+
+// What `shapescript.servingSeverity` asks for: the severity the core reports E33xx at, and whether
+// the server shows them as hints (which the core does not have).
+struct ServingSeverity {
+  std::optional<Severity> core = Severity::information;
+  bool hint = false;
+  static std::optional<ServingSeverity> parse(std::string_view setting);  // nullopt: not a setting
+};
+
+// Byte offsets of one document to LSP positions, and back.
+class Converter {
+ public:
+  Converter(std::string uri, const TextDocument& document) : uri_(std::move(uri)), document_(document) {}
+  const std::string& uri() const { return uri_; }
+  const TextDocument& document() const { return document_; }
+  json position(uint32_t offset) const;
+  json range(Span span) const;
+  json location(Span span) const;
+  uint32_t offset(const json& position) const;  // clamped; throws json errors on a malformed one
+
+ private:
+  std::string uri_;
+  const TextDocument& document_;
+};
+
+inline constexpr const char* kErrorIndex = "https://shapescript.dev/errors/";
+
+json diagnostic_to_lsp(const Diagnostic& diagnostic, const Converter& at, const ServingSeverity& serving);
+json diagnostics_to_lsp(const Analysis& analysis, const Converter& at, const ServingSeverity& serving);
+
+json hover(const Analysis& analysis, const Converter& at, uint32_t offset);
+json definition(const Analysis& analysis, const Converter& at, uint32_t offset);
+json document_symbols(const Analysis& analysis, const Converter& at);
+json completion(const Analysis& analysis, const Converter& at, uint32_t offset);
+json signature_help(const Analysis& analysis, const Converter& at, uint32_t offset);
+json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end, const json& only,
+                  const ServingSeverity& serving);
+json inlay_hints(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end);
+
+// Helpers over the core's data that would sit well in the core (see lsp/README.md).
+std::string signature_label(const Analysis& analysis, const Item& item);
+const Item* enclosing_item(const Analysis& analysis, uint32_t offset);
+
+}  // namespace ss::lsp

@@ -1,0 +1,99 @@
+// Unit tests of the server's pure parts: UTF-16 positions, incremental line indexes, framing.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "document_text.h"
+#include "transport.h"
+
+using namespace ss::lsp;
+
+TEST_CASE("UTF-16 columns count surrogate pairs as two units") {
+  std::string line = "a😀b×c";  // 😀 is 4 bytes, 2 units; × is 2 bytes, 1 unit
+  CHECK(utf16_length(line) == 6);
+  CHECK(utf16_to_byte(line, 0) == 0);
+  CHECK(utf16_to_byte(line, 1) == 1);
+  CHECK(utf16_to_byte(line, 2) == 1);  // inside the pair: before the emoji
+  CHECK(utf16_to_byte(line, 3) == 5);
+  CHECK(utf16_to_byte(line, 4) == 6);
+  CHECK(utf16_to_byte(line, 5) == 8);
+  CHECK(utf16_to_byte(line, 99) == line.size());
+  CHECK(byte_to_utf16(line, 5) == 3);
+  CHECK(byte_to_utf16(line, 3) == 1);  // inside the emoji's bytes: its start
+  CHECK(byte_to_utf16(line, 8) == 5);
+  std::string invalid = "a\xff\xfe" "b";
+  CHECK(utf16_length(invalid) == 4);  // each invalid byte counts once
+}
+
+TEST_CASE("positions clamp to the line and the file") {
+  TextDocument doc("ab\r\ncd\nlast");
+  CHECK(doc.offset_of({0, 99}) == 2);  // before the \r
+  CHECK(doc.offset_of({1, 1}) == 5);
+  CHECK(doc.offset_of({2, 99}) == doc.text().size());
+  CHECK(doc.offset_of({99, 0}) == doc.text().size());
+  CHECK(doc.position_of(5) == Position{1, 1});
+  CHECK(doc.position_of(999) == Position{2, 4});
+}
+
+TEST_CASE("edits keep the line index equal to a fresh one and report tree-sitter edits") {
+  TextDocument doc("dim D = 4\n# 😀\nfn f():\n    return 1\n");
+  TSInputEdit edit = doc.replace({{1, 4}, {2, 2}}, "X\nY");
+  CHECK(doc.text() == "dim D = 4\n# 😀X\nY f():\n    return 1\n");
+  CHECK(edit.start_byte == 16);
+  CHECK(edit.old_end_byte == 19);
+  CHECK(edit.new_end_byte == 19);
+  CHECK(edit.start_point.row == 1);
+  CHECK(edit.start_point.column == 6);
+  CHECK(edit.old_end_point.row == 2);
+  CHECK(edit.old_end_point.column == 2);
+  CHECK(edit.new_end_point.row == 2);
+  CHECK(edit.new_end_point.column == 1);
+
+  std::mt19937 random(7);
+  const char* pieces[] = {"", "a", "\n", "😀", "é\n\n", "xy\r\nz"};
+  for (int i = 0; i < 2000; ++i) {
+    uint32_t lines = doc.lines().line_count();
+    Position a{static_cast<uint32_t>(random() % (lines + 1)), static_cast<uint32_t>(random() % 12)};
+    Position b{static_cast<uint32_t>(random() % (lines + 1)), static_cast<uint32_t>(random() % 12)};
+    doc.replace({a, b}, pieces[random() % 6]);
+    LineIndex fresh;
+    fresh.reset(doc.text());
+    REQUIRE(fresh.line_count() == doc.lines().line_count());
+    for (uint32_t l = 0; l < fresh.line_count(); ++l) REQUIRE(fresh.line_start(l) == doc.lines().line_start(l));
+  }
+}
+
+namespace {
+struct Frames {
+  std::vector<std::string> messages, bad, warnings;
+  FrameReader reader{{[this](std::string_view m) { messages.emplace_back(m); },
+                      [this](std::string_view p) { bad.emplace_back(p); },
+                      [this](std::string_view p) { warnings.emplace_back(p); }}};
+};
+std::string frame(std::string_view body) { return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body); }
+}  // namespace
+
+TEST_CASE("frames split anywhere are put back together") {
+  Frames f;
+  std::string stream = frame("{\"a\":1}") + "content-length: 7\r\nContent-Type: x\r\n\r\n{\"b\":2}" + frame("{}");
+  for (char c : stream) f.reader.feed(std::string_view(&c, 1));
+  CHECK(f.messages == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{}"});
+  CHECK(f.bad.empty());
+}
+
+TEST_CASE("a wrong Content-Length costs only its own frame") {
+  Frames f;
+  // Too long: cut at the next header, even before more bytes arrive.
+  f.reader.feed("Content-Length: 500\r\n\r\n{\"a\":1}" + frame("{\"b\":2}"));
+  CHECK(f.messages == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"});
+  // Too short: the rest is junk before the next header.
+  f.messages.clear();
+  f.reader.feed("Content-Length: 3\r\n\r\n{\"c\":3}" + frame("{\"d\":4}"));
+  CHECK(f.messages == std::vector<std::string>{"{\"c", "{\"d\":4}"});
+  // Not a number, or none at all.
+  f.messages.clear();
+  f.reader.feed("Content-Length: many\r\n\r\n" + frame("{}") + "X-Other: 1\r\n\r\n" + frame("[]"));
+  CHECK(f.bad.size() == 2);
+  CHECK(f.messages == std::vector<std::string>{"{}", "[]"});
+}

@@ -12,5 +12,5 @@ echo "== C++ tests (ctest)"
 ctest --test-dir "$build" --output-on-failure
 
 echo "== Python tests (pytest)"
-SHAPESCRIPT_BIN="$build/shapescript" PYTHONPATH="$root/python" \
+SHAPESCRIPT_BIN="$build/shapescript" SHAPESCRIPT_BUILD="$build" PYTHONPATH="$root/python" \
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/tests/python" "$@"

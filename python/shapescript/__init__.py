@@ -42,9 +42,27 @@ class ShapeScriptError(Exception):
 
 
 def _extension():
-    from . import _core as core  # the C++ extension
+    """The C++ extension: installed in the package, or in a development build's build/python."""
+    try:
+        from . import _core
 
-    return core
+        return _core
+    except ImportError:
+        build = os.environ.get("SHAPESCRIPT_BUILD")
+        if not build:
+            raise
+    import glob
+    import importlib.util
+    import sys
+
+    found = glob.glob(os.path.join(build, "python", "_core*.so"))
+    if not found:
+        raise ImportError(f"no shapescript._core in {build}/python: build it with cmake --build {build}")
+    spec = importlib.util.spec_from_file_location(__name__ + "._core", found[0])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[spec.name] = module
+    return module
 
 
 def check(path: str | os.PathLike, text: str | None = None) -> list[Diagnostic]:

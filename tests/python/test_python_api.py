@@ -1,0 +1,42 @@
+"""shapescript.check and shapescript.export from Python, on the development build."""
+import pathlib
+
+import pytest
+import torch
+
+import shapescript
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_check_returns_diagnostics_as_objects():
+    diagnostics = shapescript.check(ROOT / "examples" / "export_bad.ss")
+    assert [(d.code, d.line, d.column) for d in diagnostics] == [("E1701", 6, 12)]
+    assert diagnostics[0].message == "`torch.load` is Python, which an exported function can't use"
+    assert "^^^^^^^^^^^^^^^^^^^^^^ runs Python" in str(diagnostics[0])
+    assert shapescript.check(ROOT / "examples" / "patches.ss") == []
+
+
+def test_check_text_without_a_file():
+    diagnostics = shapescript.check("inline.ss", "dim D = 10 / 3\n")
+    assert [d.code for d in diagnostics] == ["E0302"]
+
+
+def test_export_returns_the_exported_program(tmp_path):
+    ep = shapescript.export(ROOT / "examples" / "patches.ss", "patchify", tmp_path / "patchify.pt2")
+    assert isinstance(ep, torch.export.ExportedProgram)
+    assert ep.module()(torch.randn(3, 3, 48, 32)).shape == (3, 6, 768)
+    loaded = torch.export.load(str(tmp_path / "patchify.pt2")).module()
+    assert loaded(torch.randn(2, 3, 16, 64)).shape == (2, 4, 768)
+
+
+def test_export_refuses_a_file_with_errors(tmp_path):
+    with pytest.raises(shapescript.ShapeScriptError) as error:
+        shapescript.export(ROOT / "examples" / "export_bad.ss", "load_qkv", tmp_path / "x.pt2")
+    assert [d.code for d in error.value.diagnostics] == ["E1701"]
+    assert not (tmp_path / "x.pt2").exists()
+
+
+def test_export_names_a_missing_function(tmp_path):
+    with pytest.raises(shapescript.ShapeScriptError, match="no `export fn nope`.*patchify"):
+        shapescript.export(ROOT / "examples" / "patches.ss", "nope", tmp_path / "x.pt2")

@@ -164,6 +164,16 @@ std::string choose_python(const std::string& requested) {
   return "python3";
 }
 
+int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
+  std::vector<const Diagnostic*> serving;
+  for (const Diagnostic& d : analysis.diagnostics)
+    if (info(d.code).code.starts_with("E33")) serving.push_back(&d);
+  std::cerr << "error: writing Hugging Face folders (--hf) is not implemented yet";
+  if (!serving.empty()) std::cerr << "; vLLM couldn't serve this model anyway: " << serving.front()->message;
+  std::cerr << "\n";
+  return 1;
+}
+
 int run_export(const ExportOptions& options) {
   std::ifstream in(options.file, std::ios::binary);
   if (!in) {
@@ -172,13 +182,21 @@ int run_export(const ExportOptions& options) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  auto analysis = analyze(SourceFile(options.file, text.str()));
+  AnalyzeOptions analyze_options;
+  if (!options.hf.empty()) {
+    // --vllm makes the serving rules errors; --hf alone reports them as what vLLM would refuse.
+    analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;
+    if (!options.function.empty()) analyze_options.serving_function = options.function;
+  }
+  auto analysis = analyze(SourceFile(options.file, text.str()), analyze_options);
   RenderOptions render{options.color == "always" || (options.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
   if (analysis->has_errors()) {
-    for (const Diagnostic& d : analysis->diagnostics) std::cerr << render_diagnostic(analysis->file, d, render);
-    std::cerr << render_explain_footer(analysis->diagnostics, render);
+    // Only the errors: export ends here, and the book prints nothing after them.
+    for (const Diagnostic& d : analysis->diagnostics)
+      if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
     return 1;
   }
+  if (!options.hf.empty()) return run_hf_export(options, *analysis);
   const ExportSignature* signature = nullptr;
   for (const ExportSignature& e : analysis->exports)
     if (options.function.empty() ? analysis->exports.size() == 1 : e.function == options.function) signature = &e;

@@ -17,6 +17,9 @@ struct ExportOptions {
   std::string python;    // empty: the active virtualenv's, then python3
   bool verbose = false;
   std::string color = "auto";
+  std::string hf;        // --hf DIR: a Hugging Face folder of the model's forward
+  bool vllm = false;     // --vllm: insist that vLLM can serve it (the E33xx rules are errors)
+  std::string weights;   // --weights ckpt.pt: trained parameters for --hf
 };
 
 // The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.

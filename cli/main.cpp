@@ -70,7 +70,7 @@ nlohmann::json diagnostic_json(const ss::SourceFile& file, const ss::Diagnostic&
           {"fixes", fixes}};
 }
 
-int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color) {
+int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color, const std::string& serving) {
   ss::RenderOptions options{use_color(color, stdout)};
   std::vector<ss::Diagnostic> all;
   nlohmann::json json = nlohmann::json::array();
@@ -83,7 +83,11 @@ int run_check(const std::vector<std::string>& paths, const std::string& format, 
       unreadable = true;
       continue;
     }
-    auto analysis = ss::analyze(ss::SourceFile(path, std::move(*text)));
+    ss::AnalyzeOptions analyze_options;
+    if (serving == "error") analyze_options.serving_severity = ss::Severity::error;
+    if (serving == "warning") analyze_options.serving_severity = ss::Severity::warning;
+    if (serving == "information") analyze_options.serving_severity = ss::Severity::information;
+    auto analysis = ss::analyze(ss::SourceFile(path, std::move(*text)), analyze_options);
     for (const ss::Diagnostic& d : analysis->diagnostics) {
       if (format == "json") json.push_back(diagnostic_json(analysis->file, d));
       else std::cout << ss::render_diagnostic(analysis->file, d, options);
@@ -129,11 +133,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<std::string> check_paths;
-  std::string format = "human", color = "auto";
+  std::string format = "human", color = "auto", serving = "off";
   CLI::App* check = app.add_subcommand("check", "check files and print their diagnostics");
   check->add_option("files", check_paths, "ShapeScript files (.ss)")->required();
   check->add_option("--format", format, "human or json")->check(CLI::IsMember({"human", "json"}));
   check->add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  check->add_option("--serving", serving, "report what a serving engine can't run (E33xx) on a model's forward: error, warning, information or off")
+      ->check(CLI::IsMember({"error", "warning", "information", "off"}));
 
   std::string code;
   CLI::App* explain = app.add_subcommand("explain", "explain an error code, such as E1701 (all codes when none is given)");
@@ -159,7 +165,7 @@ int main(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? kExitClean : kExitUsage;
   }
-  if (*check) return run_check(check_paths, format, color);
+  if (*check) return run_check(check_paths, format, color, serving);
   if (*explain) return run_explain(code);
   if (*export_command) return ss::run_export(export_options);
   return kExitUsage;

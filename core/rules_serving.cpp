@@ -158,6 +158,55 @@ class ServingRules {
     return std::nullopt;
   }
 
+  static bool contains(const Expr& root, const Expr& target) {
+    if (&root == &target) return true;
+    for (const ExprPtr& o : root.operands)
+      if (o && contains(*o, target)) return true;
+    for (const Argument& a : root.arguments)
+      if (a.value && contains(*a.value, target)) return true;
+    return false;
+  }
+
+  // The einsum call in `e` whose first two operands are names: q and k of hand-written attention.
+  const Expr* find_einsum(const Expr& e, const std::string& first) const {
+    if (e.kind == Expr::Kind::call) {
+      const CallFacts* f = facts(e);
+      if (f && f->builtin && f->builtin->name == "einsum" && e.arguments.size() >= 3 && e.arguments[0].value &&
+          e.arguments[1].value && e.arguments[0].value->kind == Expr::Kind::name && e.arguments[1].value->kind == Expr::Kind::name &&
+          (first.empty() || e.arguments[0].value->text == first))
+        return &e;
+    }
+    for (const ExprPtr& o : e.operands)
+      if (const Expr* found = o ? find_einsum(*o, first) : nullptr) return found;
+    for (const Argument& a : e.arguments)
+      if (const Expr* found = a.value ? find_einsum(*a.value, first) : nullptr) return found;
+    return nullptr;
+  }
+
+  // Hand-written attention, `att = einsum(q, k: ..) |> .. |> softmax(..)` then `einsum(att, v: ..)`,
+  // rewritten as the attention a serving engine recognizes.
+  std::optional<Fix> attention_fix(const Block& block, const Expr& offending, const std::string& token) const {
+    for (size_t i = 0; i < block.statements.size(); ++i) {
+      const Statement& scores = block.statements[i];
+      if (scores.kind != Statement::Kind::assign || scores.targets.size() != 1 || !scores.value || !contains(*scores.value, offending)) continue;
+      const Expr* qk = find_einsum(*scores.value, "");
+      if (!qk) return std::nullopt;
+      for (size_t j = i + 1; j < block.statements.size(); ++j) {
+        const Statement& use = block.statements[j];
+        const Expr* av = use.value ? find_einsum(*use.value, scores.targets[0].first) : nullptr;
+        if (!av) continue;
+        const SourceFile& file = a_.file;
+        uint32_t begin = file.offset_of({file.line_column(scores.span.begin).line, 0});
+        uint32_t end = file.offset_of({file.line_column(scores.span.end).line + 1, 0});
+        std::string call = "scaled_dot_product_attention(" + qk->arguments[0].value->text + ", " + qk->arguments[1].value->text + ", " +
+                           av->arguments[1].value->text + ", attn_mask=causal[" + token + " " + token + "])";
+        return Fix{"rewrite as `scaled_dot_product_attention(…, attn_mask=causal[" + token + " " + token + "])`",
+                   {{{begin, end}, ""}, {av->span, call}}};
+      }
+    }
+    return std::nullopt;
+  }
+
   // Follows the token axis into `fn` and everything it calls.
   void follow(const Item& fn, const std::set<std::string>& tokens) {
     if (!visited_.insert({&fn, tokens}).second || !fn.body) return;
@@ -189,6 +238,7 @@ class ServingRules {
           report(DiagnosticCode::E3304, f->callee_span,
                  "a serving engine can't run this: this works along `" + *v + "`, which mixes its positions",
                  "works across `" + *v + "`");
+          if (auto fix = attention_fix(*fn.body, e, *v)) a_.diagnostics.back().fixes.push_back(std::move(*fix));
           reported = true;
           return;
         }

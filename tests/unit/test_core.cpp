@@ -1,6 +1,10 @@
 // Unit tests of the core beyond sizes: rendering, the code registry, the checker's plain results.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
 #include "analysis.h"
 #include "explain.h"
 #include "render.h"
@@ -66,4 +70,50 @@ TEST_CASE("half-written files never crash the checker") {
     auto analysis = analyze(SourceFile("prefix.ss", text.substr(0, i)));
     CHECK(analysis != nullptr);
   }
+}
+
+namespace {
+
+std::string read_example(const std::string& name) {
+  std::ifstream in(std::string(SHAPESCRIPT_SOURCE_DIR) + "/examples/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string apply(std::string text, std::vector<TextEdit> edits) {
+  std::sort(edits.begin(), edits.end(), [](const TextEdit& a, const TextEdit& b) { return a.span.begin > b.span.begin; });
+  for (const TextEdit& e : edits) text.replace(e.span.begin, e.span.end - e.span.begin, e.replacement);
+  return text;
+}
+
+std::vector<std::string> codes(const Analysis& analysis) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : analysis.diagnostics) out.emplace_back(info(d.code).code);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the E3304 fix rewrites hand-written attention, and the error goes away") {
+  AnalyzeOptions options;
+  options.serving_severity = Severity::error;
+  auto tiny = analyze(SourceFile("tiny.ss", read_example("tiny.ss")), options);
+  REQUIRE(codes(*tiny) == std::vector<std::string>{"E3304"});
+  REQUIRE(tiny->diagnostics[0].fixes.size() == 1);
+  std::string fixed = apply(tiny->file.text(), tiny->diagnostics[0].fixes[0].edits);
+  auto after = analyze(SourceFile("tiny.ss", fixed), options);
+  CHECK(codes(*after).empty());
+  CHECK(fixed.find("return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])") != std::string::npos);
+  CHECK(fixed.find("softmax") == std::string::npos);
+}
+
+TEST_CASE("the E1701 fix takes the Python value as a parameter, and the error goes away") {
+  auto bad = analyze(SourceFile("export_bad.ss", read_example("export_bad.ss")));
+  REQUIRE(codes(*bad) == std::vector<std::string>{"E1701"});
+  REQUIRE(!bad->diagnostics[0].fixes.empty());
+  std::string fixed = apply(bad->file.text(), bad->diagnostics[0].fixes[0].edits);
+  CHECK(fixed.find("export fn load_qkv(w_qkv: [D 3*D]) -> [D 3*D]:") != std::string::npos);
+  auto after = analyze(SourceFile("export_bad.ss", fixed));
+  CHECK(codes(*after).empty());
 }

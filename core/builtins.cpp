@@ -105,8 +105,19 @@ ValueType rule_linear(CallContext& call) {
     return ValueType::unknown();
   }
   const Axis& in = x->axes.back();
-  if (!call.expect_same_size(in, w->axes[1], call.positional_span(1), "the weight's `in` axis (its second)"))
+  if (in.size != w->axes[1].size) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0301;
+    d.message = "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
+                ", so the weight must be `[out " + in.label + "]`";
+    d.primary = {call.positional_span(1), "its `in` axis (the second) is " + describe_axis(w->axes[1])};
+    d.secondary.push_back({call.positional_span(0), "the last axis is " + describe_axis(in)});
+    d.notes.push_back("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
+    if (in.size == w->axes[0].size)
+      d.helps.push_back("this weight looks transposed: declare it as `[" + w->axes[1].label + " " + w->axes[0].label + "]`");
+    call.report(std::move(d));
     return ValueType::unknown();
+  }
   works_across(call, in);
   if (call.positional_count() > 2) {
     if (auto bias = call.tensor(2); bias && (bias->rank() != 1 || !call.expect_same_size(w->axes[0], bias->axes[0], call.positional_span(2), "the bias"))) {
@@ -140,7 +151,7 @@ ValueType rule_embedding(CallContext& call) {
     Diagnostic d;
     d.code = DiagnosticCode::E0401;
     d.message = "`embedding` looks up integer ids, but these are `" + ids->element.to_string() + "`";
-    d.primary = {call.positional_span(0), "this is " + ids->to_string()};
+    d.primary = {call.positional_span(0), "these are `" + ids->element.to_string() + "`"};
     d.helps.push_back("give the ids the type `Index[" + table->axes[0].label + "]`");
     call.report(std::move(d));
     return ValueType::unknown();
@@ -356,8 +367,16 @@ ValueType rule_concat(CallContext& call) {
       return ValueType::unknown();
     }
     for (size_t a = 0; a < out.rank(); ++a)
-      if (a != *axis && !call.expect_same_size(out.axes[a], parts[i].axes[a], call.positional_span(i), "an axis `concat` does not join"))
+      if (a != *axis && out.axes[a].size != parts[i].axes[a].size) {
+        Diagnostic d;
+        d.code = DiagnosticCode::E0301;
+        d.message = "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + " only, so the other axes must agree, but axis " +
+                    std::to_string(a + 1) + " is " + describe_axis(parts[i].axes[a]) + " here and " + describe_axis(out.axes[a]) + " in the first";
+        d.primary = {call.positional_span(i), "axis " + std::to_string(a + 1) + " is " + describe_axis(parts[i].axes[a])};
+        d.secondary.push_back({call.positional_span(0), "axis " + std::to_string(a + 1) + " is " + describe_axis(out.axes[a])});
+        call.report(std::move(d));
         return ValueType::unknown();
+      }
     Axis& joined = out.axes[*axis];
     joined.size = joined.size + parts[i].axes[*axis].size;
     joined.label = size_label(joined.size);

@@ -106,8 +106,8 @@ std::string Checker::text(Span span) const { return squash_spaces(a_.file.slice(
 void Checker::run() {
   report_syntax_errors();
   declare_globals();
-  for (const Item& item : a_.program.items)
-    if (item.kind == Item::Kind::dim) evaluate_dim(item);
+  for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
+    if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
   for (const Item& item : a_.program.items) {
     if (item.kind == Item::Kind::model) check_model(item);
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
@@ -120,6 +120,13 @@ void Checker::run() {
   check_export_rules();
   collect_symbols();
   if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
+  // A Python call in an exported function is E1701; that it also lacks `as` (E0403) is beside the point.
+  std::set<std::pair<uint32_t, uint32_t>> python_in_export;
+  for (const Diagnostic& d : a_.diagnostics)
+    if (d.code == DiagnosticCode::E1701) python_in_export.insert({d.primary.span.begin, d.primary.span.end});
+  std::erase_if(a_.diagnostics, [&](const Diagnostic& d) {
+    return d.code == DiagnosticCode::E0403 && python_in_export.count({d.primary.span.begin, d.primary.span.end});
+  });
   std::stable_sort(a_.diagnostics.begin(), a_.diagnostics.end(),
                    [](const Diagnostic& x, const Diagnostic& y) { return x.primary.span.begin < y.primary.span.begin; });
 }
@@ -418,6 +425,10 @@ std::optional<Axis> Checker::resolve_size_unchecked(const SizeNode& node, Scope&
             if (!right->bound_at.empty() && right->size.is_constant() && !(right->bound_at == left->bound_at))
               d.secondary.push_back({right->bound_at, "`" + right->label + "` is " + right->size.to_user_string()});
             d.notes.push_back("sizes are whole numbers, so `/` must divide exactly");
+            auto divisor = right->size.constant_value();
+            std::vector<std::string> names = left->size.variables();
+            if (divisor && *divisor > 1 && names.size() == 1 && left->size == SizeExpr::variable(names[0]))
+              d.helps.push_back("name the quotient instead: write `" + names[0] + "` as `" + std::to_string(*divisor) + "h` where it is bound, and use `h` here");
             report(std::move(d));
             return std::nullopt;
           }
@@ -533,6 +544,23 @@ FunctionSignature Checker::signature_of(const Item& item) {
   for (auto& [name, binding] : scope.axes)
     if (name.starts_with("?")) signature.generics.insert(name);
   signature.result_only.insert(scope.generics.begin() + static_cast<std::ptrdiff_t>(parameter_generics), scope.generics.end());
+  // A result's sizes must follow from the arguments' (or be `?k`, known when the program runs).
+  for (auto it = scope.generics.begin() + static_cast<std::ptrdiff_t>(parameter_generics); it != scope.generics.end(); ++it) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0308;
+    d.message = "`" + *it + "` in the result type of `" + item.name + "` is not an axis of any parameter";
+    d.primary = {scope.axes[*it].at, "bound by no parameter"};
+    d.notes.push_back("a caller works out the result's sizes from its arguments' sizes, so each one must come from a parameter");
+    std::vector<std::string> names;
+    for (const std::string& g : scope.generics)
+      if (!signature.result_only.count(g) || g == *it) names.push_back(g);
+    for (auto& [name, value] : a_.semantics.dims) names.push_back(name);
+    if (auto suggestion = suggest_name(*it, names))
+      d.helps.push_back("did you mean `" + *suggestion + "`?");
+    else
+      d.helps.push_back("use a parameter's axis, or write `?" + *it + "` for a size known only when the program runs");
+    report(std::move(d));
+  }
   signature.scope_axes = scope.axes;
   signature.generic_order = scope.generics;
   return signature;
@@ -708,10 +736,18 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
         if (!type.is_unknown() && !(type.is_tensor() && type.tensor.rank() == 0 && type.tensor.element.is_integer()))
           error(DiagnosticCode::E0703, bound->span, "a `for` range's ends must be integers, but this is " + type.to_string(), "not an integer");
       }
+      // `for l in 0..N` counts below N, so `l` is an `Index[N]`: `m.norm[l]` is known to be in range.
       ValueType index = ValueType::scalar(ElementKind::int_);
+      if (statement.end)
+        if (auto end = a_.semantics.types.find(statement.end.get()); end != a_.semantics.types.end() && end->second.known_size) {
+          index = ValueType::scalar(ElementKind::index);
+          index.tensor.element.bound = *end->second.known_size;
+          index.tensor.element.bound_label = text(statement.end->span);
+        }
       bind_local(statement.variable, statement.variable_span, index, scope);
-      bool returned = statement.body ? check_block(*statement.body, scope) : false;
-      (void)returned;
+      scope.blocks.emplace_back("the loop", scope.locals);
+      if (statement.body) check_block(*statement.body, scope);
+      scope.blocks.pop_back();
       return false;
     }
     case Statement::Kind::if_: {
@@ -723,10 +759,16 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
             error(DiagnosticCode::E0401, condition->span, "an `if` condition must be a `Bool` scalar, but this is " + type.to_string(),
                   "not a Bool");
         }
+        scope.blocks.emplace_back("the `if`", scope.locals);
         bool returned = body ? check_block(*body, scope) : false;
+        scope.blocks.pop_back();
         all_return = all_return && returned;
       }
-      if (statement.body) all_return = check_block(*statement.body, scope) && all_return;
+      if (statement.body) {
+        scope.blocks.emplace_back("the `if`", scope.locals);
+        all_return = check_block(*statement.body, scope) && all_return;
+        scope.blocks.pop_back();
+      }
       return all_return;
     }
     case Statement::Kind::error: return false;
@@ -736,6 +778,38 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
 
 void Checker::bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope) {
   if (name.empty()) return;
+  // Inside a `for` or `if`, a name from before the block keeps its type: the loop compiles to
+  // `torch.while_loop` and the branches to `torch.cond`, whose carried values have one shape.
+  if (!scope.blocks.empty())
+    if (auto before = scope.blocks.back().second.find(name); before != scope.blocks.back().second.end()) {
+      const ValueType& old = before->second.type;
+      std::optional<DiagnosticCode> code;
+      std::string why;
+      if (old.is_unknown() || type.is_unknown()) {
+      } else if (old.is_tensor() != type.is_tensor() || (old.is_tensor() && old.tensor.rank() != type.tensor.rank())) {
+        code = DiagnosticCode::E0306;
+      } else if (old.is_tensor()) {
+        for (size_t i = 0; i < old.tensor.rank() && !code; ++i)
+          if (old.tensor.axes[i].size != type.tensor.axes[i].size) {
+            code = DiagnosticCode::E0301;
+            why = ": " + ordinal_axis(i) + " is " + describe_axis(type.tensor.axes[i]) + ", not " + describe_axis(old.tensor.axes[i]);
+          }
+        if (!code && !assignable(type.tensor.element, old.tensor.element)) code = DiagnosticCode::E0401;
+      }
+      if (code) {
+        const std::string& block = scope.blocks.back().first;
+        Diagnostic d;
+        d.code = *code;
+        d.message = "`" + name + "` is " + old.to_string() + " before " + block + ", which can't change it, but this is " + type.to_string();
+        d.primary = {span, why.empty() ? "this is " + type.to_string() : why.substr(2)};
+        d.secondary.push_back({before->second.at, "`" + name + "` is " + old.to_string() + " here"});
+        d.notes.push_back("a name rebound inside `for` or `if` keeps its type, so that the block compiles to `torch.while_loop` or `torch.cond`");
+        d.helps.push_back("use a new name for the new value");
+        report(std::move(d));
+        scope.locals[name] = {old, span};
+        return;
+      }
+    }
   scope.locals[name] = {type, span};
   if (!type.is_unknown()) {
     hover(span, "```shapescript\n" + name + ": " + type.to_string() + "\n```");
@@ -752,9 +826,7 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
     d.code = DiagnosticCode::E0702;
     d.message = "`" + fn->name + "` returns " + value.to_string() + ", but declares no result type";
     d.primary = {expr.span, "this is " + value.to_string()};
-    uint32_t at = fn->span.begin;
-    if (auto close = a_.file.text().find(')', fn->name_span.end); close != std::string::npos) at = static_cast<uint32_t>(close + 1);
-    d.secondary.push_back({{at, at}, "no `->` here"});
+    d.secondary.push_back({fn->name_span, "declared without `->`"});
     d.helps.push_back("declare what it returns: `-> " + value.to_string() + "`");
     report(std::move(d));
     return;
@@ -802,6 +874,9 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
     d.secondary.push_back({written.span, "the result type says " + describe_axis(want.axes[i])});
     if (!want.axes[i].bound_at.empty() && !(want.axes[i].bound_at == written.span) && want.axes[i].size.is_constant())
       d.secondary.push_back({want.axes[i].bound_at, "`" + want.axes[i].label + "` is " + want.axes[i].size.to_user_string() + " here"});
+    const Axis& made = got.axes[i];
+    if (!made.bound_at.empty() && made.label != made.size.to_user_string() && !(made.bound_at == written.span))
+      d.secondary.push_back({made.bound_at, "`" + made.label + "` is " + made.size.to_user_string() + " here"});
     report(std::move(d));
     return;
   }

@@ -488,8 +488,9 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
       result.kind = ValueType::Kind::python;
       result.name = facts.python;
     } else if (!function.is_unknown()) {
-      error(DiagnosticCode::E0205, callee.span, "`" + text(callee.span) + "` is " + function.to_string() + ", which can't be called",
-            "not a function");
+      std::string what = function.to_string();
+      if (function.known_size && function.is_tensor() && function.tensor.rank() == 0) what = "a size, " + function.known_size->to_user_string();
+      error(DiagnosticCode::E0205, callee.span, "`" + text(callee.span) + "` is " + what + ", which can't be called", "not a function");
     }
   }
   a_.semantics.calls[&expr] = std::move(facts);

@@ -2,6 +2,8 @@
 
 namespace ss {
 
+std::string python_atom(const std::string& text);  // codegen.cpp: `text`, parenthesized unless atomic
+
 namespace {
 
 std::string arg(const LowerContext& c, size_t i) { return i < c.args.size() ? c.args[i] : "None"; }
@@ -26,12 +28,25 @@ std::string elementwise(const LowerContext& c, const char* math_name, const char
 // Normalizations that torch applies to the last axis: move the axis there and back.
 std::string moved(const LowerContext& c, const std::string& x) {
   std::string dim = fact(c, "dim", "-1");
-  return dim == "-1" ? x : x + ".movedim(" + dim + ", -1)";
+  return dim == "-1" ? x : python_atom(x) + ".movedim(" + dim + ", -1)";
 }
 
 std::string moved_back(const LowerContext& c, const std::string& y) {
   std::string dim = fact(c, "dim", "-1");
-  return dim == "-1" ? y : "(" + y + ").movedim(-1, " + dim + ")";
+  return dim == "-1" ? y : python_atom(y) + ".movedim(-1, " + dim + ")";
+}
+
+// normalized_shape: the `over=` axis's size as the code generator computed it (`(D,)`), else
+// read from the tensor.
+std::string normalized_shape(const LowerContext& c, const std::string& x) {
+  auto size = c.keywords.find("#over_size");
+  return size != c.keywords.end() ? "(" + size->second + ",)" : python_atom(x) + ".shape[-1:]";
+}
+
+// `, name=value` for a keyword the call gave, nothing for one it left out.
+std::string optional_keyword(const LowerContext& c, const std::string& name) {
+  auto it = c.keywords.find(name);
+  return it == c.keywords.end() ? "" : ", " + name + "=" + it->second;
 }
 
 }  // namespace
@@ -51,10 +66,11 @@ std::string lower_einsum(const LowerContext& c) {
   return "einops.einsum(" + operands + "\"" + c.pattern + "\")";
 }
 
-std::string lower_scale(const LowerContext& c) { return arg(c, 0) + " * " + arg(c, 1); }
+// Parenthesized, so that it stays one operand wherever it is used.
+std::string lower_scale(const LowerContext& c) { return "(" + python_atom(arg(c, 0)) + " * " + python_atom(arg(c, 1)) + ")"; }
 
 std::string lower_masked_fill(const LowerContext& c) {
-  return arg(c, 0) + ".masked_fill(" + arg(c, 1) + ", " + arg(c, 2) + ")";
+  return python_atom(arg(c, 0)) + ".masked_fill(" + arg(c, 1) + ", " + arg(c, 2) + ")";
 }
 
 std::string lower_causal(const LowerContext& c) { return "_causal(" + arg(c, 0) + ", " + arg(c, 1) + ")"; }
@@ -72,15 +88,15 @@ std::string lower_embedding(const LowerContext& c) { return "F.embedding(" + arg
 
 std::string lower_rms_norm(const LowerContext& c) {
   std::string x = moved(c, arg(c, 0));
-  std::string call = "F.rms_norm(" + x + ", (" + x + ".shape[-1],), weight=" + keyword(c, "weight", "None") +
+  std::string call = "F.rms_norm(" + x + ", " + normalized_shape(c, x) + optional_keyword(c, "weight") +
                      ", eps=" + keyword(c, "eps", "1e-5") + ")";
   return moved_back(c, call);
 }
 
 std::string lower_layer_norm(const LowerContext& c) {
   std::string x = moved(c, arg(c, 0));
-  std::string call = "F.layer_norm(" + x + ", (" + x + ".shape[-1],), weight=" + keyword(c, "weight", "None") +
-                     ", bias=" + keyword(c, "bias", "None") + ", eps=" + keyword(c, "eps", "1e-5") + ")";
+  std::string call = "F.layer_norm(" + x + ", " + normalized_shape(c, x) + optional_keyword(c, "weight") +
+                     optional_keyword(c, "bias") + ", eps=" + keyword(c, "eps", "1e-5") + ")";
   return moved_back(c, call);
 }
 
@@ -123,7 +139,7 @@ std::string lower_map(const LowerContext& c) { return "torch.vmap(" + arg(c, 1) 
 
 std::string lower_cross_entropy(const LowerContext& c) {
   std::string dim = fact(c, "dim", "-1");
-  return "F.cross_entropy(" + arg(c, 0) + ".movedim(" + dim + ", 1), " + arg(c, 1) + ")";
+  return "F.cross_entropy(" + python_atom(arg(c, 0)) + ".movedim(" + dim + ", 1), " + arg(c, 1) + ")";
 }
 
 std::string lower_normal(const LowerContext& c) {

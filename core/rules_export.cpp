@@ -58,7 +58,29 @@ void Checker::check_export_rules() {
       } else if (!type.is_tensor() && !type.is_unknown()) {
         error(DiagnosticCode::E1705, root.parameters[i].type.span, "an exported function takes tensors, but `" + root.parameters[i].name + "` is " + type.to_string(),
               "not a tensor");
+      } else if (type.is_tensor()) {
+        // Each input axis becomes a torch.export Dim, a derived dim (scale * dim + offset) or a fixed size.
+        for (size_t a = 0; a < type.tensor.rank() && a < root.parameters[i].type.axes.size(); ++a) {
+          const Axis& axis = type.tensor.axes[a];
+          if (export_axis(axis).kind != ExportAxis::Kind::product) continue;
+          Diagnostic d;
+          d.code = DiagnosticCode::E1705;
+          d.message = "`" + root.parameters[i].name + "`'s axis `" + axis.label + "` can't be an input size of an exported function";
+          d.primary = {root.parameters[i].type.axes[a].span, "not fixed, nor linear in one axis"};
+          d.notes.push_back("`torch.export` describes an input's size as a `Dim` or a derived dim such as `16*gh` or `n+1`; a product of sizes is neither");
+          d.helps.push_back("take the axes apart, as in `[b gh gw D]`, and group them inside the function with `rearrange`");
+          report(std::move(d));
+          break;
+        }
       }
+    }
+    if (!root.result) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E1705;
+      d.message = "the exported function `" + root.name + "` must declare its result type";
+      d.primary = {root.name_span, "no `-> [..]`"};
+      d.notes.push_back("`torch.export` records a program that returns a tensor, and the result type says which");
+      report(std::move(d));
     }
     // Breadth first through everything `root` calls, remembering how each function was reached.
     std::map<const Item*, const Item*> reached_from{{&root, nullptr}};
@@ -108,10 +130,11 @@ void Checker::check_export_rules() {
             for (const Argument& argument : use.expr->arguments)
               if (argument.value) {
                 auto type = a_.semantics.types.find(argument.value.get());
-                tensor_argument = tensor_argument || (type != a_.semantics.types.end() && type->second.is_tensor());
+                tensor_argument = tensor_argument || (type != a_.semantics.types.end() && type->second.is_tensor() && type->second.tensor.rank() > 0);
               }
           if (tensor_argument && use.what.starts_with("torch.") && use.expr && !use.expr->operands.empty()) {
             std::string short_name = use.what.substr(use.what.rfind('.') + 1);
+            d.helps.push_back("here that is `extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"`, called as `" + short_name + "`");
             uint32_t line_start = a_.file.offset_of({a_.file.line_column(fn->span.begin).line, 0});
             d.fixes.push_back({"declare `" + short_name + "` as an `extern fn` of `" + use.what + "`",
                                {{{line_start, line_start}, "extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"\n\n"},

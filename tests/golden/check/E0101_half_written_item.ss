@@ -1,0 +1,5 @@
+dim D = 64
+dim
+
+fn f(x: [b D]) -> [b D]:
+    return x |> sofmax(over=D)

@@ -1,0 +1,7 @@
+dim D = 64
+
+fn double(x: [b D]) -> [b D]:
+    return x + * x
+
+fn triple(x: [b D]) -> [b D]:
+    return x + x + y

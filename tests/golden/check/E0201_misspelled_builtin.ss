@@ -1,0 +1,8 @@
+dim D = 64
+dim H = 4
+dim Dh = D / H
+
+fn scores(q: [b H n Dh], k: [b H m Dh]) -> [b H n m]:
+    return einsum(q, k: b H n Dh, b H m Dh -> b H n m)
+        |> scale(1 / sqrt(Dh))
+        |> sofmax(over=m)

@@ -1,0 +1,4 @@
+dim D = 64
+
+fn softmax(x: [b D]) -> [b D]:
+    return exp(x)

@@ -1,0 +1,4 @@
+dim D = 64
+
+fn combine(x: [b n D], y: [b m D]) -> [b n D]:
+    return x + y

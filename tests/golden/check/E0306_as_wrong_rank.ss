@@ -1,0 +1,4 @@
+dim D = 64
+
+fn flat(x: [b n D]) -> [b D]:
+    return x as [b D]

@@ -1,0 +1,4 @@
+dim D = 64
+
+fn pad(x: [b n D]) -> [b k D]:
+    return x

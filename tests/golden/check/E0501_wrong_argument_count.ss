@@ -1,0 +1,8 @@
+dim D = 64
+
+fn project(x: [b D], w: [D D]) -> [b D]:
+    return linear(x, w)
+
+fn caller(x: [b D], w: [D D]) -> [b D]:
+    y = project(x)
+    return x |> softmax(w, over=D)

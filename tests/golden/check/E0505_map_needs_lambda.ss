@@ -1,0 +1,4 @@
+dim D = 64
+
+fn positions(x: [b n D]) -> [n] Index[n]:
+    return n |> map(relu)

@@ -1,0 +1,4 @@
+dim D = 64
+
+fn project(x: [b D], w: [D D]):
+    return linear(x, w)

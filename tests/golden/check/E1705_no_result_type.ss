@@ -1,0 +1,4 @@
+dim D = 64
+
+export fn act(x: [b D]):
+    y = relu(x)

@@ -1,0 +1,4 @@
+dim D = 8
+
+fn double(x: [n D]) -> [n D]:
+    return x + x

@@ -14,3 +14,6 @@ ctest --test-dir "$build" --output-on-failure
 echo "== Python tests (pytest)"
 SHAPESCRIPT_BIN="$build/shapescript" SHAPESCRIPT_BUILD="$build" PYTHONPATH="$root/python" \
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/tests/python" "$@"
+
+echo "== End-to-end language server tests (Neovim, pytest-lsp)"
+SHAPESCRIPT_BUILD="$build" SHAPESCRIPT_VENV="$venv" "$root/tests/e2e/run.sh"

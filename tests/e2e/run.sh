@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# End-to-end tests of the language server with real, published LSP clients:
+#   - Neovim's built-in client (nvim_lsp_test.lua, headless), against `shapescript-lsp` and `shapescript lsp`;
+#   - pytest-lsp (test_pytest_lsp.py), in the project venv.
+# Environment: SHAPESCRIPT_BUILD (default <repo>/build), SHAPESCRIPT_VENV (default
+# ~/.cache/shapescript/venv). Runs everything, then exits non-zero if anything failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+build=${SHAPESCRIPT_BUILD:-$root/build}
+venv=${SHAPESCRIPT_VENV:-$HOME/.cache/shapescript/venv}
+export SHAPESCRIPT_BUILD="$build"
+failed=()
+
+run_nvim() {  # $1: the server command
+  echo "-- nvim: $1"
+  if ! command -v nvim >/dev/null; then
+    echo "FAIL nvim: nvim is not installed (scripts/setup.sh installs it)"
+    return 1
+  fi
+  SHAPESCRIPT_LSP="$1" timeout 120 nvim --headless --clean -i NONE -u "$root/tests/e2e/nvim_lsp_test.lua" </dev/null
+}
+
+run_nvim "$build/lsp/shapescript-lsp" || failed+=("nvim (shapescript-lsp)")
+run_nvim "$build/shapescript lsp" || failed+=("nvim (shapescript lsp)")
+
+echo "-- pytest-lsp: $build/lsp/shapescript-lsp"
+SHAPESCRIPT_LSP="$build/lsp/shapescript-lsp" timeout 300 "$venv/bin/python" -m pytest -v -p no:cacheprovider \
+  -o asyncio_default_fixture_loop_scope=function -W error::pytest_lsp.LspSpecificationWarning \
+  "$root/tests/e2e" "$@" || failed+=("pytest-lsp")
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "e2e: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "e2e: all passed"

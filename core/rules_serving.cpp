@@ -119,24 +119,29 @@ class ServingRules {
     return it == a_.semantics.calls.end() ? nullptr : &it->second;
   }
 
+  // The ids are embedded exactly once, with a table of the model; other embeddings (of positions,
+  // say) are the model's own business.
   void check_embedding(const Item& forward) {
-    std::vector<const Expr*> embeddings;
+    std::vector<const Expr*> of_ids;
     if (forward.body)
       each_expr(*forward.body, [&](const Expr& e) {
         const CallFacts* f = e.kind == Expr::Kind::call ? facts(e) : nullptr;
-        if (f && f->builtin && f->builtin->name == "embedding") embeddings.push_back(&e);
+        if (f && f->builtin && f->builtin->name == "embedding" && !e.arguments.empty() && e.arguments[0].value &&
+            e.arguments[0].value->kind == Expr::Kind::name && e.arguments[0].value->text == ids_parameter_)
+          of_ids.push_back(&e);
       });
-    auto embeds_ids = [&](const Expr* e) {
-      return e->arguments.size() == 2 && e->arguments[0].value && e->arguments[0].value->kind == Expr::Kind::name &&
-             e->arguments[0].value->text == ids_parameter_ && is_model_field(e->arguments[1].value.get());
-    };
-    if (embeddings.empty() || !embeds_ids(embeddings[0])) {
-      Span span = embeddings.empty() ? forward.name_span : embeddings[0]->span;
-      report(DiagnosticCode::E3302, span, "a serving engine can't run this: `" + forward.name + "` must embed `" + ids_parameter_ + "` with `embedding(" + ids_parameter_ + ", " + model_parameter_ + ".W)`",
-             embeddings.empty() ? "no `embedding` of the ids" : "the engine embeds the ids itself, with a table of the model", false);
-    } else if (embeddings.size() > 1) {
-      report(DiagnosticCode::E3302, embeddings[1]->span, "a serving engine can't run this: `" + forward.name + "` embeds more than once",
-             "a second `embedding`", false);
+    std::string expected = "embedding(" + ids_parameter_ + ", " + model_parameter_ + ".W)";
+    if (of_ids.empty()) {
+      report(DiagnosticCode::E3302, forward.name_span,
+             "a serving engine can't run this: `" + forward.name + "` must embed `" + ids_parameter_ + "` with `" + expected + "`",
+             "no `embedding` of `" + ids_parameter_ + "` here", false);
+    } else if (of_ids[0]->arguments.size() < 2 || !is_model_field(of_ids[0]->arguments[1].value.get())) {
+      report(DiagnosticCode::E3302, of_ids[0]->span,
+             "a serving engine can't run this: `" + forward.name + "` must embed `" + ids_parameter_ + "` with a table of the model, `" + expected + "`",
+             "the engine embeds the ids itself, with the model's table", false);
+    } else if (of_ids.size() > 1) {
+      report(DiagnosticCode::E3302, of_ids[1]->span, "a serving engine can't run this: `" + forward.name + "` embeds `" + ids_parameter_ + "` more than once",
+             "a second `embedding` of the ids", false);
     }
   }
 

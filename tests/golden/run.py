@@ -3,7 +3,8 @@
 
 Each test is a `.ss` file under tests/golden/check/ with its expected output beside it as
 `NAME.out`: exactly what `shapescript check NAME.ss` prints to stdout, run from that folder with
-the relative file name, followed by a final line `exit: N`.
+the relative file name, followed by a final line `exit: N`. A first line `# check: ARGS` adds ARGS to the command line
+(e.g. `# check: --serving error` for the serving rules).
 
     run.py --shapescript PATH            run every test; a unified diff for each mismatch
     run.py --filter SUBSTR               run the tests whose name contains SUBSTR
@@ -28,9 +29,15 @@ def default_binary():
     return None
 
 
+def extra_arguments(name):
+    with open(os.path.join(CHECK_DIR, name), encoding="utf-8", errors="replace") as f:
+        first = f.readline()
+    return first[len("# check:"):].split() if first.startswith("# check:") else []
+
+
 def run_one(binary, name):
     try:
-        proc = subprocess.run([binary, "check", name], cwd=CHECK_DIR,
+        proc = subprocess.run([binary, "check", *extra_arguments(name), name], cwd=CHECK_DIR,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     except subprocess.TimeoutExpired:
         return "(timed out after 60 s)\nexit: timeout\n"

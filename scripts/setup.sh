@@ -30,6 +30,12 @@ if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp" 2>/
   "$venv/bin/python" -m pip install -q "${python_packages[@]}"
 fi
 
+# The tree-sitter CLI runs the grammar's corpus tests; building never needs it (parser.c is committed).
+if [ ! -x "$HOME/.cargo/bin/tree-sitter" ] && command -v cargo >/dev/null; then
+  echo "setup: building tree-sitter-cli 0.22.6 with cargo (once, a few minutes)" >&2
+  cargo install -q tree-sitter-cli --version 0.22.6 --locked
+fi
+
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPython3_EXECUTABLE="$venv/bin/python" >/dev/null
 cmake --build "$build"

@@ -8,6 +8,9 @@ cd "$root"
 venv=${SHAPESCRIPT_VENV:-$HOME/.cache/shapescript/venv}
 build=${SHAPESCRIPT_BUILD:-$root/build}
 
+echo "== Grammar corpus (tree-sitter test)"
+(cd "$root/grammar" && "$HOME/.cargo/bin/tree-sitter" test)
+
 echo "== C++ tests (ctest)"
 ctest --test-dir "$build" --output-on-failure
 

@@ -548,6 +548,16 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     positional.push_back(&argument);
     positional_types.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
   }
+  // A missing pattern explains a surplus argument (a pattern written as a string) better than a count.
+  if (builtin.takes_pattern && !pattern) {
+    const Argument* string_pattern = nullptr;
+    for (const Argument* a : positional)
+      if (a->value && a->value->kind == Expr::Kind::string) string_pattern = a;
+    error(DiagnosticCode::E0504, string_pattern ? string_pattern->span : expr.span,
+          "`" + name + "` needs an axis pattern, as in `" + std::string(builtin.signature) + "`",
+          string_pattern ? "a pattern is written without quotes" : "no pattern");
+    return ValueType::unknown();
+  }
   int count = static_cast<int>(positional.size());
   if (count < builtin.min_positional || count > builtin.max_positional) {
     std::string expected = builtin.min_positional == builtin.max_positional
@@ -571,11 +581,6 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
       report(std::move(d));
       ok = false;
     }
-  if (builtin.takes_pattern && !pattern) {
-    error(DiagnosticCode::E0504, expr.span, "`" + name + "` needs an axis pattern, as in `" + std::string(builtin.signature) + "`",
-          "no pattern");
-    return ValueType::unknown();
-  }
   if (!ok || !builtin.rule) return ValueType::unknown();
   for (size_t i = 0; i < positional_types.size(); ++i)
     if (positional_types[i].is_unknown()) return ValueType::unknown();

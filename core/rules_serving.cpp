@@ -82,6 +82,10 @@ class ServingRules {
     if (variables.size() != 1 || !(ids.axes[1].size == SizeExpr::variable(variables[0])))
       return fail(forward.parameters[1].type.axes[1].span, "the token axis must be a generic axis such as `n`");
     if (parameters.size() == 3) {
+      // Positions are the only other input an engine has; it knows them by this name.
+      const std::string& name = forward.parameters[2].name;
+      if (name != "pos" && name != "positions")
+        return fail(forward.parameters[2].name_span, "the engine passes only the ids and their positions, `pos: [b n] Index[P]`, and `" + name + "` is neither");
       const ValueType& pos = parameters[2];
       if (!is_index_matrix(pos) || !(pos.tensor.axes[0].size == ids.axes[0].size) || !(pos.tensor.axes[1].size == ids.axes[1].size))
         return fail(forward.parameters[2].type.span, "positions must be `[b n] Index[P]`, with the ids' axes");

@@ -515,7 +515,8 @@ class Generator {
     if (fixed) {
       // Unrolled while tracing: torch.export records each iteration.
       locals_.insert(s.variable);
-      return indent(depth) + "for " + variable + " in range(" + start + ", " + end + "):\n" + (s.body ? block(*s.body, depth + 1) : "");
+      std::string range = python_bare(start) == "0" ? python_bare(end) : python_bare(start) + ", " + python_bare(end);
+      return indent(depth) + "for " + variable + " in range(" + range + "):\n" + (s.body ? block(*s.body, depth + 1) : "");
     }
     // A dynamic number of iterations: torch.while_loop over the names the body rebinds.
     std::vector<std::string> names;
@@ -562,7 +563,8 @@ class Generator {
   std::string cond_chain(const Statement& s, size_t index, int depth) {
     const auto& [condition, body] = s.branches[index];
     const Block* otherwise = index + 1 < s.branches.size() ? nullptr : s.body.get();
-    bool all_return = returns(body.get()) && (index + 1 < s.branches.size() || returns(otherwise));
+    bool all_return = returns(s.body.get());
+    for (size_t i = index; i < s.branches.size(); ++i) all_return = all_return && returns(s.branches[i].second.get());
     std::vector<std::string> names;
     if (body) assigned_names(*body, names);
     for (size_t i = index + 1; i < s.branches.size(); ++i)
@@ -572,24 +574,43 @@ class Generator {
     for (const std::string& n : names) results.push_back(python_name(n));
     std::string id = std::to_string(++temporaries_);
     std::string tuple = results.empty() ? "()" : "(" + join(results) + (results.size() == 1 ? ",)" : ")");
+    // Names the branches rebind that already have a value are passed in: a branch that assigned
+    // a name it only closed over would make it local to the branch, unbound before the assignment.
+    std::vector<std::string> carried;
+    for (const std::string& n : names)
+      if (locals_.count(n)) carried.push_back(python_name(n));
+    std::string parameters = join(carried);
+    std::string operands = carried.empty() ? "()" : "(" + join(carried) + (carried.size() == 1 ? ",)" : ")");
     std::string out;
-    out += indent(depth) + "def _then" + id + "():\n";
+    out += indent(depth) + "def _then" + id + "(" + parameters + "):\n";
     std::set<std::string> saved = locals_;
     out += body ? block(*body, depth + 1) : indent(depth + 1) + "pass\n";
-    if (!all_return) out += indent(depth + 1) + "return " + tuple + "\n";
+    if (!all_return) out += indent(depth + 1) + "return " + branch_results(body.get(), names) + "\n";
     locals_ = saved;
-    out += indent(depth) + "def _else" + id + "():\n";
+    out += indent(depth) + "def _else" + id + "(" + parameters + "):\n";
     if (index + 1 < s.branches.size()) {
-      out += cond_chain(s, index + 1, depth + 1);
+      out += cond_chain(s, index + 1, depth + 1);  // elif: a torch.cond of its own
+      if (!all_return) out += indent(depth + 1) + "return " + tuple + "\n";
     } else {
       out += otherwise ? block(*otherwise, depth + 1) : "";
-      if (!all_return) out += indent(depth + 1) + "return " + tuple + "\n";
+      if (!all_return) out += indent(depth + 1) + "return " + branch_results(otherwise, names) + "\n";
     }
     for (const std::string& n : names) locals_.insert(n);
-    std::string call = "torch.cond(" + expression(*condition) + ", _then" + id + ", _else" + id + ", ())";
+    std::string call = "torch.cond(" + python_bare(expression(*condition)) + ", _then" + id + ", _else" + id + ", " + operands + ")";
     if (all_return) return out + indent(depth) + "return " + call + "\n";
     if (results.empty()) return out + indent(depth) + call + "\n";
     return out + indent(depth) + (results.size() == 1 ? "(" + results[0] + ",)" : join(results)) + " = " + call + "\n";
+  }
+
+  // What a torch.cond branch returns: the names the `if` rebinds. torch.cond refuses a result
+  // that is one of its operands, so a name this branch leaves alone is returned as a copy.
+  static std::string branch_results(const Block* branch, const std::vector<std::string>& names) {
+    std::vector<std::string> own;
+    if (branch) assigned_names(*branch, own);
+    std::vector<std::string> results;
+    for (const std::string& n : names)
+      results.push_back(python_name(n) + (std::find(own.begin(), own.end(), n) == own.end() ? ".clone()" : ""));
+    return results.empty() ? "()" : "(" + join(results) + (results.size() == 1 ? ",)" : ")");
   }
 
   static std::string join(const std::vector<std::string>& parts) {
@@ -768,9 +789,12 @@ class Generator {
           int64_t axis = std::stoll(dim->second);
           if (axis < 0) axis += static_cast<int64_t>(x->tensor.rank());
           if (axis >= 0 && axis < static_cast<int64_t>(x->tensor.rank())) {
-            const SizeExpr& size = x->tensor.axes[static_cast<size_t>(axis)].size;
-            bool known = std::none_of(size.variables().begin(), size.variables().end(), [](const std::string& v) { return v.starts_with("?"); });
-            if (known) context.keywords["#over_size"] = computed_size(size);
+            const Axis& over = x->tensor.axes[static_cast<size_t>(axis)];
+            auto variables = over.size.variables();
+            bool known = std::none_of(variables.begin(), variables.end(), [](const std::string& v) { return v.starts_with("?"); });
+            // A dim by its name (`(D,)`), other sizes as computed.
+            if (a_.semantics.dims.count(over.label)) context.keywords["#over_size"] = python_name(over.label);
+            else if (known) context.keywords["#over_size"] = computed_size(over.size);
           }
         }
       return facts->builtin->lower(context);

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "codegen_hf.h"
 #include "render.h"
 
 extern char** environ;
@@ -165,13 +166,103 @@ std::string choose_python(const std::string& requested) {
 }
 
 int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
+  RenderOptions render{options.color == "always" || (options.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
+  // What vLLM would refuse (E33xx): with --vllm these were errors and export ended; here they are notes.
   std::vector<const Diagnostic*> serving;
   for (const Diagnostic& d : analysis.diagnostics)
     if (info(d.code).code.starts_with("E33")) serving.push_back(&d);
-  std::cerr << "error: writing Hugging Face folders (--hf) is not implemented yet";
-  if (!serving.empty()) std::cerr << "; vLLM couldn't serve this model anyway: " << serving.front()->message;
-  std::cerr << "\n";
-  return 1;
+  std::string function = options.function.empty() ? "forward" : options.function;
+  HfModel model = generate_hf(analysis, function);
+  if (!model.error.empty()) {
+    std::cerr << "error: can't write `" << function << "` as a Hugging Face model: " << model.error << "\n";
+    return 1;
+  }
+  std::string why_not;
+  if (!serving.empty()) {
+    why_not = serving.front()->message;
+    const std::string prefix = "a serving engine can't run this: ";
+    if (why_not.starts_with(prefix)) why_not = why_not.substr(prefix.size());
+  } else if (!model.not_servable.empty() || model.attention_layers == 0) {
+    why_not = model.not_servable.empty() ? "it has no attention layers for vLLM to replace" : model.not_servable;
+  }
+  if (options.vllm && !why_not.empty()) {
+    std::cerr << "error: vLLM can't serve `" << function << "`: " << why_not << "\n";
+    return 1;
+  }
+  std::filesystem::path output = std::filesystem::absolute(options.hf);
+  std::error_code made;
+  std::filesystem::create_directories(output, made);
+  if (made || !std::filesystem::is_directory(output)) {
+    std::cerr << "error: can't create the folder `" << options.hf << "`" << (made ? ": " + made.message() : "") << "\n";
+    return 2;
+  }
+  nlohmann::json config = nlohmann::json::object();
+  for (auto& [key, value] : model.config) config[key] = nlohmann::json::parse(value);
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const HfTensor& t : model.tensors) tensors.push_back({{"source", t.source}, {"layer", t.layer}, {"key", t.key}});
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
+  GeneratedModule reference = generate_python(analysis);
+  nlohmann::json spec = {{"version", 1},
+                         {"source", analysis.file.path()},
+                         {"output", output.string()},
+                         {"config", config},
+                         {"configuration", model.configuration},
+                         {"modeling", model.modeling},
+                         {"tensors", tensors},
+                         {"parameters", parameters},
+                         {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(options.weights).string())},
+                         {"weights_name", options.weights},
+                         {"reference", reference.python},
+                         {"model", model.model_name},
+                         {"function", python_name(function)},
+                         {"causal_lm", model.causal_lm},
+                         {"takes_positions", model.takes_positions},
+                         {"max_positions", model.max_positions},
+                         {"vocab", model.vocab}};
+  TemporaryDirectory work;
+  if (work.path.empty()) {
+    std::cerr << "error: can't create a temporary folder: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
+  std::ofstream(work.path / "hf_spec.json") << spec.dump(2);
+  std::string python = choose_python(options.python);
+  std::vector<std::string> argv = {python, "-I", (work.path / "hf.py").string(), (work.path / "hf_spec.json").string()};
+  if (options.verbose) argv.push_back("--verbose");
+  ProcessResult result = run_process(argv, options.verbose);
+  std::string failed = "error: writing `" + options.hf + "` failed: ";
+  if (!result.started) {
+    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
+    return 1;
+  }
+  if (result.status != 0) {
+    if (!options.verbose) {
+      std::istringstream lines(result.err);
+      std::string line;
+      bool any = false;
+      while (std::getline(lines, line))
+        if (line.starts_with("error:")) {
+          std::cerr << line << "\n";
+          any = true;
+        }
+      if (!any) std::cerr << result.err;
+    }
+    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
+    return 1;
+  }
+  for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
+  std::cout << "wrote " << options.hf << ": ";
+  if (model.causal_lm) {
+    if (model.attention_layers) std::cout << model.attention_layers << " attention layers of " << model.heads << " heads";
+    else std::cout << model.layers << " layers";
+    std::cout << ", vocabulary of " << model.vocab;
+  } else {
+    std::cout << "`" << function << "` as the model's forward";
+  }
+  if (why_not.empty()) std::cout << "; vLLM can serve it\n";
+  else std::cout << "; vLLM can't serve it: " << why_not << "\n";
+  return 0;
 }
 
 int run_export(const ExportOptions& options) {

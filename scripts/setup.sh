@@ -19,12 +19,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-python_packages=(torch einops numpy pytest pytest-lsp)
+# The VS Code extension's packages (npm ci, only when its lock file changed).
+command -v npm >/dev/null && "$root/editors/vscode/package.sh" --deps-only
+
+python_packages=(torch einops numpy pytest pytest-lsp transformers safetensors)
 if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating $venv" >&2
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp, transformers, safetensors" 2>/dev/null; then
   echo "setup: installing ${python_packages[*]} into $venv (torch is large the first time)" >&2
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "${python_packages[@]}"

@@ -1,0 +1,162 @@
+"""Writes a Hugging Face folder for `shapescript export --hf DIR`.
+
+The CLI compiles the model (core/codegen_hf.cpp) and runs this script with a spec (JSON):
+  output         the folder to write
+  config         config.json's contents
+  configuration  configuration_shapescript.py's text
+  modeling       modeling_shapescript.py's text
+  tensors        [{source, layer, key}]: model.safetensors' tensors, each a ShapeScript parameter
+                 (`w_qkv`), or its slice `layer` along the blocks axis, under the transformers key
+  parameters     [{name, shape}]: the model's parameters, as --weights must give them
+  weights        a torch checkpoint (a state dict keyed by parameter name), or null: initializers
+  reference      the pt2 code generator's module of the same file: its model class makes the initial
+                 parameters, and its forward is what the folder's model is checked against
+  model, function, causal_lm, takes_positions, max_positions, vocab
+
+Errors are printed as `error: ...` lines; the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+
+
+class HfError(Exception):
+    pass
+
+
+def _shape(t):
+    return "[" + " ".join(str(s) for s in t.shape) + "]"
+
+
+def load_weights(spec, reference):
+    import torch
+
+    expected = {p["name"]: tuple(p["shape"]) for p in spec["parameters"]}
+    if spec["weights"] is None:
+        if not spec["model"]:
+            return {}
+        torch.manual_seed(0)
+        model = getattr(reference, spec["model"])()
+        return {name: value.detach() for name, value in model.state_dict().items()}
+    path = spec.get("weights_name") or spec["weights"]  # as the user wrote it, for messages
+    try:
+        state = torch.load(spec["weights"], map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise HfError(f"can't read the checkpoint `{path}`: no such file")
+    except Exception as e:  # noqa: BLE001 - torch's own reason
+        raise HfError(f"can't read the checkpoint `{path}`: {e}")
+    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
+        state = state["state_dict"]
+    if not isinstance(state, dict):
+        raise HfError(f"`{path}` isn't a state dict (a dict of tensors keyed by parameter name)")
+    problems = []
+    for name, shape in expected.items():
+        if name not in state:
+            problems.append(f"`{path}` has no tensor `{name}`; `{spec['model']}.{name}` is [{' '.join(map(str, shape))}]")
+        elif not isinstance(state[name], torch.Tensor):
+            problems.append(f"`{path}`'s `{name}` isn't a tensor")
+        elif tuple(state[name].shape) != shape:
+            problems.append(
+                f"`{path}`'s `{name}` is {_shape(state[name])}, but `{spec['model']}.{name}` is [{' '.join(map(str, shape))}]"
+            )
+    for name in state:
+        if name not in expected:
+            value = state[name]
+            what = _shape(value) if isinstance(value, torch.Tensor) else type(value).__name__
+            problems.append(f"`{path}` has a tensor `{name}` ({what}) that `{spec['model']}` has no parameter for")
+    if problems:
+        raise HfError("\nerror: ".join(problems))
+    return {name: state[name].detach().to(torch.float32) for name in expected}
+
+
+def write_folder(spec, params):
+    import torch
+    from safetensors.torch import save_file
+
+    out = spec["output"]
+    os.makedirs(out, exist_ok=True)
+    tensors = {}
+    for t in spec["tensors"]:
+        value = params[t["source"]]
+        if t["layer"] >= 0:
+            value = value[t["layer"]]
+        tensors[t["key"]] = value.detach().to(torch.float32).contiguous().clone()
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump({**spec["config"], "dtype": "float32", "transformers_version": _transformers_version()}, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(out, "configuration_shapescript.py"), "w") as f:
+        f.write(spec["configuration"])
+    with open(os.path.join(out, "modeling_shapescript.py"), "w") as f:
+        f.write(spec["modeling"])
+    save_file(tensors, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+
+
+def _transformers_version():
+    try:
+        import transformers
+
+        return transformers.__version__
+    except ImportError:
+        return None
+
+
+def check_folder(spec, reference, params):
+    """Loads the folder with transformers and compares its logits with the compiled forward's."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(spec["output"], trust_remote_code=True, dtype=torch.float32).eval()
+    ref_model = getattr(reference, spec["model"])()
+    ref_model.load_state_dict(params)
+    forward = getattr(reference, spec["function"])
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, spec["vocab"], (2, 7), generator=generator)
+    args = [ref_model, ids]
+    if spec["takes_positions"]:
+        args.append(torch.arange(7).expand(2, 7))
+    with torch.no_grad():
+        expected = forward(*args)
+        got = model(input_ids=ids).logits
+    if got.shape != expected.shape or not torch.allclose(got, expected, atol=1e-4, rtol=1e-4):
+        diff = (got - expected).abs().max().item() if got.shape == expected.shape else "shapes differ"
+        raise HfError(f"the folder's model doesn't compute what `{spec['function']}` does (largest difference {diff})")
+
+
+def main(argv):
+    verbose = "--verbose" in argv
+    args = [a for a in argv if a != "--verbose"]
+    with open(args[0]) as f:
+        spec = json.load(f)
+    try:
+        try:
+            import torch  # noqa: F401
+            import safetensors  # noqa: F401
+        except ImportError as e:
+            raise HfError(f"--hf needs torch and safetensors in this Python ({sys.executable}): {e}")
+        reference = types.ModuleType("shapescript_reference")
+        exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
+        params = load_weights(spec, reference)
+        write_folder(spec, params)
+        if spec["causal_lm"]:
+            try:
+                import transformers  # noqa: F401
+            except ImportError as e:
+                raise HfError(f"checking the folder needs transformers in this Python ({sys.executable}): {e}")
+            check_folder(spec, reference, params)
+    except HfError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001
+        if verbose:
+            raise
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

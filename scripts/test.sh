@@ -20,3 +20,6 @@ SHAPESCRIPT_BIN="$build/shapescript" SHAPESCRIPT_BUILD="$build" PYTHONPATH="$roo
 
 echo "== End-to-end language server tests (Neovim, pytest-lsp)"
 SHAPESCRIPT_BUILD="$build" SHAPESCRIPT_VENV="$venv" "$root/tests/e2e/run.sh"
+
+echo "== Editor integrations (VS Code .vsix + TextMate grammar, Neovim plugin)"
+SHAPESCRIPT_BUILD="$build" "$root/tests/editors/run.sh"

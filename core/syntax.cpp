@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <string_view>
+#include <unordered_map>
 
 extern "C" const TSLanguage* tree_sitter_shapescript();
 
@@ -58,8 +59,13 @@ class Lowering {
   static Span span(TSNode node) { return {ts_node_start_byte(node), ts_node_end_byte(node)}; }
   std::string text(TSNode node) const { return std::string(file_.slice(span(node))); }
   static std::string_view type(TSNode node) { return ts_node_type(node); }
+  // Field ids are looked up once per name: by name, tree-sitter compares strings on every call.
   static TSNode field(TSNode node, const char* name) {
-    return ts_node_child_by_field_name(node, name, static_cast<uint32_t>(std::strlen(name)));
+    thread_local std::unordered_map<std::string_view, TSFieldId> ids;  // the server checks on several threads
+    auto it = ids.find(name);
+    if (it == ids.end())
+      it = ids.emplace(name, ts_language_field_id_for_name(tree_sitter_shapescript(), name, static_cast<uint32_t>(std::strlen(name)))).first;
+    return it->second ? ts_node_child_by_field_id(node, it->second) : TSNode{};
   }
   static bool present(TSNode node) { return !ts_node_is_null(node) && !ts_node_is_missing(node); }
 

@@ -8,63 +8,13 @@
 
 #include "builtins.h"
 #include "codegen.h"
+#include "python_writer.h"
 
 namespace ss {
 
-std::string python_atom(const std::string& text);  // codegen.cpp
-std::string python_bare(const std::string& text);  // codegen.cpp
-
 namespace {
 
-// Small text helpers, as codegen.cpp has them (copied: that file is not ours to change).
-std::string quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-bool uses_name(const std::string& text, const std::string& prefix) {
-  char quote_char = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote_char) {
-      if (c == '\\') ++i;
-      else if (c == quote_char) quote_char = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      quote_char = c;
-      continue;
-    }
-    if (c == '#') {
-      while (i < text.size() && text[i] != '\n') ++i;
-      continue;
-    }
-    bool starts = i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_' || text[i - 1] == '.');
-    if (!starts || text.compare(i, prefix.size(), prefix) != 0) continue;
-    size_t after = i + prefix.size();
-    bool whole = prefix.back() == '.' || after == text.size() ||
-                 !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '_');
-    if (whole) return true;
-  }
-  return false;
-}
-
-std::string file_name(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 4, ' '); }
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
+using namespace pywrite;
 
 std::string camel(const std::string& name) {
   std::string out;
@@ -128,9 +78,9 @@ struct Scope {
   std::string scaling;
 };
 
-class HfGenerator {
+class HfGenerator : public PythonWriter {
  public:
-  explicit HfGenerator(const Analysis& analysis) : a_(analysis) {}
+  explicit HfGenerator(const Analysis& analysis) : PythonWriter(analysis) {}
 
   HfModel run(const std::string& function_name) {
     HfModel out;
@@ -163,31 +113,17 @@ class HfGenerator {
   }
 
  private:
-  const Analysis& a_;
   const Item* model_ = nullptr;
   Scope* scope_ = nullptr;
-  std::set<std::string> locals_;
-  std::set<std::string> needed_axes_;
-  std::map<const Expr*, std::string> substitutes_;
-  std::vector<std::string> prelude_;  // statements an expression needs first (attention)
   std::map<const Item*, std::unique_ptr<ClassInfo>> classes_;
   std::vector<std::string> class_code_;  // in dependency order
   std::vector<const Item*> plain_queue_;
   std::set<const Item*> plain_done_;
-  bool uses_einops_ = false, uses_causal_ = false;
   std::string not_servable_;
 
   // ---------------------------------------------------------------------------------------------
   // Facts
 
-  const ValueType* type_of(const Expr& e) const {
-    auto it = a_.semantics.types.find(&e);
-    return it == a_.semantics.types.end() ? nullptr : &it->second;
-  }
-  const CallFacts* facts_of(const Expr& e) const {
-    auto it = a_.semantics.calls.find(&e);
-    return it == a_.semantics.calls.end() ? nullptr : &it->second;
-  }
   bool is_builtin(const Expr& e, std::string_view name) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
     return f && f->builtin && f->builtin->name == name;
@@ -205,7 +141,6 @@ class HfGenerator {
     LineColumn p = a_.file.line_column(span.begin);
     return file_name(a_.file.path()) + ":" + std::to_string(p.line + 1) + ":" + std::to_string(p.column + 1);
   }
-  std::string text(Span span) const { return std::string(a_.file.slice(span)); }
 
   int64_t constant(const SizeNode& node, const std::string& what) const {
     switch (node.kind) {
@@ -246,26 +181,6 @@ class HfGenerator {
         if (body) walk_block(*body, visit);
       }
       if (s.body) walk_block(*s.body, visit);
-    }
-  }
-
-  static bool mentions(const Expr& e, const std::string& name) {
-    if (e.kind == Expr::Kind::name && e.text == name) return true;
-    if (e.kind == Expr::Kind::lambda && e.text == name) return false;
-    for (const ExprPtr& o : e.operands)
-      if (o && mentions(*o, name)) return true;
-    for (const Argument& a : e.arguments)
-      if (a.value && mentions(*a.value, name)) return true;
-    return false;
-  }
-
-  static void assigned_names(const Block& b, std::vector<std::string>& names) {
-    for (const Statement& s : b.statements) {
-      for (auto& [name, span] : s.targets)
-        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-      if (s.body) assigned_names(*s.body, names);
-      for (auto& [condition, body] : s.branches)
-        if (body) assigned_names(*body, names);
     }
   }
 
@@ -579,42 +494,6 @@ class HfGenerator {
     locals_ = saved_locals;
     needed_axes_ = saved_axes;
     return cls;
-  }
-
-  std::string signature_line(const Item& item) const {
-    std::string line(a_.file.slice({item.span.begin, item.body ? item.body->span.begin : item.span.end}));
-    size_t colon = line.rfind(':');
-    line = line.substr(0, colon == std::string::npos ? line.size() : colon);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\n')) line.pop_back();
-    std::string flat;
-    for (char c : line) flat += c == '\n' ? ' ' : c;
-    return flat;
-  }
-
-  // `n = x.shape[1]` for each generic axis the body uses as a value.
-  std::string axis_reads(const std::vector<std::pair<std::string, const ValueType*>>& inputs, const std::string& body, int depth) {
-    std::string out;
-    for (const std::string& axis : needed_axes_) {
-      if (!uses_name(body, python_name(axis))) continue;
-      bool found = false;
-      for (auto& [name, type] : inputs) {
-        if (found || !type || !type->is_tensor()) continue;
-        for (size_t a = 0; a < type->tensor.rank() && !found; ++a) {
-          const SizeExpr& size = type->tensor.axes[a].size;
-          auto linear = size.linear_in(axis);
-          if (!linear || size.variables().size() != 1) continue;
-          auto scale = linear->first.constant_value();
-          auto offset = linear->second.constant_value();
-          if (!scale || !offset || *scale <= 0) continue;
-          std::string read = name + ".shape[" + std::to_string(a) + "]";
-          if (*offset) read = "(" + read + (*offset > 0 ? " - " : " + ") + std::to_string(std::abs(*offset)) + ")";
-          if (*scale != 1) read += " // " + std::to_string(*scale);
-          out += indent(depth) + python_name(axis) + " = " + read + "\n";
-          found = true;
-        }
-      }
-    }
-    return out;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1052,200 +931,38 @@ def _heads_first(attn_output, query):
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Statements
+  // Statements: PythonWriter's, with these hooks.
 
-  std::string source_line(Span span) const {
-    LineColumn position = a_.file.line_column(span.begin);
-    std::string line(a_.file.line_text(position.line));
-    size_t first = line.find_first_not_of(' ');
-    return file_name(a_.file.path()) + ":" + std::to_string(position.line + 1) + ": " + (first == std::string::npos ? "" : line.substr(first));
+  void on_return(const Statement& s) override {
+    if (scope_ && scope_->kind == ScopeKind::layer) refuse(where(s.span) + ": `return` inside the loop over blocks");
   }
 
-  std::string source_comment(const Statement& s, int depth) const {
-    std::string out = indent(depth) + "# " + source_line(s.span) + "\n";
-    if (s.kind == Statement::Kind::for_ || s.kind == Statement::Kind::if_ || s.span.end <= s.span.begin) return out;
-    LineColumn first = a_.file.line_column(s.span.begin);
-    LineColumn last = a_.file.line_column(s.span.end - 1);
-    std::string head(a_.file.line_text(first.line));
-    size_t base = head.find_first_not_of(' ');
-    std::string prefix = file_name(a_.file.path()) + ":" + std::to_string(first.line + 1) + ": ";
-    for (uint32_t line = first.line + 1; line <= last.line; ++line) {
-      std::string t(a_.file.line_text(line));
-      size_t lead = t.find_first_not_of(' ');
-      if (lead == std::string::npos) continue;
-      size_t cut = std::min(lead, base == std::string::npos ? 0 : base);
-      out += indent(depth) + "# " + std::string(prefix.size(), ' ') + t.substr(cut) + "\n";
+  bool step_reads(const Expr& e, const std::string& name) const override { return mentions(e, name, false); }
+
+  std::string for_statement(const Statement& s, int depth) override {
+    bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
+    if (!fixed) refuse(where(s.span) + ": a `for` with a number of iterations known only when it runs");
+    std::string start = expression(*s.value), end = expression(*s.end);
+    locals_.insert(s.variable);
+    std::string range = python_bare(start) == "0" ? python_bare(end) : python_bare(start) + ", " + python_bare(end);
+    std::string head = line(depth, "for " + python_name(s.variable) + " in range(" + range + "):");
+    return head + (s.body ? block(*s.body, depth + 1) : indent(depth + 1) + "pass\n");
+  }
+
+  std::string if_statement(const Statement& s, int depth) override {
+    std::string code;
+    for (size_t i = 0; i < s.branches.size(); ++i) {
+      if (!s.branches[i].first || !is_static(*s.branches[i].first))
+        refuse(where(s.span) + ": an `if` on a value known only when it runs (torch.cond) isn't supported in a Hugging Face model yet");
+      code += line(depth, std::string(i ? "elif " : "if ") + expression(*s.branches[i].first) + ":");
+      code += s.branches[i].second ? block(*s.branches[i].second, depth + 1) : indent(depth + 1) + "pass\n";
     }
-    return out;
-  }
-
-  std::string block(const Block& b, int depth) {
-    std::string out;
-    for (const Statement& s : b.statements) out += statement(s, depth);
-    if (out.empty()) out = indent(depth) + "pass\n";
-    return out;
-  }
-
-  std::string flush_prelude(int depth) {
-    std::string out;
-    for (const std::string& line : prelude_) out += indent(depth) + line + "\n";
-    prelude_.clear();
-    return out;
-  }
-
-  // A line of code, after what its expression needs first.
-  std::string line(int depth, const std::string& code) {
-    std::string first = flush_prelude(depth);
-    return first + indent(depth) + code + "\n";
-  }
-
-  std::string statement(const Statement& s, int depth) {
-    std::string out = source_comment(s, depth);
-    switch (s.kind) {
-      case Statement::Kind::assign: {
-        if (s.value && s.targets.size() == 1) {
-          std::string steps = pipe_steps(*s.value, python_name(s.targets[0].first), s.targets[0].first, depth);
-          if (!steps.empty()) {
-            locals_.insert(s.targets[0].first);
-            return out + steps;
-          }
-        }
-        std::string value = s.value ? python_bare(expression(*s.value)) : "None";
-        std::string targets;
-        for (auto& [name, span] : s.targets) {
-          targets += (targets.empty() ? "" : ", ") + python_name(name);
-          locals_.insert(name);
-        }
-        return out + line(depth, targets + " = " + value);
-      }
-      case Statement::Kind::return_: {
-        if (scope_ && scope_->kind == ScopeKind::layer) refuse(where(s.span) + ": `return` inside the loop over blocks");
-        if (s.value) {
-          std::string name = "out";
-          while (locals_.count(name) || a_.semantics.dims.count(name)) name += "_";
-          std::string steps = pipe_steps(*s.value, name, "", depth, true);
-          if (!steps.empty()) return out + steps;
-        }
-        std::string value = s.value ? python_bare(expression(*s.value)) : "None";
-        return out + line(depth, "return " + value);
-      }
-      case Statement::Kind::expression: {
-        std::string value = s.value ? python_bare(expression(*s.value)) : "pass";
-        return out + line(depth, value);
-      }
-      case Statement::Kind::for_: {
-        bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
-        if (!fixed) refuse(where(s.span) + ": a `for` with a number of iterations known only when it runs");
-        std::string start = expression(*s.value), end = expression(*s.end);
-        locals_.insert(s.variable);
-        std::string range = python_bare(start) == "0" ? python_bare(end) : python_bare(start) + ", " + python_bare(end);
-        std::string head = line(depth, "for " + python_name(s.variable) + " in range(" + range + "):");
-        return out + head + (s.body ? block(*s.body, depth + 1) : indent(depth + 1) + "pass\n");
-      }
-      case Statement::Kind::if_: {
-        std::string code;
-        for (size_t i = 0; i < s.branches.size(); ++i) {
-          if (!s.branches[i].first || !is_static(*s.branches[i].first))
-            refuse(where(s.span) + ": an `if` on a value known only when it runs (torch.cond) isn't supported in a Hugging Face model yet");
-          code += line(depth, std::string(i ? "elif " : "if ") + expression(*s.branches[i].first) + ":");
-          code += s.branches[i].second ? block(*s.branches[i].second, depth + 1) : indent(depth + 1) + "pass\n";
-        }
-        if (s.body) code += indent(depth) + "else:\n" + block(*s.body, depth + 1);
-        return out + code;
-      }
-      case Statement::Kind::error: return "";
-    }
-    return "";
-  }
-
-  std::string pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns = false) {
-    std::vector<const Expr*> stages;
-    const Expr* e = &value;
-    while (e->kind == Expr::Kind::call && e->piped && !e->arguments.empty() && e->arguments[0].value && !e->arguments[0].keyword) {
-      stages.push_back(e);
-      e = e->arguments[0].value.get();
-    }
-    if (stages.size() < 2) return "";
-    if (!source_name.empty())
-      for (const Expr* stage : stages)
-        for (size_t i = 1; i < stage->arguments.size(); ++i)
-          if (stage->arguments[i].value && mentions(*stage->arguments[i].value, source_name)) return "";
-    std::string out = line(depth, name + " = " + python_bare(expression(*e)));
-    for (size_t i = stages.size(); i-- > 0;) {
-      substitutes_[stages[i]->arguments[0].value.get()] = name;
-      std::string step = python_bare(expression(*stages[i]));
-      substitutes_.erase(stages[i]->arguments[0].value.get());
-      out += line(depth, (returns && i == 0 ? "return " : name + " = ") + step);
-    }
-    return out;
-  }
-
-  bool is_static(const Expr& e) const {
-    switch (e.kind) {
-      case Expr::Kind::number: return true;
-      case Expr::Kind::name: {
-        if (locals_.count(e.text)) return false;
-        const ValueType* type = type_of(e);
-        return type && type->known_size && type->known_size->is_constant();
-      }
-      case Expr::Kind::binary:
-      case Expr::Kind::unary:
-        return std::all_of(e.operands.begin(), e.operands.end(), [&](const ExprPtr& o) { return o && is_static(*o); });
-      default: return false;
-    }
-  }
-
-  bool is_number(const Expr& e) const {
-    switch (e.kind) {
-      case Expr::Kind::number: return true;
-      case Expr::Kind::name: {
-        if (locals_.count(e.text)) return false;
-        const ValueType* type = type_of(e);
-        return e.text == "inf" || (type && type->known_size);
-      }
-      case Expr::Kind::binary:
-      case Expr::Kind::unary: return std::all_of(e.operands.begin(), e.operands.end(), [&](const ExprPtr& o) { return o && is_number(*o); });
-      case Expr::Kind::call: {
-        const CallFacts* facts = facts_of(e);
-        return facts && facts->builtin && facts->builtin->effect == BuiltinEffect::pure &&
-               std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
-      }
-      default: return false;
-    }
+    if (s.body) code += indent(depth) + "else:\n" + block(*s.body, depth + 1);
+    return code;
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Expressions
-
-  std::string size_node(const SizeNode& node) {
-    switch (node.kind) {
-      case SizeNode::Kind::number: return std::to_string(node.number);
-      case SizeNode::Kind::name:
-        if (!a_.semantics.dims.count(node.name) && !locals_.count(node.name)) needed_axes_.insert(node.name);
-        return python_name(node.name);
-      case SizeNode::Kind::scaled:
-        if (!a_.semantics.dims.count(node.name)) needed_axes_.insert(node.name);
-        return std::to_string(node.number) + " * " + python_name(node.name);
-      case SizeNode::Kind::unknown: return "None";
-      case SizeNode::Kind::group: {
-        std::string out;
-        for (const SizeNode& c : node.children) out += (out.empty() ? "" : " * ") + size_node(c);
-        return out.empty() ? "1" : "(" + out + ")";
-      }
-      case SizeNode::Kind::binary:
-        if (node.children.size() != 2) return "None";
-        return "(" + size_node(node.children[0]) + " " + (node.op == '/' ? std::string("//") : std::string(1, node.op)) + " " +
-               size_node(node.children[1]) + ")";
-      case SizeNode::Kind::error: return "None";
-    }
-    return "None";
-  }
-
-  std::string computed_size(const SizeExpr& size) {
-    for (const std::string& v : size.variables())
-      if (!v.starts_with("?")) needed_axes_.insert(v);
-    return python_size(size);
-  }
+  // Expressions: PythonWriter's, with these hooks.
 
   // A weight, where it isn't called as its layer: the parameter itself.
   std::string weight_value(const std::string& key) {
@@ -1254,86 +971,22 @@ def _heads_first(attn_output, query):
     return "self." + w.attr + ".weight";
   }
 
-  static constexpr int kComparison = 4;
-  int precedence(const Expr& e) const {
-    if (e.kind == Expr::Kind::lambda) return 0;
-    if (e.kind == Expr::Kind::unary) return e.text == "!" && is_static(e) ? 3 : 9;
-    if (e.kind != Expr::Kind::binary) return 10;
-    const std::string& op = e.text;
-    if (op == "or") return is_static(e) ? 1 : 5;
-    if (op == "and") return is_static(e) ? 2 : 6;
-    if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") return kComparison;
-    if (op == "+" || op == "-") return 7;
-    return 8;
-  }
-
-  std::string python_operator(const Expr& e) const {
-    if (e.text == "and") return is_static(e) ? "and" : "&";
-    if (e.text == "or") return is_static(e) ? "or" : "|";
-    return e.text;
-  }
-
-  std::string expression(const Expr& e) {
-    if (auto substitute = substitutes_.find(&e); substitute != substitutes_.end()) return substitute->second;
+  std::optional<std::string> special_expression(const Expr& e) override {
     if (auto key = weight_key(e)) return weight_value(*key);
-    switch (e.kind) {
-      case Expr::Kind::name: {
-        if (locals_.count(e.text)) return python_name(e.text);
-        if (a_.semantics.dims.count(e.text)) return python_name(e.text);
-        if (e.text == "inf") return "math.inf";
-        const ValueType* type = type_of(e);
-        if (type && type->known_size) return computed_size(*type->known_size);
-        return python_name(e.text);
-      }
-      case Expr::Kind::number: return text(e.span);
-      case Expr::Kind::string: return quote(e.text);
-      case Expr::Kind::binary: {
-        if (e.operands.size() != 2 || !e.operands[0] || !e.operands[1]) return "None";
-        int own = precedence(e);
-        std::string left = expression(*e.operands[0]), right = expression(*e.operands[1]);
-        int lp = precedence(*e.operands[0]), rp = precedence(*e.operands[1]);
-        if (lp < own || (lp == own && own == kComparison)) left = "(" + left + ")";
-        if (rp <= own) right = "(" + right + ")";
-        return left + " " + python_operator(e) + " " + right;
-      }
-      case Expr::Kind::unary: {
-        if (e.operands.empty() || !e.operands[0]) return "None";
-        std::string operand = expression(*e.operands[0]);
-        if (precedence(*e.operands[0]) < precedence(e)) operand = "(" + operand + ")";
-        if (e.text == "!") return (is_static(e) ? "not " : "~") + operand;
-        return "-" + operand;
-      }
-      case Expr::Kind::attribute:
-        if (scope_ && (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && is_model_field(&e, scope_->model_var))
-          refuse(where(e.span) + ": `" + text(e.span) + "` can't be translated here");
-        return python_atom(expression(*e.operands[0])) + "." + e.text;
-      case Expr::Kind::subscript: {
-        const Expr& base = *e.operands[0];
-        if (base.kind == Expr::Kind::name && base.text == "causal" && !locals_.count("causal") && e.index.size() == 2) {
-          uses_causal_ = true;
-          const ValueType* type = type_of(e);
-          if (type && type->is_tensor() && type->tensor.rank() == 2)
-            return "_causal(" + computed_size(type->tensor.axes[0].size) + ", " + computed_size(type->tensor.axes[1].size) + ")";
-          return "_causal(" + size_node(e.index[0]) + ", " + size_node(e.index[1]) + ")";
-        }
-        std::string index;
-        for (const SizeNode& i : e.index) index += (index.empty() ? "" : ", ") + size_node(i);
-        return python_atom(expression(base)) + "[" + index + "]";
-      }
-      case Expr::Kind::as: return expression(*e.operands[0]);  // the checker proved the shape
-      case Expr::Kind::lambda: {
-        locals_.insert(e.text);
-        std::string body = expression(*e.operands[0]);
-        return "lambda " + python_name(e.text) + ": " + body;
-      }
-      case Expr::Kind::call: return call(e);
-      case Expr::Kind::error: refuse(where(e.span) + ": a part that didn't parse");
-    }
-    return "None";
+    return std::nullopt;
   }
 
-  std::string call(const Expr& e) {
-    const CallFacts* facts = facts_of(e);
+  std::string attribute(const Expr& e) override {
+    if (scope_ && (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && is_model_field(&e, scope_->model_var))
+      refuse(where(e.span) + ": `" + text(e.span) + "` can't be translated here");
+    return PythonWriter::attribute(e);
+  }
+
+  std::string as_expression(const Expr& e) override { return expression(*e.operands[0]); }  // the checker proved the shape
+
+  std::string error_expression(const Expr& e) override { refuse(where(e.span) + ": a part that didn't parse"); }
+
+  std::optional<std::string> special_call(const Expr& e) override {
     if (scope_ && &e == scope_->token_embedding) return "inputs_embeds";
     // A function with weights: its module.
     if (scope_)
@@ -1355,53 +1008,25 @@ def _heads_first(attn_output, query):
         if (as_layer) return "self." + w.attr + "(" + python_bare(expression(*e.arguments[0].value)) + ")";
       }
     if (engine_attention(e) && scope_ && (scope_->kind == ScopeKind::layer || scope_->kind == ScopeKind::module)) return attention(e);
-    std::vector<std::string> args;
-    std::map<std::string, std::string> keywords;
-    const AxisPattern* pattern = nullptr;
-    for (const Argument& argument : e.arguments) {
-      if (argument.pattern) {
-        pattern = &*argument.pattern;
-        continue;
-      }
-      if (!argument.value) continue;
-      if (argument.keyword) {
-        if (*argument.keyword != "over") keywords[*argument.keyword] = python_bare(expression(*argument.value));
-        continue;
-      }
-      args.push_back(python_bare(expression(*argument.value)));
+    return std::nullopt;
+  }
+
+  void on_builtin_call(const Expr&, const CallFacts& facts) override {
+    if (facts.builtin->name == "scaled_dot_product_attention" && facts.lowering.count("causal"))
+      not_servable_ = "attention outside a block can't be replaced by vLLM's";
+  }
+
+  std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) override {
+    if (item.kind == Item::Kind::extern_fn) {
+      std::string root = item.extern_target.substr(0, item.extern_target.find('.'));
+      if (root != "torch" && root != "math") refuse(where(e.span) + ": `" + item.name + "` calls `" + item.extern_target + "`, which the folder can't import");
+      return item.extern_target + "(" + join(args) + ")";
     }
-    if (facts && facts->builtin && facts->builtin->lower) {
-      if (facts->builtin->name == "scaled_dot_product_attention" && facts->lowering.count("causal"))
-        not_servable_ = "attention outside a block can't be replaced by vLLM's";
-      LowerContext context;
-      context.args = args;
-      context.keywords = keywords;
-      context.facts = facts;
-      context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
-      if (pattern) einops_pattern(*pattern, *facts, context);
-      if (auto dim = facts->lowering.find("dim"); dim != facts->lowering.end() && !e.arguments.empty() && e.arguments[0].value)
-        if (const ValueType* x = type_of(*e.arguments[0].value); x && x->is_tensor()) {
-          int64_t axis = std::stoll(dim->second);
-          if (axis < 0) axis += static_cast<int64_t>(x->tensor.rank());
-          if (axis >= 0 && axis < static_cast<int64_t>(x->tensor.rank())) {
-            const SizeExpr& size = x->tensor.axes[static_cast<size_t>(axis)].size;
-            auto variables = size.variables();
-            bool known = std::none_of(variables.begin(), variables.end(), [](const std::string& v) { return v.starts_with("?"); });
-            if (known) context.keywords["#over_size"] = computed_size(size);
-          }
-        }
-      return facts->builtin->lower(context);
-    }
-    if (facts && facts->function) {
-      const Item& item = *facts->function;
-      if (item.kind == Item::Kind::extern_fn) {
-        std::string root = item.extern_target.substr(0, item.extern_target.find('.'));
-        if (root != "torch" && root != "math") refuse(where(e.span) + ": `" + item.name + "` calls `" + item.extern_target + "`, which the folder can't import");
-        return item.extern_target + "(" + join(args) + ")";
-      }
-      plain_function(item);
-      return python_name(item.name) + "(" + join(args) + ")";
-    }
+    plain_function(item);
+    return python_name(item.name) + "(" + join(args) + ")";
+  }
+
+  std::string python_call(const Expr& e, const std::vector<std::string>&, const std::map<std::string, std::string>&) override {
     refuse(where(e.span) + ": `" + text(e.span) + "` calls Python; a Hugging Face folder holds only the compiled model");
   }
 
@@ -1475,60 +1100,6 @@ def _heads_first(attn_output, query):
     needed_axes_ = saved_axes;
     prelude_ = saved_prelude;
   }
-
-  std::string pattern_side(const std::vector<SizeNode>& side, const CallFacts& facts, std::map<std::string, int64_t>& sizes) {
-    std::string out;
-    for (const SizeNode& node : side) out += (out.empty() ? "" : " ") + pattern_axis(node, facts, sizes);
-    return out;
-  }
-
-  std::string pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes) {
-    switch (node.kind) {
-      case SizeNode::Kind::number: {
-        if (node.number == 1) return "1";
-        std::string name = "k" + std::to_string(node.number);
-        sizes[name] = node.number;
-        return name;
-      }
-      case SizeNode::Kind::name: {
-        std::string name = python_name(node.name);
-        if (auto dim = a_.semantics.dims.find(node.name); dim != a_.semantics.dims.end()) sizes[name] = dim->second;
-        else if (auto bound = facts.bindings.find(node.name); bound != facts.bindings.end() && bound->second.is_constant())
-          sizes[name] = *bound->second.constant_value();
-        return name;
-      }
-      case SizeNode::Kind::group: {
-        std::string out;
-        for (const SizeNode& c : node.children) out += (out.empty() ? "" : " ") + pattern_axis(c, facts, sizes);
-        return "(" + out + ")";
-      }
-      default: return python_name(std::string(a_.file.slice(node.span)));
-    }
-  }
-
-  void einops_pattern(const AxisPattern& pattern, const CallFacts& facts, LowerContext& context) {
-    uses_einops_ = true;
-    std::map<std::string, int64_t> sizes;
-    std::string inputs;
-    for (const auto& side : pattern.inputs) inputs += (inputs.empty() ? "" : ", ") + pattern_side(side, facts, sizes);
-    std::string output = pattern_side(pattern.output, facts, sizes);
-    if (facts.builtin && facts.builtin->name == "split") {
-      std::set<std::string> in_output;
-      for (const SizeNode& s : pattern.output)
-        if (s.kind == SizeNode::Kind::name) in_output.insert(s.name);
-      for (const auto& side : pattern.inputs)
-        for (const SizeNode& s : side)
-          if (s.kind == SizeNode::Kind::group)
-            for (const SizeNode& c : s.children)
-              if (c.kind == SizeNode::Kind::number || (c.kind == SizeNode::Kind::name && !in_output.count(c.name)))
-                output = pattern_axis(c, facts, sizes) + " " + output;
-    }
-    context.pattern = inputs + " -> " + output;
-    std::string keyword_sizes;
-    for (auto& [name, size] : sizes) keyword_sizes += ", " + name + "=" + std::to_string(size);
-    context.pattern_sizes = facts.builtin && facts.builtin->name == "einsum" ? "" : keyword_sizes;
-  }
-
 };
 
 }  // namespace

@@ -230,7 +230,6 @@ void Checker::report_syntax_errors() {
           "the parser could not read this");
   }
   // Tabs in indentation: the scanner accepts them, the language does not.
-  const std::string& source = a_.file.text();
   for (uint32_t line = 0; line < a_.file.line_count(); ++line) {
     std::string_view text = a_.file.line_text(line);
     size_t first = text.find_first_not_of(" \t");
@@ -238,7 +237,6 @@ void Checker::report_syntax_errors() {
     size_t tab = indent.find('\t');
     if (tab == std::string_view::npos) continue;
     uint32_t offset = a_.file.offset_of({line, static_cast<uint32_t>(tab)});
-    (void)source;
     error(DiagnosticCode::E0102, {offset, offset + 1}, "a tab in indentation", "indent with spaces");
   }
 }
@@ -901,7 +899,7 @@ void Checker::python_without_as(const Expr& expr, std::optional<std::string> exp
 // ---------------------------------------------------------------------------------------------
 // Hover text
 
-std::string Checker::export_dims_text(const Item& item, const FunctionSignature& signature) const {
+std::string Checker::export_dims_text(const FunctionSignature& signature) const {
   std::string dynamic, fixed;
   std::set<std::string> seen;
   for (size_t i = 0; i < signature.parameters.size(); ++i) {
@@ -922,7 +920,6 @@ std::string Checker::export_dims_text(const Item& item, const FunctionSignature&
       }
     }
   }
-  (void)item;
   std::string out = "\n\n**torch.export**: dynamic:";
   out += dynamic.empty() ? " none" : dynamic;
   out += "\n\nfixed: " + (fixed.empty() ? std::string("none") : fixed);
@@ -931,7 +928,7 @@ std::string Checker::export_dims_text(const Item& item, const FunctionSignature&
 
 std::string Checker::function_hover(const Item& item, const FunctionSignature& signature) const {
   std::string out = "```shapescript\n" + signature_text(item) + "\n```" + doc_suffix(item.doc);
-  if (item.exported) out += export_dims_text(item, signature);
+  if (item.exported) out += export_dims_text(signature);
   return out;
 }
 

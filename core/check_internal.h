@@ -140,7 +140,7 @@ class Checker {
   std::string doc_suffix(const std::string& doc) const;
   std::string function_hover(const Item& item, const FunctionSignature& signature) const;
   std::string parameter_hover(const Item& item, size_t index, const FunctionSignature& signature) const;
-  std::string export_dims_text(const Item& item, const FunctionSignature& signature) const;
+  std::string export_dims_text(const FunctionSignature& signature) const;
 };
 
 // "Did you mean": the candidate a misspelled `name` most likely meant. Like closest_name, but a

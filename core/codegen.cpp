@@ -184,6 +184,7 @@ class Generator : public PythonWriter {
   std::set<std::string> imports_;
   std::ostringstream constants_;
   bool uses_check_ = false;
+  std::set<std::string> signature_axes_;  // generic axes of the function being written
   std::set<std::string> item_names_;
   int temporaries_ = 0;  // per function
 
@@ -237,6 +238,13 @@ class Generator : public PythonWriter {
     locals_.clear();
     needed_axes_.clear();
     temporaries_ = 0;
+    // The generic axes the inputs carry: the only sizes a function body can read from shapes.
+    signature_axes_.clear();
+    if (auto types = a_.semantics.functions.find(&item); types != a_.semantics.functions.end())
+      for (const ValueType& t : types->second.parameters)
+        if (t.is_tensor())
+          for (const Axis& axis : t.tensor.axes)
+            for (const std::string& v : axis.size.variables()) signature_axes_.insert(v);
     std::vector<std::string> parameters;
     for (const Parameter& p : item.parameters) {
       parameters.push_back(python_name(p.name));
@@ -383,11 +391,10 @@ class Generator : public PythonWriter {
     for (size_t i = 0; i < e.type->axes.size(); ++i) {
       const SizeNode& node = e.type->axes[i];
       bool checkable = node.kind != SizeNode::Kind::unknown;
-      // A name the assertion introduces is bound by it, not checked.
+      // A name the assertion introduces is bound by it, not checked: no input's shape holds it.
       if (node.kind == SizeNode::Kind::name && !a_.semantics.dims.count(node.name)) {
         const SizeExpr& size = type->tensor.axes[i].size;
-        checkable = !(size.variables().size() == 1 && size == SizeExpr::variable(node.name) && !locals_.count(node.name) &&
-                      !is_signature_axis(node.name));
+        checkable = !(size == SizeExpr::variable(node.name) && !locals_.count(node.name) && !signature_axes_.count(node.name));
       }
       sizes += (sizes.empty() ? "" : ", ") + (checkable ? computed_size(type->tensor.axes[i].size) : std::string("None"));
     }
@@ -396,7 +403,6 @@ class Generator : public PythonWriter {
     return "_check_shape(" + value + ", (" + sizes + "), " + quote(written) + ")";
   }
 
-  bool is_signature_axis(const std::string&) const { return true; }
 
   // ---- PythonWriter's hooks
 

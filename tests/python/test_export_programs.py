@@ -189,6 +189,10 @@ CASES = [
          lambda x: torch.nonzero(x > 0).flatten(), exact=True,
          refused=[({"n": 9, "positives": 4}, r"Runtime assertion failed for expression u\d+ <= 3"),
                   ({"n": 6, "positives": 2}, r"Runtime assertion failed for expression u\d+ >= 3")]),
+    Case("as_new_axis", PROGRAMS / "as_new_axis.ss", "x[0] = n",
+         [{"n": 3}, {"n": 7}, {"n": 12}],
+         lambda s, g: (randn(g, s["n"], 8),),
+         lambda x: x + x.sum(0, keepdim=True)),
     # ---- ?k: a data-dependent size from an extern fn over torch.nonzero
     Case("nonzero", PROGRAMS / "nonzero.ss", "x[0] = n",
          [{"n": 4}, {"n": 11}, {"n": 30}],

@@ -942,7 +942,7 @@ std::string Checker::parameter_hover(const Item& item, size_t index, const Funct
       ExportAxis e = export_axis(axis);
       std::string how = e.kind == ExportAxis::Kind::fixed     ? "fixed" + (axis.label == std::to_string(e.fixed) ? "" : " (" + std::to_string(e.fixed) + ")")
                         : e.kind == ExportAxis::Kind::dim     ? "dynamic: `Dim(\"" + e.dim + "\")`"
-                        : e.kind == ExportAxis::Kind::derived ? "dynamic: `" + axis.size.to_string() + "`"
+                        : e.kind == ExportAxis::Kind::derived ? "dynamic: `" + axis.size.to_string() + "`, derived from `Dim(\"" + e.dim + "\")`"
                         : e.kind == ExportAxis::Kind::product ? "dynamic: a `Dim` checked to equal `" + axis.size.to_string() + "`"
                                                               : "data-dependent";
       out += "\n- " + ordinal_axis(a) + " `" + axis.label + "`: " + how;

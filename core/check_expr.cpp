@@ -158,6 +158,13 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
   const std::string& name = expr.text;
   if (auto local = scope.locals.find(name); local != scope.locals.end()) {
     definition(expr.span, local->second.at);
+    // A use of an export fn's parameter shows what its declaration shows: the Dims of each axis.
+    const Item* fn = scope.function;
+    for (size_t i = 0; fn && fn->exported && i < fn->parameters.size(); ++i)
+      if (fn->parameters[i].name_span == local->second.at) {
+        hover(expr.span, parameter_hover(*fn, i, signatures_[fn]));
+        return local->second.type;
+      }
     if (!local->second.type.is_unknown()) hover(expr.span, "```shapescript\n" + name + ": " + local->second.type.to_string() + "\n```");
     return local->second.type;
   }

@@ -115,6 +115,45 @@ std::string describe_status(int status) {
   return "signal: " + std::to_string(-status) + " (" + std::string(sigabbrev_np(-status) ? sigabbrev_np(-status) : "?") + ")";
 }
 
+// Runs one of the embedded runtime's scripts on `spec` with the chosen Python, in a temporary
+// folder. On failure it prints the runtime's `error:` lines (all its output with --verbose) and
+// `failed` + "`python` exited with ...", the book's closing line, and returns nothing.
+std::optional<ProcessResult> run_runtime(const std::string& script, const nlohmann::json& spec, const ExportOptions& options,
+                                         const std::string& failed) {
+  TemporaryDirectory work;
+  if (work.path.empty()) {
+    std::cerr << failed << "can't create a temporary folder: " << std::strerror(errno) << "\n";
+    return std::nullopt;
+  }
+  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
+  std::ofstream(work.path / "spec.json") << spec.dump(2);
+  std::string python = choose_python(options.python);
+  std::vector<std::string> argv = {python, "-I", (work.path / script).string(), (work.path / "spec.json").string()};
+  if (options.verbose) argv.push_back("--verbose");
+  ProcessResult result = run_process(argv, options.verbose);
+  if (!result.started) {
+    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
+    return std::nullopt;
+  }
+  if (result.status != 0) {
+    if (!options.verbose) {
+      // The runtime's own `error:` lines say why; the traceback only with --verbose.
+      std::istringstream lines(result.err);
+      std::string line;
+      bool any = false;
+      while (std::getline(lines, line))
+        if (line.starts_with("error:")) {
+          std::cerr << line << "\n";
+          any = true;
+        }
+      if (!any) std::cerr << result.err;
+    }
+    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
+    return std::nullopt;
+  }
+  return result;
+}
+
 }  // namespace
 
 nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
@@ -220,37 +259,8 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
                          {"vocab", model.vocab}};
-  TemporaryDirectory work;
-  if (work.path.empty()) {
-    std::cerr << "error: can't create a temporary folder: " << std::strerror(errno) << "\n";
-    return 2;
-  }
-  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
-  std::ofstream(work.path / "hf_spec.json") << spec.dump(2);
-  std::string python = choose_python(options.python);
-  std::vector<std::string> argv = {python, "-I", (work.path / "hf.py").string(), (work.path / "hf_spec.json").string()};
-  if (options.verbose) argv.push_back("--verbose");
-  ProcessResult result = run_process(argv, options.verbose);
-  std::string failed = "error: writing `" + options.hf + "` failed: ";
-  if (!result.started) {
-    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
-    return 1;
-  }
-  if (result.status != 0) {
-    if (!options.verbose) {
-      std::istringstream lines(result.err);
-      std::string line;
-      bool any = false;
-      while (std::getline(lines, line))
-        if (line.starts_with("error:")) {
-          std::cerr << line << "\n";
-          any = true;
-        }
-      if (!any) std::cerr << result.err;
-    }
-    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
-    return 1;
-  }
+  auto result = run_runtime("hf.py", spec, options, "error: writing `" + options.hf + "` failed: ");
+  if (!result) return 1;
   for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
   std::cout << "wrote " << options.hf << ": ";
   if (model.causal_lm) {
@@ -311,46 +321,14 @@ int run_export(const ExportOptions& options) {
     return 2;
   }
   GeneratedModule module = generate_python(*analysis);
-  TemporaryDirectory work;
-  if (work.path.empty()) {
-    std::cerr << "error: can't create a temporary folder: " << std::strerror(errno) << "\n";
-    return 2;
-  }
-  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
   nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format);
-  std::ofstream(work.path / "spec.json") << spec.dump(2);
-  if (options.verbose) std::ofstream(work.path / "module.py") << module.python;
-
-  std::string python = choose_python(options.python);
-  std::vector<std::string> argv = {python, "-I", (work.path / "run_export.py").string(), (work.path / "spec.json").string()};
-  if (options.verbose) argv.push_back("--verbose");
-  std::cerr << "exporting `" << signature->function << "` with " << python << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "")
-            << "...\n";
-  ProcessResult result = run_process(argv, options.verbose);
-  std::string failed = "error: exporting `" + signature->function + "` failed: ";
-  if (!result.started) {
-    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
-    return 1;
-  }
-  if (result.status != 0) {
-    if (!options.verbose) {
-      // The runtime's own `error:` lines say why; the traceback only with --verbose.
-      std::istringstream lines(result.err);
-      std::string line;
-      bool any = false;
-      while (std::getline(lines, line))
-        if (line.starts_with("error:")) {
-          std::cerr << line << "\n";
-          any = true;
-        }
-      if (!any) std::cerr << result.err;
-    }
-    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
-    return 1;
-  }
+  std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
+            << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
+  auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ");
+  if (!result) return 1;
   std::string dynamic;
   try {
-    nlohmann::json reply = nlohmann::json::parse(result.out.substr(result.out.find('{')));
+    nlohmann::json reply = nlohmann::json::parse(result->out.substr(result->out.find('{')));
     for (auto& [input, axes] : reply.at("dynamic").items())
       for (auto& [axis, how] : axes.items()) dynamic += (dynamic.empty() ? "" : ", ") + input + "[" + axis + "] = " + how.get<std::string>();
   } catch (const std::exception&) {

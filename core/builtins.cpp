@@ -11,6 +11,16 @@ namespace {
 
 ValueType tensor_value(TensorType t) { return ValueType::of(std::move(t)); }
 
+// A tensor of the wrong shape or element type: the message, and "this is [..]" under it.
+void wrong_shape(CallContext& call, DiagnosticCode code, Span span, std::string message, const TensorType& found) {
+  Diagnostic d;
+  d.code = code;
+  d.message = std::move(message);
+  d.primary = {span, "this is " + found.to_string()};
+  call.report(std::move(d));
+}
+
+
 // Elementwise maths keeps the shape; integers become reals.
 ValueType elementwise(CallContext& call, ElementKind result) {
   auto x = call.tensor(0);
@@ -122,11 +132,7 @@ ValueType rule_linear(CallContext& call) {
   if (call.positional_count() > 2) {
     if (auto bias = call.tensor(2); bias && (bias->rank() != 1 || !call.expect_same_size(w->axes[0], bias->axes[0], call.positional_span(2), "the bias"))) {
       if (bias->rank() != 1) {
-        Diagnostic d;
-        d.code = DiagnosticCode::E0306;
-        d.message = "`linear`'s bias must be `[out]`, one axis, but it is " + bias->to_string();
-        d.primary = {call.positional_span(2), "this is " + bias->to_string()};
-        call.report(std::move(d));
+        wrong_shape(call, DiagnosticCode::E0306, call.positional_span(2), "`linear`'s bias must be `[out]`, one axis, but it is " + bias->to_string(), *bias);
       }
     }
   }
@@ -140,11 +146,7 @@ ValueType rule_embedding(CallContext& call) {
   auto table = call.tensor(1);
   if (!ids || !table) return ValueType::unknown();
   if (table->rank() != 2) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0306;
-    d.message = "`embedding`'s table must be `[V D]`, two axes, but it is " + table->to_string();
-    d.primary = {call.positional_span(1), "this is " + table->to_string()};
-    call.report(std::move(d));
+    wrong_shape(call, DiagnosticCode::E0306, call.positional_span(1), "`embedding`'s table must be `[V D]`, two axes, but it is " + table->to_string(), *table);
     return ValueType::unknown();
   }
   if (!ids->element.is_integer()) {
@@ -187,20 +189,12 @@ ValueType rule_masked_fill(CallContext& call) {
   auto value = call.tensor(2);
   if (!x || !mask || !value) return ValueType::unknown();
   if (mask->element.kind != ElementKind::bool_) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0401;
-    d.message = "`masked_fill`'s mask must be `Bool`, but it is `" + mask->element.to_string() + "`";
-    d.primary = {call.positional_span(1), "this is " + mask->to_string()};
-    call.report(std::move(d));
+    wrong_shape(call, DiagnosticCode::E0401, call.positional_span(1), "`masked_fill`'s mask must be `Bool`, but it is `" + mask->element.to_string() + "`", *mask);
   }
   auto shape = call.broadcast(*x, *mask, call.positional_span(1));
   if (!shape) return ValueType::unknown();
   if (shape->rank() != x->rank()) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0304;
-    d.message = "the mask " + mask->to_string() + " has more axes than the tensor " + x->to_string();
-    d.primary = {call.positional_span(1), "this is " + mask->to_string()};
-    call.report(std::move(d));
+    wrong_shape(call, DiagnosticCode::E0304, call.positional_span(1), "the mask " + mask->to_string() + " has more axes than the tensor " + x->to_string(), *mask);
   }
   TensorType out = *x;
   if (out.element.kind == ElementKind::nonneg) out.element.kind = ElementKind::real;
@@ -215,11 +209,7 @@ ValueType rule_sdpa(CallContext& call) {
   for (size_t i = 0; i < 3; ++i) {
     const TensorType& t = i == 0 ? *q : i == 1 ? *k : *v;
     if (t.rank() < 2) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0306;
-      d.message = "`scaled_dot_product_attention` needs `[.. n e]` tensors, with at least two axes";
-      d.primary = {call.positional_span(i), "this is " + t.to_string()};
-      call.report(std::move(d));
+      wrong_shape(call, DiagnosticCode::E0306, call.positional_span(i), "`scaled_dot_product_attention` needs `[.. n e]` tensors, with at least two axes", t);
       return ValueType::unknown();
     }
   }
@@ -234,11 +224,7 @@ ValueType rule_sdpa(CallContext& call) {
       lowering(call, "causal", "1");
     const ValueType* type = call.keyword_type("attn_mask");
     if (type && type->is_tensor() && type->tensor.element.kind != ElementKind::bool_) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0401;
-      d.message = "`attn_mask` must be `Bool`, but it is `" + type->tensor.element.to_string() + "`";
-      d.primary = {e.span, "this is " + type->tensor.to_string()};
-      call.report(std::move(d));
+      wrong_shape(call, DiagnosticCode::E0401, e.span, "`attn_mask` must be `Bool`, but it is `" + type->tensor.element.to_string() + "`", type->tensor);
     }
   }
   TensorType out = *q;

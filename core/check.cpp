@@ -26,21 +26,6 @@ namespace {
 
 std::string ordinal_axis(size_t index) { return "axis " + std::to_string(index + 1); }
 
-std::string squash_spaces(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------

@@ -16,25 +16,10 @@ const std::set<std::string> kReserved = {
     "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass",
     "raise", "return", "try", "while", "with", "yield", "torch", "F", "nn", "math", "einops", "self"};
 
-// Whether `(` at `open` is closed by the text's last character.
+// Whether the text is one parenthesized expression: the `(` it starts with closes at its end.
 bool wrapped(const std::string& text) {
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') return false;
-  int depth = 0;
-  char quote_char = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote_char) {
-      if (c == '\\') ++i;
-      else if (c == quote_char) quote_char = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') quote_char = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0 && i + 1 < text.size()) return false;
-    }
-  }
-  return true;
+  return !pywrite::scan_code(text, false, [&](size_t i, int depth) { return depth == 0 && i + 1 < text.size(); });
 }
 
 // `16`, `0.5`, `1e-5`: a number Python reads as one token.
@@ -54,42 +39,20 @@ bool is_number_literal(const std::string& text) {
 // number or already parenthesized, else in parentheses. (lowering.cpp uses it too.)
 std::string python_atom(const std::string& text) {
   if (wrapped(text) || is_number_literal(text)) return text;
-  int depth = 0;
-  char quote_char = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  bool compound = pywrite::scan_code(text, false, [&](size_t i, int depth) {
     char c = text[i];
-    if (quote_char) {
-      if (c == '\\') ++i;
-      else if (c == quote_char) quote_char = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') quote_char = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
-    else if (depth == 0 && !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return "(" + text + ")";
-  }
-  return text;
+    bool bracket = c == '(' || c == '[' || c == '{' || c == ')' || c == ']' || c == '}';
+    return depth == 0 && !bracket && !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
+  });
+  return compound ? "(" + text + ")" : text;
 }
 
 // An expression where any expression may stand (an argument, a right-hand side): without the
 // parentheses that only an operand would need.
 std::string python_bare(const std::string& text) {
   if (!wrapped(text)) return text;
-  int depth = 0;
-  char quote_char = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote_char) {
-      if (c == '\\') ++i;
-      else if (c == quote_char) quote_char = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') quote_char = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
-    else if (c == ',' && depth == 1) return text;  // a tuple keeps its parentheses
-  }
-  return text.substr(1, text.size() - 2);
+  bool tuple = pywrite::scan_code(text, false, [&](size_t i, int depth) { return text[i] == ',' && depth == 1; });
+  return tuple ? text : text.substr(1, text.size() - 2);  // a tuple keeps its parentheses
 }
 
 std::string python_name(const std::string& name) {

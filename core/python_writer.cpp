@@ -15,7 +15,8 @@ std::string quote(const std::string& text) {
   return out + "\"";
 }
 
-bool uses_name(const std::string& text, const std::string& prefix) {
+bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit) {
+  int depth = 0;
   char quote_char = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -28,18 +29,25 @@ bool uses_name(const std::string& text, const std::string& prefix) {
       quote_char = c;
       continue;
     }
-    if (c == '#') {  // a comment runs to the end of the line
+    if (skip_comments && c == '#') {  // a comment runs to the end of the line
       while (i < text.size() && text[i] != '\n') ++i;
       continue;
     }
-    bool starts = i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_' || text[i - 1] == '.');
-    if (!starts || text.compare(i, prefix.size(), prefix) != 0) continue;
-    size_t after = i + prefix.size();
-    bool whole = prefix.back() == '.' || after == text.size() ||
-                 !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '_');
-    if (whole) return true;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (visit(i, depth)) return true;
   }
   return false;
+}
+
+bool uses_name(const std::string& text, const std::string& prefix) {
+  auto name_char = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'; };
+  return scan_code(text, true, [&](size_t i, int) {
+    bool starts = i == 0 || !(name_char(i - 1) || text[i - 1] == '.');
+    if (!starts || text.compare(i, prefix.size(), prefix) != 0) return false;
+    size_t after = i + prefix.size();
+    return prefix.back() == '.' || after == text.size() || !name_char(after);
+  });
 }
 
 std::string file_name(const std::string& path) {

@@ -4,6 +4,7 @@
 // and overrides the hooks for what it writes differently (a model field, a call of a user
 // function, an attention, a weight, a `for` or an `if`).
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +23,10 @@ std::string python_bare(const std::string& text);  // codegen.cpp
 
 namespace pywrite {
 
+// Walks Python text outside string literals (and, when `skip_comments`, outside `#` comments),
+// calling `visit(i, depth)` for each character with the bracket depth after it; stops when visit
+// returns true, and then returns true. The one bracket-and-quote scanner the generators use.
+bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit);
 // `text` as a Python string literal.
 std::string quote(const std::string& text);
 // True when `text` uses `prefix` (such as "F.", or a whole name such as "n") as a name of its

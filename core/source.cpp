@@ -39,4 +39,19 @@ std::string_view SourceFile::line_text(uint32_t line) const {
   return text;
 }
 
+std::string squash_spaces(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace ss

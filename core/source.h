@@ -22,6 +22,9 @@ struct LineColumn {
   uint32_t column = 0;
 };
 
+// Source text on one line, as messages quote it: runs of whitespace become one space.
+std::string squash_spaces(std::string_view text);
+
 class SourceFile {
  public:
   SourceFile() = default;

@@ -23,21 +23,6 @@ constexpr int module = 2, class_ = 5, field = 8, function = 12, constant = 14;
 
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-std::string squash_spaces(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
 std::string source_text(const Analysis& analysis, Span span) { return squash_spaces(analysis.file.slice(span)); }
 
 // The innermost of `spans` containing `offset`; a span ending right at `offset` counts when none

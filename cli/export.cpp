@@ -11,9 +11,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "codegen_hf.h"
+#include "reach.h"
 #include "render.h"
 
 extern char** environ;
@@ -275,6 +277,76 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   return 0;
 }
 
+// --gguf: llama.cpp runs its own implementation of an architecture, so nothing is compiled; the
+// runtime (gguf_export.py) finds the architecture that computes what the model does and writes it.
+int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
+  std::string function = options.function.empty() ? "forward" : options.function;
+  const std::string failed = "error: exporting `" + function + "` failed: ";
+  // The language model's layout (embedding, blocks, output layer) is the one --hf reads.
+  HfModel model = generate_hf(analysis, function);
+  if (!model.error.empty()) {
+    std::cerr << "error: can't write `" << function << "` as a GGUF model: " << model.error << "\n";
+    return 1;
+  }
+  if (!model.causal_lm) {
+    std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models, and `" << function
+              << "` isn't one (it must take a model and token ids, embed them and end with an output layer)\n";
+    return 1;
+  }
+  std::filesystem::path output = std::filesystem::absolute(options.gguf);
+  if (!std::filesystem::is_directory(output.parent_path())) {
+    std::cerr << "error: can't write `" << options.gguf << "`: the folder `" << output.parent_path().string() << "` does not exist\n";
+    return 2;
+  }
+  std::string embedding, output_layer;
+  std::set<std::string> stacked;
+  for (const HfTensor& t : model.tensors) {
+    if (t.key.ends_with("embed_tokens.weight")) embedding = t.source;
+    else if (t.key == "lm_head.weight") output_layer = t.source;
+    if (t.layer >= 0) stacked.insert(t.source);
+  }
+  if (model.tied) output_layer = embedding;
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"stacked", stacked.count(p.name) > 0}});
+  nlohmann::json builtins = nlohmann::json::array();
+  for (const BuiltinCall& call : builtin_calls_reached(analysis, function)) builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
+  auto absolute_or_null = [](const std::string& path) {
+    return path.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(path).string());
+  };
+  nlohmann::json spec = {{"version", 1},
+                         {"source", analysis.file.path()},
+                         {"output", output.string()},
+                         {"output_name", options.gguf},
+                         {"reference", generate_python(analysis).python},
+                         {"model", model.model_name},
+                         {"function", python_name(function)},
+                         {"parameters", parameters},
+                         {"layers", model.layers},
+                         {"embedding", embedding},
+                         {"output_layer", output_layer},
+                         {"takes_positions", model.takes_positions},
+                         {"max_positions", model.max_positions},
+                         {"vocab", model.vocab},
+                         {"builtins", builtins},
+                         {"weights", absolute_or_null(options.weights)},
+                         {"weights_name", options.weights},
+                         {"tokenizer", absolute_or_null(options.tokenizer)},
+                         {"tokenizer_name", options.tokenizer}};
+  auto result = run_runtime("gguf_export.py", spec, options, failed);
+  if (!result) return 1;
+  try {
+    nlohmann::json reply = nlohmann::json::parse(result->out.substr(result->out.find('{')));
+    std::cout << "wrote " << options.gguf << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
+              << reply.at("blocks").get<int64_t>() << " blocks of " << reply.at("heads").get<int64_t>() << " heads, vocabulary of "
+              << reply.at("vocab").get<int64_t>() << ", " << reply.at("tensors").get<int64_t>() << " tensors, "
+              << reply.at("size").get<std::string>() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << failed << "the runtime's reply isn't what was expected: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int run_export(const ExportOptions& options) {
   std::ifstream in(options.file, std::ios::binary);
   if (!in) {
@@ -298,6 +370,7 @@ int run_export(const ExportOptions& options) {
     return 1;
   }
   if (!options.hf.empty()) return run_hf_export(options, *analysis);
+  if (!options.gguf.empty()) return run_gguf_export(options, *analysis);
   const ExportSignature* signature = nullptr;
   for (const ExportSignature& e : analysis->exports)
     if (options.function.empty() ? analysis->exports.size() == 1 : e.function == options.function) signature = &e;

@@ -19,7 +19,9 @@ struct ExportOptions {
   std::string color = "auto";
   std::string hf;        // --hf DIR: a Hugging Face folder of the model's forward
   bool vllm = false;     // --vllm: insist that vLLM can serve it (the E33xx rules are errors)
-  std::string weights;   // --weights ckpt.pt: trained parameters for --hf
+  std::string weights;   // --weights ckpt.pt: trained parameters for --hf or --gguf
+  std::string gguf;      // --gguf FILE: the model as one of llama.cpp's architectures
+  std::string tokenizer; // --tokenizer FILE: a GGUF file whose vocabulary --gguf embeds
 };
 
 // The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.

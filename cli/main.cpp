@@ -155,12 +155,20 @@ int main(int argc, char** argv) {
   export_command->add_option("--python", export_options.python, "the Python with torch and einops (default: the active virtualenv's, then python3)");
   export_command->add_option("--hf", export_options.hf, "write the model's forward as a Hugging Face folder DIR");
   export_command->add_flag("--vllm", export_options.vllm, "with --hf: insist that vLLM can serve it")->needs("--hf");
-  export_command->add_option("--weights", export_options.weights, "with --hf: a checkpoint (a state dict keyed by parameter name)")->needs("--hf");
+  CLI::Option* hf = export_command->get_option("--hf");
+  CLI::Option* gguf = export_command->add_option("--gguf", export_options.gguf,
+                                                 "write the model as a GGUF FILE for llama.cpp, if it is one of llama.cpp's architectures");
+  gguf->excludes(hf)->excludes("--aoti")->excludes("-o");
+  export_command->add_option("--tokenizer", export_options.tokenizer, "with --gguf: a GGUF file whose vocabulary to embed (default: one token per id)")
+      ->needs(gguf);
+  CLI::Option* weights = export_command->add_option("--weights", export_options.weights,
+                                                    "with --hf or --gguf: a checkpoint (a state dict keyed by parameter name)");
   export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
   export_command->add_option("--color", export_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
   try {
     app.parse(argc, argv);
+    if (weights->count() && !hf->count() && !gguf->count()) throw CLI::RequiresError("--weights", "--hf or --gguf");
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
     return status == 0 ? kExitClean : kExitUsage;

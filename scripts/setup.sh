@@ -22,12 +22,12 @@ fi
 # The VS Code extension's packages (npm ci, only when its lock file changed).
 command -v npm >/dev/null && "$root/editors/vscode/package.sh" --deps-only
 
-python_packages=(torch einops numpy pytest pytest-lsp transformers safetensors)
+python_packages=(torch einops numpy pytest pytest-lsp transformers safetensors gguf diskcache)
 if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating $venv" >&2
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp, transformers, safetensors" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp, transformers, safetensors, gguf, diskcache" 2>/dev/null; then
   echo "setup: installing ${python_packages[*]} into $venv (torch is large the first time)" >&2
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "${python_packages[@]}"
@@ -38,6 +38,10 @@ if [ ! -x "$HOME/.cargo/bin/tree-sitter" ] && command -v cargo >/dev/null; then
   echo "setup: building tree-sitter-cli 0.22.6 with cargo (once, a few minutes)" >&2
   cargo install -q tree-sitter-cli --version 0.22.6 --locked
 fi
+
+# llama.cpp (libllama, llama-server, llama-cpp-python's bindings) for the tests of --gguf: built once
+# from PyPI's source into ~/.cache/shapescript (about 10 minutes on 2 cores the first time).
+"$root/scripts/llama_cpp.sh" >/dev/null
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPython3_EXECUTABLE="$venv/bin/python" >/dev/null

@@ -4,16 +4,19 @@
     for d in shapescript.check("patches.ss"):
         print(d.rendered)
     ep = shapescript.export("patches.ss", "patchify", "patchify.pt2")   # a torch.export.ExportedProgram
+    llama = shapescript.compile("llama.ss")      # a module: llama.forward(llama.Llama(), ids, pos)
 
-torch is imported only by export(), so check() works without it.
+torch is imported only by export() and by the code compile() returns, so check() works without it.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import os
+import types
 from dataclasses import dataclass, field
 
-__all__ = ["Diagnostic", "ShapeScriptError", "check", "export"]
+__all__ = ["Diagnostic", "ShapeScriptError", "check", "compile", "export"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,24 @@ def _extension():
 def check(path: str | os.PathLike, text: str | None = None) -> list[Diagnostic]:
     """Checks a ShapeScript file (or `text` as if it were that file); returns its diagnostics."""
     return [Diagnostic(**d) for d in _extension().check(os.fspath(path), text)]
+
+
+def compile(path: str | os.PathLike, text: str | None = None) -> types.ModuleType:
+    """Compiles a ShapeScript file to a Python module: each `fn` a function of torch tensors, each
+    model a torch.nn.Module whose parameters are its `param`s (created by their initializers).
+
+    Raises ShapeScriptError with the rendered diagnostics when the file has errors.
+    """
+    result = _extension().generate_python(os.fspath(path), text)
+    diagnostics = [Diagnostic(**d) for d in result["diagnostics"]]
+    if result["python"] is None:
+        errors = [d for d in diagnostics if d.severity == "error"]
+        raise ShapeScriptError("".join(d.rendered for d in errors), diagnostics)
+    name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    module = types.ModuleType(name)
+    module.__file__ = os.fspath(path)
+    exec(builtins.compile(result["python"], os.fspath(path), "exec"), module.__dict__)
+    return module
 
 
 def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *, aoti: bool = False):

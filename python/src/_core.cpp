@@ -73,4 +73,17 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("path"), py::arg("function"), py::arg("output"), py::arg("format") = "pt2",
       "Checks a file and returns the export spec (JSON text) of one export fn, or its diagnostics.");
+  m.def(
+      "generate_python",
+      [](const std::string& path, std::optional<std::string> text) {
+        auto analysis = ss::analyze(ss::SourceFile(path, text ? *text : read_text(path)));
+        py::dict result;
+        py::list diagnostics;
+        for (const ss::Diagnostic& d : analysis->diagnostics) diagnostics.append(diagnostic_dict(*analysis, d));
+        result["diagnostics"] = diagnostics;
+        result["python"] = analysis->has_errors() ? py::object(py::none()) : py::object(py::str(ss::generate_python(*analysis).python));
+        return result;
+      },
+      py::arg("path"), py::arg("text") = py::none(),
+      "Checks a file and returns its PyTorch code (every fn and model), or its diagnostics.");
 }

@@ -3,6 +3,7 @@ the examples as they ship. The expected text is copied from the chapter."""
 import os
 import pathlib
 import subprocess
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -48,8 +49,27 @@ def test_export_hf_vllm_refuses_tiny_with_the_chapters_E3304_block(tmp_path):
     assert not (tmp_path / "tiny_hf").exists()
 
 
+GGUF_TINY = """error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks and 0 other fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, but the model uses rms_norm
+error: exporting `forward` failed: `python3` exited with exit status: 1
+"""
+
+
+def test_export_gguf_refuses_tiny_with_the_chapters_two_lines(tmp_path):
+    # The chapter's machine has torch and gguf in `python3`: here that is the venv's Python.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # a link would lose the venv
+    (bin_dir / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    result = subprocess.run([SHAPESCRIPT, "export", "tiny.ss", "--gguf", str(tmp_path / "tiny.gguf")], cwd=EXAMPLES,
+                            capture_output=True, text=True, env=env)
+    assert (result.stdout, result.stderr, result.returncode) == ("", GGUF_TINY, 1)
+    assert not (tmp_path / "tiny.gguf").exists()
+
+
 def test_the_chapters_programs_check_clean():
-    for name in ["patches.ss", "tiny.ss", "tiny_sdpa.ss", "causal_attention.ss"]:
+    for name in ["patches.ss", "tiny.ss", "tiny_sdpa.ss", "causal_attention.ss", "llama.ss", "gpt2.ss", "tiny_llama.ss"]:
         result = shapescript("check", name)
         assert (result.returncode, result.stdout) == (0, ""), name
 

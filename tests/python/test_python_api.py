@@ -40,3 +40,23 @@ def test_export_refuses_a_file_with_errors(tmp_path):
 def test_export_names_a_missing_function(tmp_path):
     with pytest.raises(shapescript.ShapeScriptError, match="no `export fn nope`.*patchify"):
         shapescript.export(ROOT / "examples" / "patches.ss", "nope", tmp_path / "x.pt2")
+
+
+def test_compile_gives_the_models_and_functions_as_torch_code():
+    llama = shapescript.compile(ROOT / "examples" / "llama.ss")
+    model = llama.Llama()
+    assert dict(model.named_parameters())["wq"].shape == (2, 64, 64)
+    ids = torch.randint(0, 512, (2, 5))
+    logits = llama.forward(model, ids, torch.arange(5).expand(2, 5))
+    assert logits.shape == (2, 5, 512)
+    # Rotary embeddings keep each pair's length: the compiled rope is a rotation.
+    x = torch.randn(1, 4, 5, 16)
+    rotated = llama.rope(x, torch.arange(5).expand(1, 5))
+    pairs = lambda t: t[..., :8] ** 2 + t[..., 8:] ** 2  # noqa: E731
+    assert torch.allclose(pairs(rotated), pairs(x), atol=1e-5)
+
+
+def test_compile_refuses_a_file_with_errors():
+    with pytest.raises(shapescript.ShapeScriptError) as error:
+        shapescript.compile("inline.ss", "dim D = 10 / 3\n")
+    assert [d.code for d in error.value.diagnostics] == ["E0302"]

@@ -1,0 +1,649 @@
+"""Writes a GGUF file for `shapescript export --gguf FILE`.
+
+llama.cpp runs its own implementation of each architecture it knows, so nothing is compiled here.
+This script finds the architecture that computes what the model does: it reads the model's
+parameters as each candidate's tensors (in the order the forward uses them, then every other
+order their shapes allow), runs the compiled forward and a reference of llama.cpp's computation on
+the same random weights, and writes the first that agrees with the `gguf` package.
+
+The CLI runs it with a spec (JSON):
+  output, output_name    the file to write (absolute, and as the user wrote it)
+  reference              the pt2 code generator's module: its model class and forward
+  model, function        the ShapeScript model and the forward's name
+  parameters             [{name, shape, stacked}]: stacked along the blocks axis or not
+  layers                 the number of blocks
+  embedding, output_layer  the parameters `embedding(ids, m.E)` and `linear(h, m.W)` read
+  takes_positions, max_positions, vocab
+  builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
+  weights, weights_name  a checkpoint for the file's weights, or null: the initializers
+  tokenizer, tokenizer_name  a GGUF file whose vocabulary to embed, or null
+
+It prints one JSON object on stdout on success. Errors are `error: ...` lines; the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import math
+import os
+import sys
+import types
+
+
+class GgufError(Exception):
+    pass
+
+
+def _sibling(name):
+    """A module next to this file, importable even under `python -I`."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    key = "_shapescript_runtime_" + name
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, os.path.join(here, name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# What the model is: its parameters, in the order its forward uses them, and what it computes with.
+
+
+class Model:
+    def __init__(self, spec, reference):
+        self.spec = spec
+        self.reference = reference
+        self.shapes = {p["name"]: tuple(p["shape"]) for p in spec["parameters"]}
+        self.stacked = [p["name"] for p in spec["parameters"] if p["stacked"]]
+        self.embedding = spec["embedding"]
+        self.output_layer = spec["output_layer"]
+        self.others = [
+            p["name"] for p in spec["parameters"] if not p["stacked"] and p["name"] not in (self.embedding, self.output_layer)
+        ]
+        self.layers = spec["layers"]
+        self.vocab, self.width = self.shapes[self.embedding]
+        self.takes_positions = spec["takes_positions"]
+        self.max_positions = spec["max_positions"]
+        self.calls = spec["builtins"]
+
+    def forward(self, params, ids):
+        """The compiled forward on `params` (name -> tensor), for ids (b, n); positions 0..n-1."""
+        import torch
+
+        module = getattr(self.reference, self.spec["model"])()
+        module.load_state_dict(params)
+        args = [module, ids]
+        if self.takes_positions:
+            args.append(torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+        with torch.no_grad():
+            return getattr(self.reference, self.spec["function"])(*args)
+
+    def use_order(self, params, ids):
+        """The parameters in the order the forward first reads them."""
+        order = []
+
+        class Recorder:
+            def __init__(self, module):
+                object.__setattr__(self, "_module", module)
+
+            def __getattr__(self, name):
+                if name in params and name not in order:
+                    order.append(name)
+                return getattr(self._module, name)
+
+        import torch
+
+        module = getattr(self.reference, self.spec["model"])()
+        module.load_state_dict(params)
+        args = [Recorder(module), ids]
+        if self.takes_positions:
+            args.append(torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+        with torch.no_grad():
+            getattr(self.reference, self.spec["function"])(*args)
+        return order + [name for name in params if name not in order]
+
+    def uses(self, kinds):
+        """The built-ins of `kinds` (name -> how to say it) the forward reaches, said as written."""
+        found = []
+        for call in self.calls:
+            said = kinds.get(_call_kind(call))
+            if said and said not in found:
+                found.append(said)
+        return found
+
+    def epsilons(self, norm):
+        return sorted({float(call["keywords"].get("eps", "1e-5")) for call in self.calls if call["name"] == norm})
+
+
+def _call_kind(call):
+    if call["name"] == "gelu":
+        approximate = call["keywords"].get("approximate", '"none"').strip('"')
+        return "gelu_tanh" if approximate == "tanh" else "gelu"
+    return call["name"]
+
+
+NORMS = {"rms_norm": "rms_norm", "layer_norm": "layer_norm"}
+ACTIVATIONS = {
+    "silu": "silu",
+    "gelu": "gelu",
+    "gelu_tanh": 'gelu(approximate="tanh")',
+    "relu": "relu",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+}
+
+
+def random_params(model, seed=0):
+    """Weights that make every part of the model matter: unit-scale activations, norms and biases
+    away from 1 and 0, so a misplaced tensor or a different formula changes the logits."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    params = {}
+    for name, shape in model.shapes.items():
+        vector_shape = shape[1:] if name in model.stacked else shape
+        if name in (model.embedding,) or (len(vector_shape) == 2 and vector_shape[0] > 4 * vector_shape[1] and name not in model.stacked):
+            value = torch.randn(shape, generator=generator, dtype=torch.float64)  # an embedding table
+        elif len(vector_shape) >= 2:
+            value = torch.randn(shape, generator=generator, dtype=torch.float64) / math.sqrt(vector_shape[-1])
+        else:
+            value = 1 + 0.3 * torch.randn(shape, generator=generator, dtype=torch.float64)
+        params[name] = value
+    return params
+
+
+# ---------------------------------------------------------------------------------------------
+# llama.cpp's architectures: their tensors (in PyTorch's order, the reverse of ggml's) and their math.
+
+
+class Arch:
+    name = ""
+    norm = ""
+    activation = ""
+    block = []  # (tensor, shape) per block, in llama.cpp's order of use
+    other = []  # tensors besides token_embd and output
+
+    def variants(self, model, env):
+        """Readings of the hyperparameters the weights don't show: heads, rotary layout, base."""
+        raise NotImplementedError
+
+    def reference(self, tensors, hp, ids):
+        raise NotImplementedError
+
+    def describe(self, hp):
+        return f"{hp['heads']} heads of {hp['head_dim']}"
+
+
+def _rms_norm(x, weight, eps):
+    return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt() * weight
+
+
+def _layer_norm(x, weight, bias, eps):
+    mean = x.mean(-1, keepdim=True)
+    var = (x - mean).pow(2).mean(-1, keepdim=True)
+    return (x - mean) / (var + eps).sqrt() * weight + bias
+
+
+def _attention(q, k, v, heads, kv_heads):
+    """Causal attention, q (b, n, H, hd) etc.; query head h reads kv head h // (H / Hkv)."""
+    import torch
+
+    hd = q.shape[-1]
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    if kv_heads != heads:
+        k = k.repeat_interleave(heads // kv_heads, dim=1)
+        v = v.repeat_interleave(heads // kv_heads, dim=1)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
+    n = q.shape[2]
+    mask = torch.ones(n, n, dtype=torch.bool).tril()
+    scores = scores.masked_fill(~mask, float("-inf"))
+    out = scores.softmax(-1) @ v
+    return out.transpose(1, 2).reshape(q.shape[0], n, heads * hd)
+
+
+def _rope_norm(x, positions, base):
+    """llama.cpp's NORM rotary form: pairs (2i, 2i+1) rotated by pos * base^(-2i/hd)."""
+    import torch
+
+    hd = x.shape[-1]
+    inv = base ** (-torch.arange(0, hd, 2, dtype=x.dtype) / hd)
+    angle = positions[:, :, None, None].to(x.dtype) * inv
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    cos, sin = angle.cos(), angle.sin()
+    out = torch.empty_like(x)
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x0 * sin + x1 * cos
+    return out
+
+
+def permute_rows_for_norm_rope(w, heads):
+    """Rows of a projection whose rotary embedding pairs (i, i + hd/2) reordered for llama.cpp's
+    NORM form, which pairs (2i, 2i+1): llama.cpp's own converter does this to Hugging Face Llamas."""
+    rows = w.shape[0]
+    return w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+class Llama(Arch):
+    name = "llama"
+    norm = "rms_norm"
+    activation = "silu"
+    block = [
+        ("attn_norm.weight", ("d",)),
+        ("attn_q.weight", ("d", "d")),
+        ("attn_k.weight", ("kv", "d")),
+        ("attn_v.weight", ("kv", "d")),
+        ("attn_output.weight", ("d", "d")),
+        ("ffn_norm.weight", ("d",)),
+        ("ffn_gate.weight", ("F", "d")),
+        ("ffn_up.weight", ("F", "d")),
+        ("ffn_down.weight", ("d", "F")),
+    ]
+    other = [("output_norm.weight", ("d",))]
+    bases = (10000.0, 500000.0, 1000000.0)
+
+    def variants(self, model, env):
+        d, kv = env["d"], env["kv"]
+        for hd in _head_sizes(d):
+            if hd % 2 or kv % hd:
+                continue
+            for layout in ("pairs", "halves"):
+                for base in self.bases:
+                    yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base}
+
+    def describe(self, hp):
+        pairs = "(i, i + head size / 2)" if hp["rope"] == "halves" else "(2i, 2i + 1)"
+        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs {pairs}, base {hp['base']:g}"
+
+    def prepare(self, tensors, hp):
+        """The tensors as the file holds them: Q and K rows in llama.cpp's rotary order."""
+        if hp["rope"] != "halves":
+            return tensors
+        out = dict(tensors)
+        for name, value in tensors.items():
+            if name.endswith("attn_q.weight"):
+                out[name] = permute_rows_for_norm_rope(value, hp["heads"])
+            elif name.endswith("attn_k.weight"):
+                out[name] = permute_rows_for_norm_rope(value, hp["kv_heads"])
+        return out
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        positions = torch.arange(n).expand(b, n)
+        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
+        x = t["token_embd.weight"][ids]
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            a = _rms_norm(x, p("attn_norm.weight"), eps)
+            q = (a @ p("attn_q.weight").T).reshape(b, n, H, hd)
+            k = (a @ p("attn_k.weight").T).reshape(b, n, Hkv, hd)
+            v = (a @ p("attn_v.weight").T).reshape(b, n, Hkv, hd)
+            q, k = _rope_norm(q, positions, hp["base"]), _rope_norm(k, positions, hp["base"])
+            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
+            f = _rms_norm(h, p("ffn_norm.weight"), eps)
+            gate = f @ p("ffn_gate.weight").T
+            x = h + (torch.nn.functional.silu(gate) * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
+        out = _rms_norm(x, t["output_norm.weight"], eps)
+        return out @ t.get("output.weight", t["token_embd.weight"]).T
+
+    def metadata(self, writer, hp, model):
+        writer.add_context_length(model.max_positions if model.takes_positions else 2048)
+        writer.add_embedding_length(hp["d"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_head_count(hp["heads"])
+        writer.add_head_count_kv(hp["kv_heads"])
+        writer.add_layer_norm_rms_eps(hp["eps"])
+        writer.add_rope_dimension_count(hp["head_dim"])
+        writer.add_rope_freq_base(hp["base"])
+
+
+class Gpt2(Arch):
+    name = "gpt2"
+    norm = "layer_norm"
+    activation = "gelu_tanh"
+    block = [
+        ("attn_norm.weight", ("d",)),
+        ("attn_norm.bias", ("d",)),
+        ("attn_qkv.weight", ("3d", "d")),
+        ("attn_qkv.bias", ("3d",)),
+        ("attn_output.weight", ("d", "d")),
+        ("attn_output.bias", ("d",)),
+        ("ffn_norm.weight", ("d",)),
+        ("ffn_norm.bias", ("d",)),
+        ("ffn_up.weight", ("F", "d")),
+        ("ffn_up.bias", ("F",)),
+        ("ffn_down.weight", ("d", "F")),
+        ("ffn_down.bias", ("d",)),
+    ]
+    other = [("position_embd.weight", ("P", "d")), ("output_norm.weight", ("d",)), ("output_norm.bias", ("d",))]
+
+    def variants(self, model, env):
+        for hd in _head_sizes(env["d"]):
+            yield {"heads": env["d"] // hd, "kv_heads": env["d"] // hd, "head_dim": hd}
+
+    def prepare(self, tensors, hp):
+        return tensors
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        d, H, hd, eps = hp["d"], hp["heads"], hp["head_dim"], hp["eps"]
+        x = t["token_embd.weight"][ids] + t["position_embd.weight"][torch.arange(n)]
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            a = _layer_norm(x, p("attn_norm.weight"), p("attn_norm.bias"), eps)
+            qkv = a @ p("attn_qkv.weight").T + p("attn_qkv.bias")
+            q, k, v = (qkv[..., j * d:(j + 1) * d].reshape(b, n, H, hd) for j in range(3))
+            h = x + _attention(q, k, v, H, H) @ p("attn_output.weight").T + p("attn_output.bias")
+            f = _layer_norm(h, p("ffn_norm.weight"), p("ffn_norm.bias"), eps)
+            up = f @ p("ffn_up.weight").T + p("ffn_up.bias")
+            x = h + torch.nn.functional.gelu(up, approximate="tanh") @ p("ffn_down.weight").T + p("ffn_down.bias")
+        out = _layer_norm(x, t["output_norm.weight"], t["output_norm.bias"], eps)
+        return out @ t.get("output.weight", t["token_embd.weight"]).T
+
+    def metadata(self, writer, hp, model):
+        writer.add_context_length(hp["P"])
+        writer.add_embedding_length(hp["d"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_head_count(hp["heads"])
+        writer.add_layer_norm_eps(hp["eps"])
+
+
+ARCHITECTURES = [Llama(), Gpt2()]
+
+
+def _head_sizes(d):
+    """Head sizes that divide d, the common ones first."""
+    common = [64, 128, 32, 16, 80, 96, 256, 8]
+    sizes = [s for s in common if d % s == 0] + [s for s in range(1, d + 1) if d % s == 0 and s not in common]
+    return sizes
+
+
+def _plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _bind(pattern, shape, env):
+    """Unifies a tensor's shape pattern (`("F", "d")`) with a concrete shape, extending env."""
+    if len(pattern) != len(shape):
+        return None
+    env = dict(env)
+    for symbol, size in zip(pattern, shape):
+        if symbol == "3d":
+            if size != 3 * env["d"]:
+                return None
+        elif symbol in env:
+            if env[symbol] != size:
+                return None
+        else:
+            env[symbol] = size
+    return env
+
+
+def _assignments(arch_tensors, fields, shape_of, env, limit):
+    """Ways to give each of the architecture's tensors one field whose shape fits, trying the
+    fields in the order the forward uses them first (so a model written in llama.cpp's order is
+    read right the first time). Yields (mapping, env); stops after `limit`."""
+    count = 0
+    deepest = [0]
+
+    def place(j, used, mapping, env):
+        nonlocal count
+        if count >= limit:
+            return
+        deepest[0] = max(deepest[0], j)
+        if j == len(arch_tensors):
+            count += 1
+            yield dict(mapping), env
+            return
+        name, pattern = arch_tensors[j]
+        for field in fields:
+            if field in used:
+                continue
+            bound = _bind(pattern, shape_of(field), env)
+            if bound is None:
+                continue
+            mapping[name] = field
+            yield from place(j + 1, used | {field}, mapping, bound)
+            del mapping[name]
+
+    yield from place(0, frozenset(), {}, env)
+    _assignments.deepest = deepest[0]
+
+
+class Refusal(Exception):
+    pass
+
+
+def _shape_text(pattern, env):
+    return "[" + " ".join(str(env.get(s, 3 * env["d"] if s == "3d" else s)) for s in pattern) + "]"
+
+
+def match(arch, model, params, order, ids, logits, budget=400):
+    """The reading of the model as `arch` that computes its logits, or Refusal saying why not."""
+    import torch
+
+    # What it computes with: llama.cpp's architecture has one norm and one activation.
+    norms = [said for kind, said in NORMS.items() if kind != arch.norm and said in model.uses(NORMS)]
+    if norms:
+        raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses {' and '.join(norms)}")
+    activations = [said for kind, said in ACTIVATIONS.items() if kind != arch.activation and said in model.uses(ACTIVATIONS)]
+    if activations:
+        raise Refusal(
+            f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses {' and '.join(activations)}"
+        )
+    epsilons = model.epsilons(arch.norm)
+    if len(epsilons) > 1:
+        raise Refusal(f"llama.cpp's architecture uses one epsilon in `{arch.norm}`, but the model uses " + " and ".join(map(str, epsilons)))
+    eps = epsilons[0] if epsilons else 1e-5
+
+    # Its layout: fields stacked along the blocks, and the others.
+    if len(model.stacked) != len(arch.block) or len(model.others) != len(arch.other):
+        raise Refusal(
+            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks and "
+            f"{_plural(len(model.others), 'other field')}, but `{arch.name}` has {_plural(len(arch.block), 'tensor')} in each block and "
+            f"{_plural(len(arch.other), 'other tensor')}"
+        )
+
+    env = {"d": model.width, "V": model.vocab}
+    block_fields = [f for f in order if f in model.stacked]
+    other_fields = [f for f in order if f in model.others]
+    tried, best = 0, None
+    found_shapes = False
+    for block_map, env1 in _assignments(arch.block, block_fields, lambda f: model.shapes[f][1:], env, 10000):
+        for other_map, env2 in _assignments(arch.other, other_fields, lambda f: model.shapes[f], env1, 100):
+            found_shapes = True
+            tensors = {}
+            for i in range(model.layers):
+                for name, field in block_map.items():
+                    tensors[f"blk.{i}.{name}"] = params[field][i]
+            for name, field in other_map.items():
+                tensors[name] = params[field]
+            tensors["token_embd.weight"] = params[model.embedding]
+            if model.output_layer != model.embedding:
+                tensors["output.weight"] = params[model.output_layer]
+            for variant in arch.variants(model, env2):
+                hp = {**env2, **variant, "eps": eps, "blocks": model.layers}
+                with torch.no_grad():
+                    expected = arch.reference(arch.prepare(tensors, hp), hp, ids)
+                difference = ((expected - logits).abs().max() / logits.abs().max()).item()
+                tried += 1
+                if difference < 1e-6:
+                    return block_map, other_map, hp
+                if best is None or difference < best[0]:
+                    best = (difference, arch.describe(hp))
+                if tried >= budget:
+                    break
+            if tried >= budget:
+                break
+        if tried >= budget:
+            break
+    if not found_shapes:
+        blocked = arch.block[min(_assignments.deepest, len(arch.block) - 1)] if _assignments.deepest < len(arch.block) else None
+        where = f"`blk.N.{blocked[0]}`" if blocked else "its other tensors"
+        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of {where}")
+    raise Refusal(
+        f"it computes something else: of {_plural(tried, 'reading')} of its fields as `{arch.name}`'s tensors, the nearest "
+        f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the file.
+
+
+def _vocabulary(writer, spec, vocab):
+    """The vocabulary: the tokenizer of a GGUF file the user gives, else one token per id (` 17`),
+    with llama.cpp's SentencePiece defaults <unk> = 0, <s> = 1, </s> = 2."""
+    import gguf
+
+    if spec["tokenizer"]:
+        name = spec["tokenizer_name"]
+        try:
+            reader = gguf.GGUFReader(spec["tokenizer"])
+        except FileNotFoundError:
+            raise GgufError(f"can't read the tokenizer `{name}`: no such file")
+        except Exception as e:  # noqa: BLE001 - the reader's own reason
+            raise GgufError(f"can't read the tokenizer `{name}` as a GGUF file: {e}")
+        fields = {key: field for key, field in reader.fields.items() if key.startswith("tokenizer.")}
+        if "tokenizer.ggml.tokens" not in fields:
+            raise GgufError(f"`{name}` has no vocabulary (no `tokenizer.ggml.tokens`)")
+        count = len(fields["tokenizer.ggml.tokens"].data)
+        if count != vocab:
+            raise GgufError(f"`{name}` has a vocabulary of {count} tokens, but the model's embedding has {vocab} rows")
+        for key, field in fields.items():
+            value = field.contents()
+            value_type = field.types[0]
+            if value_type == gguf.GGUFValueType.ARRAY:
+                writer.add_key_value(key, value, value_type, sub_type=field.types[-1])
+            else:
+                writer.add_key_value(key, value, value_type)
+        return
+    if vocab < 3:
+        raise GgufError(f"llama.cpp's default vocabulary needs at least 3 tokens (<unk>, <s>, </s>), but the model has {vocab}")
+    tokens = ["<unk>", "<s>", "</s>"] + [f"\u2581{i}" for i in range(3, vocab)]
+    types_ = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.NORMAL] * (vocab - 3)
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([0.0] * vocab)
+    writer.add_token_types(types_)
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_unk_token_id(0)
+    writer.add_add_bos_token(False)
+
+
+def write(spec, model, arch, block_map, other_map, hp, params):
+    import gguf
+    import numpy as np
+
+    tensors = {"token_embd.weight": params[model.embedding]}
+    for i in range(model.layers):
+        for name, field in block_map.items():
+            tensors[f"blk.{i}.{name}"] = params[field][i]
+    for name, field in other_map.items():
+        tensors[name] = params[field]
+    if model.output_layer != model.embedding:
+        tensors["output.weight"] = params[model.output_layer]
+    tensors = arch.prepare(tensors, hp)
+
+    output = spec["output"]
+    partial = output + ".partial"
+    writer = gguf.GGUFWriter(partial, arch.name)
+    try:
+        writer.add_name(spec["model"] or os.path.splitext(os.path.basename(spec["source"]))[0])
+        writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+        arch.metadata(writer, hp, model)
+        writer.add_vocab_size(model.vocab)
+        _vocabulary(writer, spec, model.vocab)
+        for name, value in tensors.items():
+            writer.add_tensor(name, value.detach().to("cpu").float().contiguous().numpy().astype(np.float32))
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        os.replace(partial, output)  # the file appears whole, or not at all
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    return len(tensors)
+
+
+def _size(n):
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+
+
+def main(argv):
+    verbose = "--verbose" in argv
+    args = [a for a in argv if a != "--verbose"]
+    with open(args[0]) as f:
+        spec = json.load(f)
+    try:
+        try:
+            import torch
+            import numpy  # noqa: F401
+        except ImportError as e:
+            raise GgufError(f"--gguf needs torch and numpy in this Python ({sys.executable}): {e}")
+        try:
+            import gguf  # noqa: F401
+        except ImportError as e:
+            raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
+        reference = types.ModuleType("shapescript_reference")
+        exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
+        model = Model(spec, reference)
+
+        # Compare in float64, so that only a different computation can tell the two apart.
+        torch.set_default_dtype(torch.float64)
+        params = random_params(model)
+        n = min(7, model.max_positions) if model.takes_positions else 7
+        ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
+        order = model.use_order(params, ids)
+        logits = model.forward(params, ids)
+        reasons = []
+        for arch in ARCHITECTURES:
+            try:
+                block_map, other_map, hp = match(arch, model, params, order, ids, logits)
+            except Refusal as why:
+                reasons.append(f"not `{arch.name}`: {why}")
+                continue
+            torch.set_default_dtype(torch.float32)
+            weights = _sibling("hf").load_weights(spec, reference)
+            count = write(spec, model, arch, block_map, other_map, hp, weights)
+            print(json.dumps({
+                "architecture": arch.name,
+                "blocks": model.layers,
+                "heads": hp["heads"],
+                "vocab": model.vocab,
+                "tensors": count,
+                "size": _size(os.path.getsize(spec["output"])),
+                "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
+                "mapping": {**block_map, **other_map},
+            }))
+            return 0
+        name = spec["model"] or spec["function"]
+        raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
+    except GgufError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except _sibling("hf").HfError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001
+        if verbose:
+            raise
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

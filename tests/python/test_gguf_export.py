@@ -1,0 +1,334 @@
+"""`shapescript export FILE --gguf OUT`: which of llama.cpp's architectures a model is, and the file.
+
+The files are checked twice: with the `gguf` package (names, shapes, metadata, weights) and with
+real llama.cpp, built from the source llama-cpp-python ships on PyPI by scripts/llama_cpp.sh
+(scripts/setup.sh runs it): its logits for a sequence of token ids, and llama-server answering a
+completion request on loopback.
+
+    $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_gguf_export.py
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+import torch
+
+gguf = pytest.importorskip("gguf", reason="scripts/setup.sh installs gguf into the venv")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
+sys.path.insert(0, str(REPO / "python"))
+from shapescript.runtime import gguf_export  # noqa: E402  (the runtime's reference and permutation)
+
+LLAMA = (EXAMPLES / "llama.ss").read_text()
+
+
+def export(tmp_path, source, *extra, name="model"):
+    path = tmp_path / f"{name}.ss"
+    path.write_text(source)
+    out = tmp_path / f"{name}.gguf"
+    env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
+    result = subprocess.run([BIN, "export", str(path), "--gguf", str(out), *extra], capture_output=True, text=True, env=env, cwd=tmp_path)
+    return result, out
+
+
+def refusal(result):
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[-1].startswith("error: exporting `forward` failed: `") and lines[-1].endswith("` exited with exit status: 1")
+    return lines[0]
+
+
+def fields(path):
+    reader = gguf.GGUFReader(str(path))
+    return reader, {k: f.contents() for k, f in reader.fields.items() if not k.startswith("tokenizer.ggml.")}
+
+
+# --- which architecture ---------------------------------------------------------------------------
+
+
+def test_reasons_are_computed_from_the_model(tmp_path):
+    tiny = (EXAMPLES / "tiny.ss").read_text()
+    result, out = export(tmp_path, tiny)
+    assert refusal(result) == (
+        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks and 0 other "
+        "fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's architecture normalizes "
+        "with `layer_norm` only, but the model uses rms_norm"
+    )
+    assert not out.exists()
+    # One more block, a final norm, and layer_norm instead of rms_norm: every count and name follows.
+    changed = (
+        tiny.replace("dim L  = 2", "dim L  = 3")
+        .replace("    param norm:  [L D]     = ones", "    param norm:  [L D]     = ones\n    param bias:  [L D]     = zeros\n    param final: [D]       = ones")
+        .replace("rms_norm(x, over=D, weight=m.norm[l])", "layer_norm(x, over=D, weight=m.norm[l], bias=m.bias[l])")
+        .replace("return linear(x, m.wte)", "return linear(layer_norm(x, over=D, weight=m.final), m.wte)")
+    )
+    result, _ = export(tmp_path, changed)
+    assert refusal(result) == (
+        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture normalizes with `rms_norm` "
+        "only, but the model uses layer_norm; not `gpt2`: it has 4 fields stacked along its 3 blocks and 1 other field, but "
+        "`gpt2` has 12 tensors in each block and 3 other tensors"
+    )
+
+
+def test_llama_example_is_written_as_llama(tmp_path):
+    result, out = export(tmp_path, LLAMA)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"wrote {out}: llama.cpp's `llama`, 2 blocks of 4 heads, vocabulary of 512, 21 tensors, ")
+    reader, meta = fields(out)
+    assert meta["general.architecture"] == "llama"
+    assert (meta["llama.block_count"], meta["llama.embedding_length"], meta["llama.feed_forward_length"]) == (2, 64, 192)
+    assert (meta["llama.attention.head_count"], meta["llama.attention.head_count_kv"], meta["llama.rope.dimension_count"]) == (4, 4, 16)
+    assert meta["llama.rope.freq_base"] == 10000.0 and meta["llama.context_length"] == 256
+    assert abs(meta["llama.attention.layer_norm_rms_epsilon"] - 1e-5) < 1e-12
+    names = {t.name: tuple(int(s) for s in t.shape) for t in reader.tensors}
+    assert names["blk.1.ffn_gate.weight"] == (64, 192)  # ggml's order: {n_embd, n_ff}
+    assert names["output.weight"] == (64, 512) and "output_norm.weight" in names and len(names) == 21
+
+
+def test_gpt2_example_is_written_as_gpt2_with_tied_output(tmp_path):
+    result, out = export(tmp_path, (EXAMPLES / "gpt2.ss").read_text())
+    assert result.returncode == 0, result.stderr
+    assert "llama.cpp's `gpt2`, 2 blocks of 4 heads, vocabulary of 500, 28 tensors" in result.stdout
+    reader, meta = fields(out)
+    assert meta["general.architecture"] == "gpt2" and meta["gpt2.context_length"] == 128
+    names = {t.name for t in reader.tensors}
+    assert "output.weight" not in names  # tied: llama.cpp reuses token_embd
+    assert {"position_embd.weight", "blk.0.attn_qkv.bias", "output_norm.bias"} <= names
+
+
+@pytest.mark.parametrize(
+    "old, new, reason",
+    [
+        ("silu(linear(x, w_gate))", 'gelu(linear(x, w_gate), approximate="tanh")',
+         'not `llama`: llama.cpp\'s architecture activates with `silu` only, but the model uses gelu(approximate="tanh")'),
+        ("return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)", "return linear(x, m.w_out)",
+         "not `llama`: it has 9 fields stacked along its 2 blocks and 0 other fields, but `llama` has 9 tensors in each block and "
+         "1 other tensor"),
+        ("log(10000)", "log(5000)", "not `llama`: it computes something else: of "),
+        ("x = x + feed_forward(", "x = feed_forward(", "not `llama`: it computes something else: of "),
+    ],
+    ids=["gelu-for-silu", "no-final-norm", "another-rope-base", "no-residual"],
+)
+def test_a_llama_that_differs_in_one_place_is_refused_naming_it(tmp_path, old, new, reason):
+    assert old in LLAMA
+    source = LLAMA.replace(old, new)
+    if new == "return linear(x, m.w_out)":
+        source = source.replace("    param norm:      [D]     = ones\n", "")  # no final norm at all
+    result, out = export(tmp_path, source)
+    first = refusal(result)
+    assert first.startswith("error: `Llama` isn't an architecture llama.cpp has: ")
+    assert reason in first, first
+    assert not out.exists()
+
+
+def test_llama_with_pairs_rotary_form_is_written_without_permuting(tmp_path):
+    # Rotating adjacent pairs (2i, 2i+1) is llama.cpp's own form, so Q and K are written as they are.
+    pairs = LLAMA.replace("x1, x2 = x |> split(b H n (2 h) -> b H n h)", "x1, x2 = x |> split(b H n (h 2) -> b H n h)").replace(
+        "    return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)",
+        "    y = concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)\n"
+        "    return y |> rearrange(b H n (2 h) -> b H n (h 2))",
+    )
+    assert pairs.count("(h 2)") == 2
+    torch.save(unit_checkpoint(seed=4), tmp_path / "ckpt.pt")
+    result, out = export(tmp_path, pairs, "--weights", str(tmp_path / "ckpt.pt"))
+    assert result.returncode == 0, result.stderr
+    data = {t.name: np.array(t.data) for t in gguf.GGUFReader(str(out)).tensors}
+    assert np.array_equal(data["blk.0.attn_q.weight"], torch.load(tmp_path / "ckpt.pt")["wq"][0].numpy())
+
+
+LLAMA_SHAPES = {"wte": (512, 64), "attn_norm": (2, 64), "wq": (2, 64, 64), "wk": (2, 64, 64), "wv": (2, 64, 64), "wo": (2, 64, 64),
+                "ffn_norm": (2, 64), "w_gate": (2, 192, 64), "w_up": (2, 192, 64), "w_down": (2, 64, 192), "norm": (64,), "w_out": (512, 64)}
+
+
+def unit_checkpoint(seed):
+    generator = torch.Generator().manual_seed(seed)
+    return {name: torch.randn(shape, generator=generator) for name, shape in LLAMA_SHAPES.items()}
+
+
+def test_weights_land_in_the_file_with_q_k_rows_in_llamas_rotary_order(tmp_path):
+    ckpt = unit_checkpoint(seed=3)
+    torch.save(ckpt, tmp_path / "ckpt.pt")
+    result, out = export(tmp_path, LLAMA, "--weights", str(tmp_path / "ckpt.pt"))
+    assert result.returncode == 0, result.stderr
+    reader = gguf.GGUFReader(str(out))
+    data = {t.name: np.array(t.data) for t in reader.tensors}
+    assert np.array_equal(data["blk.1.ffn_down.weight"], ckpt["w_down"][1].numpy())
+    assert np.array_equal(data["blk.0.attn_v.weight"], ckpt["wv"][0].numpy())
+    assert np.array_equal(data["blk.0.attn_q.weight"], gguf_export.permute_rows_for_norm_rope(ckpt["wq"][0], 4).numpy())
+    assert not np.array_equal(data["blk.0.attn_q.weight"], ckpt["wq"][0].numpy())
+
+
+def test_bad_weights_are_named_and_nothing_is_overwritten(tmp_path):
+    (tmp_path / "model.gguf").write_bytes(b"keep me")
+    torch.save({"wte": torch.zeros(3, 3)}, tmp_path / "bad.pt")
+    result, out = export(tmp_path, LLAMA, "--weights", str(tmp_path / "bad.pt"))
+    assert result.returncode == 1
+    assert "`" + str(tmp_path / "bad.pt") + "`'s `wte` is [3 3], but `Llama.wte` is [512 64]" in result.stderr
+    assert out.read_bytes() == b"keep me"
+
+
+def test_tokenizer_is_copied_from_a_gguf_file(tmp_path):
+    vocab = tmp_path / "vocab.gguf"
+    writer = gguf.GGUFWriter(str(vocab), "llama")
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list([f"tok{i}" for i in range(512)])
+    writer.add_token_scores([float(-i) for i in range(512)])
+    writer.add_bos_token_id(5)
+    writer.write_header_to_file(); writer.write_kv_data_to_file(); writer.write_tensors_to_file(); writer.close()  # noqa: E702
+    result, out = export(tmp_path, LLAMA, "--tokenizer", str(vocab))
+    assert result.returncode == 0, result.stderr
+    reader = gguf.GGUFReader(str(out))
+    assert reader.fields["tokenizer.ggml.tokens"].contents()[7] == "tok7"
+    assert reader.fields["tokenizer.ggml.bos_token_id"].contents() == 5
+    small = LLAMA.replace("dim V   = 512", "dim V   = 300")
+    result, _ = export(tmp_path, small, "--tokenizer", str(vocab), name="small")
+    assert "has a vocabulary of 512 tokens, but the model's embedding has 300 rows" in result.stderr
+
+
+def test_a_function_that_is_not_a_language_model_is_refused(tmp_path):
+    source = "dim D = 4\n\nmodel M:\n    param w: [D D] = normal(std=0.02)\n\nfn forward(m: M, x: [b D]) -> [b D]:\n    return linear(x, m.w)\n"
+    result, _ = export(tmp_path, source)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: can't write `forward` as a GGUF model: ")
+
+
+# --- real llama.cpp -------------------------------------------------------------------------------
+
+
+def llama_cpp_dir():
+    found = subprocess.run(["bash", str(REPO / "scripts" / "llama_cpp.sh"), "--print-dir"], capture_output=True, text=True).stdout.strip()
+    path = pathlib.Path(found)
+    assert (path / "bin" / "llama-server").exists(), f"llama.cpp isn't built at {path}: run scripts/llama_cpp.sh (scripts/setup.sh does)"
+    return path
+
+
+@pytest.fixture(scope="module")
+def llama_cpp():
+    path = llama_cpp_dir()
+    os.environ["LLAMA_CPP_LIB_PATH"] = str(path / "lib")
+    sys.path.insert(0, str(path / "python"))
+    import llama_cpp as module
+
+    return module
+
+
+def compiled_forward(source_path, weights, ids):
+    """The ShapeScript forward, compiled by the pt2 code generator, on the same weights."""
+    compiled, model_name = load_reference(source_path)
+    module = getattr(compiled, model_name)()
+    module.load_state_dict(weights)
+    positions = torch.arange(ids.shape[1]).expand(ids.shape[0], -1)
+    with torch.no_grad():
+        return compiled.forward(module, ids, positions)
+
+
+def load_reference(source_path):
+    os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
+    import shapescript
+
+    compiled = shapescript.compile(source_path)
+    model_name = next(name for name, value in vars(compiled).items() if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == compiled.__name__)
+    return compiled, model_name
+
+
+def random_checkpoint(source_path, seed):
+    """Weights of unit scale, so that the logits depend on every part of the model."""
+    reference, name = load_reference(source_path)
+    generator = torch.Generator().manual_seed(seed)
+    state = getattr(reference, name)().state_dict()
+    ckpt = {}
+    for key, value in state.items():
+        if value.dim() == 1 or (value.dim() == 2 and key.endswith(("norm", "_w", "_b", "final"))):
+            ckpt[key] = 1 + 0.2 * torch.randn(value.shape, generator=generator)
+        else:
+            ckpt[key] = torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
+    return ckpt
+
+
+# llama.cpp computes in float32 as the compiled forward does, only in another order (measured: about
+# 1e-6 of the largest logit). Its GELU reads a table of float16 values (GGML_GELU_FP16), so gpt2
+# agrees only to about float16's precision (measured: about 2e-4).
+TOLERANCE = {"llama.ss": 1e-5, "tiny_llama.ss": 1e-5, "gpt2.ss": 1e-3}
+
+
+@pytest.mark.parametrize("example", ["llama.ss", "gpt2.ss", "tiny_llama.ss"])
+def test_llama_cpp_logits_match_the_shapescript_forward(tmp_path, llama_cpp, example):
+    source = EXAMPLES / example
+    ckpt = random_checkpoint(source, seed=7)
+    torch.save(ckpt, tmp_path / "ckpt.pt")
+    out = tmp_path / (source.stem + ".gguf")
+    result = subprocess.run([BIN, "export", str(source), "--gguf", str(out), "--weights", str(tmp_path / "ckpt.pt")],
+                            capture_output=True, text=True, env={**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)})
+    assert result.returncode == 0, result.stderr
+    generator = torch.Generator().manual_seed(11)
+    vocab = ckpt["wte"].shape[0]
+    ids = torch.randint(3, vocab, (1, 24), generator=generator)
+    expected = compiled_forward(source, ckpt, ids)[0].numpy()
+    llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0, flash_attn=False,
+                          verbose=False, n_threads=2)
+    llm.reset()
+    llm.eval(ids[0].tolist())
+    got = np.array(llm.scores[: llm.n_tokens])
+    relative = np.abs(got - expected).max() / np.abs(expected).max()
+    print(f"{example}: largest difference {relative:.2e} of the largest logit")
+    assert relative < TOLERANCE[example]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_exercise_4_llama_server_answers_a_completion(tmp_path):
+    path = llama_cpp_dir()
+    source = EXAMPLES / "tiny_llama.ss"
+    ckpt = random_checkpoint(source, seed=5)
+    torch.save(ckpt, tmp_path / "ckpt.pt")
+    out = tmp_path / "tiny.gguf"
+    result = subprocess.run([BIN, "export", str(source), "--gguf", str(out), "--weights", str(tmp_path / "ckpt.pt")],
+                            capture_output=True, text=True, env={**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)})
+    assert result.returncode == 0, result.stderr
+    port = free_port()
+    log = open(tmp_path / "server.log", "w")
+    server = subprocess.Popen([str(path / "bin" / "llama-server"), "-m", str(out), "--host", "127.0.0.1", "--port", str(port),
+                               "-c", "256", "-t", "2", "-np", "1", "--no-webui"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert server.poll() is None, (tmp_path / "server.log").read_text()
+            assert time.time() < deadline, "llama-server did not become healthy in 60 s"
+            time.sleep(0.5)
+        prompt = [17, 42, 99, 7]
+        body = json.dumps({"prompt": prompt, "n_predict": 6, "temperature": 0, "top_k": 1, "return_tokens": True,
+                           "ignore_eos": True, "cache_prompt": False}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as r:
+            answer = json.loads(r.read())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    # Greedy decoding with the ShapeScript forward gives the same tokens.
+    ids = list(prompt)
+    for _ in range(6):
+        logits = compiled_forward(source, ckpt, torch.tensor([ids]))[0, -1]
+        ids.append(int(logits.argmax()))
+    assert answer["tokens"] == ids[len(prompt):], answer
+    assert answer["content"] == "".join(f" {t}" for t in ids[len(prompt):])

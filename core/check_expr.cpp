@@ -644,7 +644,38 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
   element->axes.insert(element->axes.begin(), axis);
   facts.lowering["over"] = axis.size.to_string();
   if (slices) facts.lowering["slices"] = "1";
+  // `n |> map(i => exp(-2 * i / Dh))` is the same expression on `0..n` at once: no vmap needed.
+  bool mentions_index = false;
+  if (!slices && element->rank() == 1 && elementwise_in(*lambda.operands[0], lambda.text, mentions_index) && mentions_index)
+    facts.lowering["elementwise"] = "1";
   return ValueType::of(*element);
+}
+
+// Whether `e` is built only from numbers, names of scalars, arithmetic and element-wise built-ins,
+// so that evaluating it on a vector of indices gives each index's value.
+bool Checker::elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const {
+  static const std::set<std::string_view> elementwise = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "silu", "gelu", "sqrt", "abs"};
+  switch (e.kind) {
+    case Expr::Kind::number: return true;
+    case Expr::Kind::name: {
+      if (e.text == index) mentions_index = true;
+      auto type = a_.semantics.types.find(&e);
+      return type != a_.semantics.types.end() && (!type->second.is_tensor() || type->second.tensor.rank() == 0 || e.text == index);
+    }
+    case Expr::Kind::unary:
+    case Expr::Kind::binary:
+      for (const ExprPtr& operand : e.operands)
+        if (!operand || !elementwise_in(*operand, index, mentions_index)) return false;
+      return true;
+    case Expr::Kind::call: {
+      auto facts = a_.semantics.calls.find(&e);
+      if (facts == a_.semantics.calls.end() || !facts->second.builtin || !elementwise.count(facts->second.builtin->name)) return false;
+      for (const Argument& argument : e.arguments)
+        if (!argument.keyword && (!argument.value || !elementwise_in(*argument.value, index, mentions_index))) return false;
+      return true;
+    }
+    default: return false;
+  }
 }
 
 ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scope, CallFacts& facts) {

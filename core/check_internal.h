@@ -131,6 +131,9 @@ class Checker {
   ValueType eval_call(const Expr& expr, Scope& scope);
   ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts);
   ValueType call_map(const Expr& expr, Scope& scope, CallFacts& facts);
+  bool elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const;
+  // An `export fn`, or the model forward AnalyzeOptions::model_forward names: what the export rules check.
+  bool exported_root(const Item& item) const;
   ValueType call_function(const Item& item, const Expr& expr, Scope& scope, CallFacts& facts);
   std::optional<TensorType> require_tensor(const ValueType& value, const Expr* expr, Span span);
   std::vector<std::string> value_names(const Scope& scope) const;

@@ -708,8 +708,10 @@ class HfGenerator : public PythonWriter {
                  "                return_dict=None, **kwargs):\n";
     base_code << "        if inputs_embeds is None:\n            inputs_embeds = self.embed_tokens(input_ids)\n";
     if (!pos_var.empty()) {
-      base_code << "        if position_ids is None:\n";
-      base_code << "            position_ids = torch.arange(inputs_embeds.shape[1], device=inputs_embeds.device).expand(inputs_embeds.shape[0], -1)\n";
+      base_code << "        if position_ids is None:  # after the tokens a cache holds, if any\n";
+      base_code << "            start = kwargs[\"cache\"].get_seq_length() if kwargs.get(\"cache\") is not None else 0\n";
+      base_code << "            position_ids = torch.arange(start, start + inputs_embeds.shape[1], device=inputs_embeds.device)"
+                   ".expand(inputs_embeds.shape[0], -1)\n";
       base_code << "        " << python_name(pos_var) << " = position_ids\n";
     }
     base_code << "        if attention_mask is not None and attention_mask.dim() == 2 and not bool(attention_mask.all()):\n";
@@ -776,8 +778,21 @@ class HfGenerator : public PythonWriter {
     modeling << "    def __init__(self, config):\n        super().__init__(config)\n        self.model = ShapeScriptModel(config)\n";
     modeling << "        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)\n        self.post_init()\n\n";
     modeling << "    def forward(self, input_ids=None, inputs_embeds=None, position_ids=None, attention_mask=None, labels=None,\n"
-                "                use_cache=None, past_key_values=None, logits_to_keep=0, return_dict=None, **kwargs):\n";
-    modeling << "        # No key-value cache: each step runs the whole sequence, as " << fn.name << " does.\n";
+                "                use_cache=None, cache=None, past_key_values=None, logits_to_keep=0, return_dict=None, **kwargs):\n";
+    // A key-value cache is sound only when nothing but attention works across positions: what
+    // the serving rules (E33xx, reported in `a_.diagnostics` when the caller enables them) prove.
+    bool servable = not_servable_.empty() && layer_attention == 1 &&
+                    std::none_of(a_.diagnostics.begin(), a_.diagnostics.end(),
+                                 [](const Diagnostic& d) { return info(d.code).code.starts_with("E33"); });
+    if (servable) {
+      modeling << "        cache = cache if cache is not None else past_key_values  # transformers 5.24 renamed it `cache`\n";
+      modeling << "        if use_cache and cache is None:\n";
+      modeling << "            cache = DynamicCache(config=self.config)\n";
+      modeling << "        if cache is not None:\n            kwargs[\"cache\"] = cache\n";
+    } else {
+      modeling << "        # No key-value cache: " << fn.name << " works across positions outside attention, so each step runs\n";
+      modeling << "        # the whole sequence.\n";
+    }
     modeling << "        outputs = self.model(input_ids=input_ids, inputs_embeds=inputs_embeds, position_ids=position_ids,\n"
                 "                             attention_mask=attention_mask, return_dict=True, **kwargs)\n";
     modeling << "        hidden_states = outputs.last_hidden_state\n";
@@ -786,10 +801,20 @@ class HfGenerator : public PythonWriter {
     modeling << "        logits = self.lm_head(hidden_states[:, keep, :])\n";
     modeling << "        loss = None\n        if labels is not None:\n";
     modeling << "            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)\n";
-    modeling << "        return CausalLMOutputWithPast(loss=loss, logits=logits, past_key_values=None)\n\n";
-    modeling << "    def prepare_inputs_for_generation(self, input_ids, attention_mask=None, inputs_embeds=None, **kwargs):\n";
-    modeling << "        # Without a cache every step sees the whole sequence.\n";
-    modeling << "        return {\"input_ids\": input_ids, \"attention_mask\": attention_mask}\n";
+    // The cache by position: its keyword is `past_key_values` before transformers 5.24, `cache` since.
+    modeling << "        return CausalLMOutputWithPast(loss, logits, " << (servable ? "cache" : "None") << ")\n\n";
+    if (servable) {
+      modeling << "    def prepare_inputs_for_generation(self, input_ids, cache=None, past_key_values=None, attention_mask=None,\n"
+                  "                                      inputs_embeds=None, use_cache=True, **kwargs):\n";
+      modeling << "        # Each step runs only the tokens the cache hasn't seen.\n";
+      modeling << "        cache = cache if cache is not None else past_key_values\n";
+      modeling << "        seen = cache.get_seq_length() if cache is not None else 0\n";
+      modeling << "        return {\"input_ids\": input_ids[:, seen:], \"cache\": cache, \"use_cache\": use_cache, \"attention_mask\": attention_mask}\n";
+    } else {
+      modeling << "    def prepare_inputs_for_generation(self, input_ids, attention_mask=None, inputs_embeds=None, **kwargs):\n";
+      modeling << "        # Without a cache every step sees the whole sequence.\n";
+      modeling << "        return {\"input_ids\": input_ids, \"attention_mask\": attention_mask}\n";
+    }
     // tp plan: every nn.Linear of the base model, replicated (the sharding of a hand-written layout isn't proven).
     std::string plan;
     for (const std::string& p : linears) plan += (plan.empty() ? "" : ", ") + quote(p) + ": \"replicate\"";
@@ -812,7 +837,7 @@ class HfGenerator : public PythonWriter {
     out << "import torch.nn.functional as F\n";
     out << "from torch import nn\n";
     if (uses_einops_) out << "import einops\n";
-    out << "from transformers import GenerationMixin, PreTrainedModel\n";
+    out << "from transformers import DynamicCache, GenerationMixin, PreTrainedModel\n";
     out << "from transformers.modeling_outputs import BaseModelOutputWithPast, CausalLMOutputWithPast\n";
     out << "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n\n";
     out << "from .configuration_shapescript import ShapeScriptConfig\n\n";
@@ -1062,9 +1087,12 @@ def _heads_first(attn_output, query):
       }
       qkv.push_back(value);
     }
+    prelude_.push_back("key, value = " + qkv[1] + ", " + qkv[2]);
+    prelude_.push_back("if kwargs.get(\"cache\") is not None:  # generate(): add the keys and values of earlier tokens");
+    prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
     prelude_.push_back("attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)");
-    prelude_.push_back("attn_output, _ = attention_interface(self, " + join(qkv) +
-                       ", attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)");
+    prelude_.push_back("attn_output, _ = attention_interface(self, " + qkv[0] +
+                       ", key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)");
     return "_heads_first(attn_output, " + qkv[0] + ")";
   }
 

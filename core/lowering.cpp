@@ -135,7 +135,10 @@ std::string lower_concat(const LowerContext& c) {
 }
 
 // map(n, i => e): the code generator writes the lambda; e is evaluated for each i by torch.vmap.
-std::string lower_map(const LowerContext& c) { return "torch.vmap(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))"; }
+std::string lower_map(const LowerContext& c) {
+  if (fact(c, "elementwise", "") == "1") return "(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))";
+  return "torch.vmap(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))";
+}
 
 std::string lower_cross_entropy(const LowerContext& c) {
   std::string dim = fact(c, "dim", "-1");

@@ -266,7 +266,7 @@ def packed_attn(module, query, key, value, attention_mask, scaling=None, cu_seql
     return out.transpose(1, 2).reshape(T, -1), None
 
 
-@pytest.mark.parametrize("example", ["tiny_sdpa.ss", "tiny_pos.ss", "other.ss"])
+@pytest.mark.parametrize("example", ["tiny_sdpa.ss", "tiny_pos.ss", "other.ss", "llama.ss", "gpt2.ss"])
 def test_packing(tmp_path, example):
     source = OTHER if example == "other.ss" else EXAMPLES / example
     folder, result = export(tmp_path, source, "hf", ["--vllm"], filename=example)
@@ -400,3 +400,38 @@ def test_classifier_with_fn(tmp_path):
         torch.testing.assert_close(model(x), expected)
     result = run(["export", "clf.ss", "--hf", "clf2", "--fn", "classify", "--vllm"], tmp_path)
     assert result.returncode == 1
+
+
+# --- generate() with a key-value cache ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", ["llama.ss", "gpt2.ss", "tiny_sdpa.ss"])
+def test_generate_with_the_cache_is_greedy_decoding_of_the_compiled_forward(tmp_path, example):
+    folder, _ = export(tmp_path, EXAMPLES / example, "hf", ["--vllm"])
+    model = load(folder)
+    generator = torch.Generator().manual_seed(2)
+    with torch.no_grad():  # unit-scale weights, so that the argmax depends on every part
+        for name, value in model.named_parameters():
+            value.copy_(torch.randn(value.shape, generator=generator) / (value.shape[-1] ** 0.5 if value.dim() > 1 else 5) + (value.dim() == 1))
+    prompt = torch.randint(0, model.config.vocab_size, (1, 5), generator=generator)
+    lengths = []
+    forward = model.forward
+    model.forward = lambda *a, **k: (lengths.append(k["input_ids"].shape[1]), forward(*a, **k))[1]
+    with torch.no_grad():
+        cached = model.generate(prompt, max_new_tokens=8, do_sample=False)
+        assert lengths == [5] + [1] * 7  # the prompt, then one new token a step: the cache holds the rest
+        uncached = model.generate(prompt, max_new_tokens=8, do_sample=False, use_cache=False)
+        ids = prompt
+        for _ in range(8):  # the whole sequence each step, as the ShapeScript forward computes it
+            ids = torch.cat([ids, model(input_ids=ids, use_cache=False).logits[:, -1:].argmax(-1)], dim=1)
+    assert cached.tolist() == uncached.tolist() == ids.tolist()
+    source = (folder / "modeling_shapescript.py").read_text()
+    assert "DynamicCache(config=self.config)" in source
+
+
+def test_a_model_that_is_not_servable_generates_without_a_cache(tmp_path):
+    folder, _ = export(tmp_path, EXAMPLES / "tiny.ss", "hf")
+    source = (folder / "modeling_shapescript.py").read_text()
+    assert "DynamicCache(config" not in source and "each step runs\n        # the whole sequence" in source
+    model = load(folder)
+    assert model.generate(torch.tensor([[1, 2, 3]]), max_new_tokens=3, do_sample=False).shape == (1, 6)

@@ -159,7 +159,7 @@ std::optional<ProcessResult> run_runtime(const std::string& script, const nlohma
 }  // namespace
 
 nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
-                           const std::string& output, const std::string& format) {
+                           const std::string& output, const std::string& format, const std::string& weights) {
   nlohmann::json dims = nlohmann::json::object();
   for (const std::string& dim : signature.dims) dims[python_name(dim)] = {{"min", 1}, {"max", 65536}};
   nlohmann::json inputs = nlohmann::json::array();
@@ -190,11 +190,16 @@ nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& sign
   for (const ExportInput& input : signature.inputs)
     for (const ExportAxis& axis : input.axes)
       if (axis.kind == ExportAxis::Kind::data_dependent) dims["data_" + python_name(axis.dim)] = {{"min", 1}, {"max", 65536}};
-  return {{"version", 1},       {"source", analysis.file.path()},
-          {"function", python_name(signature.function)},
-          {"module", module.python}, {"format", format},
-          {"output", output},   {"dims", dims},
-          {"inputs", inputs}};
+  nlohmann::json spec = {{"version", 1},       {"source", analysis.file.path()},
+                         {"function", python_name(signature.function)},
+                         {"module", module.python}, {"format", format},
+                         {"output", output},   {"dims", dims},
+                         {"inputs", inputs}};
+  if (!signature.model.empty())
+    spec["model"] = {{"class", python_name(signature.model)},
+                     {"weights", weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(weights).string())},
+                     {"weights_name", weights}};
+  return spec;
 }
 
 std::string choose_python(const std::string& requested) {
@@ -361,6 +366,7 @@ int run_export(const ExportOptions& options) {
     analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;
     if (!options.function.empty()) analyze_options.serving_function = options.function;
   }
+  analyze_options.model_forward = options.function;  // `--fn forward`: a model's forward, its weights in the program
   auto analysis = analyze(SourceFile(options.file, text.str()), analyze_options);
   RenderOptions render{options.color == "always" || (options.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
   if (analysis->has_errors()) {
@@ -386,6 +392,10 @@ int run_export(const ExportOptions& options) {
     std::cerr << "\n";
     return 2;
   }
+  if (!options.weights.empty() && signature->model.empty()) {
+    std::cerr << "error: --weights gives a model's parameters, but `" << signature->function << "` takes no model\n";
+    return 2;
+  }
   std::string format = options.aoti ? "aoti" : "pt2";
   std::string output = options.output.empty() ? signature->function + ".pt2" : options.output;
   std::filesystem::path output_dir = std::filesystem::absolute(output).parent_path();
@@ -394,7 +404,7 @@ int run_export(const ExportOptions& options) {
     return 2;
   }
   GeneratedModule module = generate_python(*analysis);
-  nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format);
+  nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format, options.weights);
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
             << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
   auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ");

@@ -25,8 +25,9 @@ struct ExportOptions {
 };
 
 // The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.
+// For a model's forward, `weights` is the checkpoint its parameters come from (empty: initializers).
 nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
-                           const std::string& output, const std::string& format);
+                           const std::string& output, const std::string& format, const std::string& weights = "");
 
 // Which Python runs the export: --python, else $VIRTUAL_ENV's, else python3.
 std::string choose_python(const std::string& requested);

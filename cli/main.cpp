@@ -161,14 +161,13 @@ int main(int argc, char** argv) {
   gguf->excludes(hf)->excludes("--aoti")->excludes("-o");
   export_command->add_option("--tokenizer", export_options.tokenizer, "with --gguf: a GGUF file whose vocabulary to embed (default: one token per id)")
       ->needs(gguf);
-  CLI::Option* weights = export_command->add_option("--weights", export_options.weights,
-                                                    "with --hf or --gguf: a checkpoint (a state dict keyed by parameter name)");
+  export_command->add_option("--weights", export_options.weights,
+                                                    "a checkpoint for a model's weights (a state dict keyed by parameter name), with --hf, --gguf or --fn FORWARD");
   export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
   export_command->add_option("--color", export_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
   try {
     app.parse(argc, argv);
-    if (weights->count() && !hf->count() && !gguf->count()) throw CLI::RequiresError("--weights", "--hf or --gguf");
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
     return status == 0 ? kExitClean : kExitUsage;

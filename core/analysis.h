@@ -60,6 +60,7 @@ struct ExportInput {
 
 struct ExportSignature {
   std::string function;
+  std::string model;  // a model forward's model (`Llama`), whose parameters the program holds; else empty
   Span name_span;
   std::vector<ExportInput> inputs;
   std::vector<std::string> dims;  // the torch.export.Dims, one per generic axis, in order of appearance
@@ -115,6 +116,9 @@ struct AnalyzeOptions {
   std::optional<Severity> serving_severity;
   // The function a serving engine runs: the model's forward.
   std::string serving_function = "forward";
+  // A model's forward (`fn forward(m: Tiny, ...)`) that `export --fn` exports with the model's
+  // parameters held in the program: checked by the export rules as an `export fn` is.
+  std::string model_forward;
 };
 
 // Checks one file. Never fails: a broken file yields as much as can be trusted.

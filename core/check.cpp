@@ -992,13 +992,14 @@ void Checker::collect_symbols() {
         break;
     }
     a_.symbols.push_back(std::move(symbol));
-    if (item.kind == Item::Kind::function && item.exported) {
+    if (exported_root(item)) {
       const FunctionSignature& signature = signatures_[&item];
       ExportSignature e;
       e.function = item.name;
       e.name_span = item.name_span;
+      if (!item.exported) e.model = signature.parameters[0].name;  // its parameters become the program's
       std::set<std::string> dims;
-      for (size_t i = 0; i < item.parameters.size(); ++i) {
+      for (size_t i = item.exported ? 0 : 1; i < item.parameters.size(); ++i) {
         ExportInput input;
         input.name = item.parameters[i].name;
         const ValueType& type = signature.parameters[i];

@@ -39,14 +39,24 @@ std::string parameter_name_for(const Expr* call) {
 
 }  // namespace
 
+bool Checker::exported_root(const Item& item) const {
+  if (item.kind != Item::Kind::function) return false;
+  if (item.exported) return true;
+  if (item.name != options_.model_forward || item.parameters.empty()) return false;
+  auto signature = signatures_.find(&item);
+  return signature != signatures_.end() && !signature->second.parameters.empty() &&
+         signature->second.parameters[0].kind == ValueType::Kind::model;
+}
+
 void Checker::check_export_rules() {
   std::set<std::pair<uint32_t, DiagnosticCode>> reported;
   const std::string& source = a_.file.text();
   for (const Item& root : a_.program.items) {
-    if (root.kind != Item::Kind::function || !root.exported) continue;
+    if (!exported_root(root)) continue;
     const FunctionSignature& signature = signatures_[&root];
     for (size_t i = 0; i < signature.parameters.size(); ++i) {
       const ValueType& type = signature.parameters[i];
+      if (type.kind == ValueType::Kind::model && !root.exported && i == 0) continue;  // a model forward's weights
       if (type.kind == ValueType::Kind::model) {
         Diagnostic d;
         d.code = DiagnosticCode::E1702;

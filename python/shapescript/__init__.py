@@ -91,12 +91,16 @@ def compile(path: str | os.PathLike, text: str | None = None) -> types.ModuleTyp
     return module
 
 
-def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *, aoti: bool = False):
+def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *, aoti: bool = False,
+           weights: str | os.PathLike | None = None):
     """Exports `function` of a ShapeScript file to `output` and returns the torch.export.ExportedProgram.
 
-    The same as `shapescript export PATH --fn FUNCTION -o OUTPUT [--aoti]`, in this Python.
+    `function` is an `export fn`, or a model's forward (`fn forward(m: Llama, ...)`), whose
+    parameters the program then holds: from the checkpoint `weights`, else the initializers.
+    The same as `shapescript export PATH --fn FUNCTION -o OUTPUT [--aoti] [--weights W]`, in this Python.
     """
-    result = _extension().export_spec(os.fspath(path), function, os.path.abspath(os.fspath(output)), "aoti" if aoti else "pt2")
+    result = _extension().export_spec(os.fspath(path), function, os.path.abspath(os.fspath(output)), "aoti" if aoti else "pt2",
+                                      os.fspath(weights) if weights else "")
     diagnostics = [Diagnostic(**d) for d in result["diagnostics"]]
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:

@@ -53,8 +53,11 @@ PYBIND11_MODULE(_core, m) {
       py::arg("path"), py::arg("text") = py::none(), "Checks a file; returns its diagnostics as dicts.");
   m.def(
       "export_spec",
-      [](const std::string& path, const std::string& function, const std::string& output, const std::string& format) {
-        auto analysis = ss::analyze(ss::SourceFile(path, read_text(path)));
+      [](const std::string& path, const std::string& function, const std::string& output, const std::string& format,
+         const std::string& weights) {
+        ss::AnalyzeOptions options;
+        options.model_forward = function;
+        auto analysis = ss::analyze(ss::SourceFile(path, read_text(path)), options);
         py::dict result;
         py::list diagnostics;
         for (const ss::Diagnostic& d : analysis->diagnostics) diagnostics.append(diagnostic_dict(*analysis, d));
@@ -64,14 +67,14 @@ PYBIND11_MODULE(_core, m) {
         for (const ss::ExportSignature& e : analysis->exports)
           if (e.function == function) {
             ss::GeneratedModule module = ss::generate_python(*analysis);
-            result["spec"] = ss::export_spec(*analysis, e, module, output, format).dump();
+            result["spec"] = ss::export_spec(*analysis, e, module, output, format, weights).dump();
           }
         py::list names;
         for (const ss::ExportSignature& e : analysis->exports) names.append(e.function);
         result["exports"] = names;
         return result;
       },
-      py::arg("path"), py::arg("function"), py::arg("output"), py::arg("format") = "pt2",
+      py::arg("path"), py::arg("function"), py::arg("output"), py::arg("format") = "pt2", py::arg("weights") = "",
       "Checks a file and returns the export spec (JSON text) of one export fn, or its diagnostics.");
   m.def(
       "generate_python",

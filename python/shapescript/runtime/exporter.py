@@ -18,6 +18,7 @@ generated module, not here).
 
 from __future__ import annotations
 
+import functools
 import keyword
 import linecache
 import math
@@ -569,8 +570,9 @@ def _make_assert(checks: list[_Check], sources: dict) -> Callable[[tuple], None]
 # export
 
 
-def _wrapper(fn: Callable, names: list[str], assert_checks: Callable[[tuple], None]) -> torch.nn.Module:
-    """An nn.Module whose forward takes the inputs by their names."""
+def _wrapper(fn: Callable, names: list[str], assert_checks: Callable[[tuple], None], model: torch.nn.Module | None = None) -> torch.nn.Module:
+    """An nn.Module whose forward takes the inputs by their names. A model forward's model is a
+    submodule, so its parameters become the program's."""
     params = ", ".join([_SELF] + names)
     call = ", ".join(names)
     src = (
@@ -585,10 +587,35 @@ def _wrapper(fn: Callable, names: list[str], assert_checks: Callable[[tuple], No
         forward = ns["forward"]
 
     m = ShapeScriptExport()
+    if model is not None:
+        m.model = model
+        fn = functools.partial(fn, model)
     # plain attributes, not submodules or parameters
     object.__setattr__(m, "_ss_fn", fn)
     object.__setattr__(m, "_ss_assert", assert_checks)
     return m
+
+
+def _model(spec: dict, module: types.ModuleType) -> torch.nn.Module | None:
+    """A model forward's model, with the checkpoint's parameters or its initializers'."""
+    model_spec = spec.get("model")
+    if not model_spec:
+        return None
+    cls = getattr(module, model_spec["class"], None)
+    if cls is None:
+        raise SpecError(f"the generated module has no model `{model_spec['class']}`")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # weights.py, next to this file
+    import weights
+
+    model = cls()
+    expected = [{"name": name, "shape": list(value.shape)} for name, value in model.state_dict().items()]
+    try:
+        state = weights.load_weights({"parameters": expected, "weights": model_spec.get("weights"),
+                                      "weights_name": model_spec.get("weights_name"), "model": model_spec["class"]}, module)
+    except weights.WeightsError as e:
+        raise ExportError(str(e)) from None
+    model.load_state_dict(state)
+    return model.eval()
 
 
 def export_program(spec: dict) -> "torch.export.ExportedProgram":
@@ -621,7 +648,7 @@ def export_program(spec: dict) -> "torch.export.ExportedProgram":
     if fn is None or not callable(fn):
         raise SpecError(f"the generated module has no function `{fname}`")
 
-    wrapper = _wrapper(fn, names, _make_assert(checks, sources))
+    wrapper = _wrapper(fn, names, _make_assert(checks, sources), _model(spec, module))
     ep = torch.export.export(
         wrapper,
         args,

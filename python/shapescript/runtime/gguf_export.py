@@ -23,29 +23,18 @@ It prints one JSON object on stdout on success. Errors are `error: ...` lines; t
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import json
 import math
 import os
 import sys
 import types
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+import weights  # noqa: E402
+
 
 class GgufError(Exception):
     pass
-
-
-def _sibling(name):
-    """A module next to this file, importable even under `python -I`."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    key = "_shapescript_runtime_" + name
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, os.path.join(here, name + ".py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -617,8 +606,7 @@ def main(argv):
                 reasons.append(f"not `{arch.name}`: {why}")
                 continue
             torch.set_default_dtype(torch.float32)
-            weights = _sibling("hf").load_weights(spec, reference)
-            count = write(spec, model, arch, block_map, other_map, hp, weights)
+            count = write(spec, model, arch, block_map, other_map, hp, weights.load_weights(spec, reference))
             print(json.dumps({
                 "architecture": arch.name,
                 "blocks": model.layers,
@@ -635,7 +623,7 @@ def main(argv):
     except GgufError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except _sibling("hf").HfError as e:
+    except weights.WeightsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001

@@ -9,6 +9,7 @@ The CLI compiles the model (core/codegen_hf.cpp) and runs this script with a spe
                  (`w_qkv`), or its slice `layer` along the blocks axis, under the transformers key
   parameters     [{name, shape}]: the model's parameters, as --weights must give them
   weights        a torch checkpoint (a state dict keyed by parameter name), or null: initializers
+                 (read by weights.py)
   reference      the pt2 code generator's module of the same file: its model class makes the initial
                  parameters, and its forward is what the folder's model is checked against
   model, function, causal_lm, takes_positions, max_positions, vocab
@@ -23,54 +24,12 @@ import os
 import sys
 import types
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+import weights  # noqa: E402
+
 
 class HfError(Exception):
     pass
-
-
-def _shape(t):
-    return "[" + " ".join(str(s) for s in t.shape) + "]"
-
-
-def load_weights(spec, reference):
-    import torch
-
-    expected = {p["name"]: tuple(p["shape"]) for p in spec["parameters"]}
-    if spec["weights"] is None:
-        if not spec["model"]:
-            return {}
-        torch.manual_seed(0)
-        model = getattr(reference, spec["model"])()
-        return {name: value.detach() for name, value in model.state_dict().items()}
-    path = spec.get("weights_name") or spec["weights"]  # as the user wrote it, for messages
-    try:
-        state = torch.load(spec["weights"], map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise HfError(f"can't read the checkpoint `{path}`: no such file")
-    except Exception as e:  # noqa: BLE001 - torch's own reason
-        raise HfError(f"can't read the checkpoint `{path}`: {e}")
-    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
-        state = state["state_dict"]
-    if not isinstance(state, dict):
-        raise HfError(f"`{path}` isn't a state dict (a dict of tensors keyed by parameter name)")
-    problems = []
-    for name, shape in expected.items():
-        if name not in state:
-            problems.append(f"`{path}` has no tensor `{name}`; `{spec['model']}.{name}` is [{' '.join(map(str, shape))}]")
-        elif not isinstance(state[name], torch.Tensor):
-            problems.append(f"`{path}`'s `{name}` isn't a tensor")
-        elif tuple(state[name].shape) != shape:
-            problems.append(
-                f"`{path}`'s `{name}` is {_shape(state[name])}, but `{spec['model']}.{name}` is [{' '.join(map(str, shape))}]"
-            )
-    for name in state:
-        if name not in expected:
-            value = state[name]
-            what = _shape(value) if isinstance(value, torch.Tensor) else type(value).__name__
-            problems.append(f"`{path}` has a tensor `{name}` ({what}) that `{spec['model']}` has no parameter for")
-    if problems:
-        raise HfError("\nerror: ".join(problems))
-    return {name: state[name].detach().to(torch.float32) for name in expected}
 
 
 def write_folder(spec, params):
@@ -139,7 +98,7 @@ def main(argv):
             raise HfError(f"--hf needs torch and safetensors in this Python ({sys.executable}): {e}")
         reference = types.ModuleType("shapescript_reference")
         exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
-        params = load_weights(spec, reference)
+        params = weights.load_weights(spec, reference)
         write_folder(spec, params)
         if spec["causal_lm"]:
             try:
@@ -147,7 +106,7 @@ def main(argv):
             except ImportError as e:
                 raise HfError(f"checking the folder needs transformers in this Python ({sys.executable}): {e}")
             check_folder(spec, reference, params)
-    except HfError as e:
+    except (HfError, weights.WeightsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -121,7 +122,7 @@ std::string describe_status(int status) {
 // folder. On failure it prints the runtime's `error:` lines (all its output with --verbose) and
 // `failed` + "`python` exited with ...", the book's closing line, and returns nothing.
 std::optional<ProcessResult> run_runtime(const std::string& script, const nlohmann::json& spec, const ExportOptions& options,
-                                         const std::string& failed) {
+                                         const std::string& failed, bool live = false, int* exit_status = nullptr) {
   TemporaryDirectory work;
   if (work.path.empty()) {
     std::cerr << failed << "can't create a temporary folder: " << std::strerror(errno) << "\n";
@@ -132,13 +133,20 @@ std::optional<ProcessResult> run_runtime(const std::string& script, const nlohma
   std::string python = choose_python(options.python);
   std::vector<std::string> argv = {python, "-I", (work.path / script).string(), (work.path / "spec.json").string()};
   if (options.verbose) argv.push_back("--verbose");
-  ProcessResult result = run_process(argv, options.verbose);
+  // Live: the program's progress as it goes, and Ctrl-C is the child's to handle (it saves first).
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  if (live) sigaction(SIGINT, &ignore, &previous);
+  ProcessResult result = run_process(argv, options.verbose || live);
+  if (live) sigaction(SIGINT, &previous, nullptr);
+  if (exit_status) *exit_status = result.status;
   if (!result.started) {
     std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
     return std::nullopt;
   }
   if (result.status != 0) {
-    if (!options.verbose) {
+    if (live && result.status == 130) return std::nullopt;  // interrupted: the runtime said what it saved
+    if (!options.verbose && !live) {
       // The runtime's own `error:` lines say why; the traceback only with --verbose.
       std::istringstream lines(result.err);
       std::string line;
@@ -349,6 +357,55 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
     std::cerr << failed << "the runtime's reply isn't what was expected: " << e.what() << "\n";
     return 1;
   }
+  return 0;
+}
+
+int run_program(const RunOptions& run) {
+  std::ifstream in(run.file, std::ios::binary);
+  if (!in) {
+    std::cerr << "error: can't read `" << run.file << "`: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto analysis = analyze(SourceFile(run.file, text.str()));
+  RenderOptions render{run.color == "always" || (run.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
+  if (analysis->has_errors()) {
+    for (const Diagnostic& d : analysis->diagnostics)
+      if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
+    return 1;
+  }
+  const Item* function = analysis->find_item(run.function);
+  if (!function || function->kind != Item::Kind::function) {
+    std::cerr << "error: `" << run.file << "` has no `fn " << run.function << "()` to run\n";
+    return 2;
+  }
+  if (!function->parameters.empty()) {
+    std::cerr << "error: `" << run.function << "` takes parameters; `shapescript run` runs a function that takes none, such as `fn main():`\n";
+    return 2;
+  }
+  std::filesystem::path source = std::filesystem::absolute(run.file);
+  std::string stem = source.stem().string();
+  std::string checkpoint = run.checkpoint.empty() ? stem + ".ckpt.pt" : run.checkpoint;
+  std::string log = run.log.empty() ? stem + ".log.jsonl" : run.log;
+  nlohmann::json spec = {{"version", 1},
+                         {"module", generate_python(*analysis).python},
+                         {"function", python_name(run.function)},
+                         {"source", run.file},
+                         {"source_dir", source.parent_path().string()},
+                         {"checkpoint", std::filesystem::absolute(checkpoint).string()},
+                         {"checkpoint_name", checkpoint},
+                         {"resume", run.resume.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(run.resume).string())},
+                         {"resume_name", run.resume},
+                         {"log", std::filesystem::absolute(log).string()}};
+  ExportOptions options;
+  options.python = run.python;
+  options.verbose = run.verbose;
+  std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python) << "\n";
+  int status = 0;
+  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", true, &status);
+  if (!result) return status == 130 ? 130 : 1;
+  std::cout << result->out;
   return 0;
 }
 

@@ -34,4 +34,18 @@ std::string choose_python(const std::string& requested);
 
 int run_export(const ExportOptions& options);
 
+// `shapescript run FILE`: compiles the file and runs a function of it (`main`) in Python, with the
+// training built-ins of python/shapescript/runtime/train.py.
+struct RunOptions {
+  std::string file;
+  std::string function = "main";
+  std::string python;
+  std::string resume;      // a checkpoint to continue from
+  std::string checkpoint;  // where Ctrl-C saves (default: FILE's stem + .ckpt.pt, here)
+  std::string log;         // log_scalar's JSON lines (default: FILE's stem + .log.jsonl, here)
+  bool verbose = false;
+  std::string color = "auto";
+};
+int run_program(const RunOptions& options);
+
 }  // namespace ss

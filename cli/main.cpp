@@ -166,6 +166,17 @@ int main(int argc, char** argv) {
   export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
   export_command->add_option("--color", export_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
+  ss::RunOptions run_options;
+  CLI::App* run_command = app.add_subcommand("run", "compile a file and run a function of it (`main`) in Python: training, with progress and Ctrl-C to save");
+  run_command->add_option("file", run_options.file, "the ShapeScript file")->required();
+  run_command->add_option("--fn", run_options.function, "the function to run, which takes no parameters (default: main)");
+  run_command->add_option("--python", run_options.python, "the Python with torch (default: the active virtualenv's, then python3)");
+  run_command->add_option("--resume", run_options.resume, "continue the run a checkpoint saved (after Ctrl-C)");
+  run_command->add_option("--checkpoint", run_options.checkpoint, "where Ctrl-C saves the run (default: FILE's name with .ckpt.pt, here)");
+  run_command->add_option("--log", run_options.log, "where log_scalar writes, as JSON lines (default: FILE's name with .log.jsonl, here)");
+  run_command->add_flag("-v,--verbose", run_options.verbose, "show the Python traceback when the program fails");
+  run_command->add_option("--color", run_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -175,5 +186,9 @@ int main(int argc, char** argv) {
   if (*check) return run_check(check_paths, format, color, serving);
   if (*explain) return run_explain(code);
   if (*export_command) return ss::run_export(export_options);
+  if (*run_command) {
+    int status = ss::run_program(run_options);
+    return status;
+  }
   return kExitUsage;
 }

@@ -386,7 +386,200 @@ ValueType rule_cross_entropy(CallContext& call) {
 }
 
 ValueType rule_initializer(CallContext&) { return ValueType::unknown(); }  // typed by the parameter it initializes
-ValueType rule_training(CallContext&) { return ValueType::unknown(); }     // the training half of the language
+
+ValueType rule_dropout(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  return tensor_value(*x);
+}
+
+// ---- training: models, datasets, gradients, optimizers, modes, logs, checkpoints ----
+
+ValueType nothing() {
+  ValueType v;
+  v.kind = ValueType::Kind::none;
+  return v;
+}
+
+// The i-th argument as a model, or nullopt after E0801.
+std::optional<ValueType> model_argument(CallContext& call, size_t i, std::string_view builtin) {
+  if (i >= call.positional_count()) return std::nullopt;
+  const ValueType& value = call.positional(i);
+  if (value.kind == ValueType::Kind::model) return value;
+  if (value.is_unknown()) return std::nullopt;
+  Diagnostic d;
+  d.code = DiagnosticCode::E0801;
+  d.message = "`" + std::string(builtin) + "` needs a model, but this is " + value.to_string();
+  d.primary = {call.positional_span(i), "not a model"};
+  d.helps.push_back("make one with `init(M)` for a `model M:`");
+  call.report(std::move(d));
+  return std::nullopt;
+}
+
+// A string argument (a path, a name), or nullopt after E0501.
+bool string_argument(CallContext& call, size_t i, std::string_view what) {
+  if (i < call.positional_count() && call.positional(i).kind == ValueType::Kind::string) return true;
+  if (i < call.positional_count() && call.positional(i).is_unknown()) return false;
+  Diagnostic d;
+  d.code = DiagnosticCode::E0501;
+  d.message = "this must be a string: " + std::string(what);
+  d.primary = {i < call.positional_count() ? call.positional_span(i) : call.call_span(), "not a string"};
+  call.report(std::move(d));
+  return false;
+}
+
+ValueType rule_init(CallContext& call) {  // the checker evaluates `init(M)`'s model name as the model's type
+  auto model = model_argument(call, 0, "init");
+  return model ? *model : ValueType::unknown();
+}
+
+ValueType rule_modes(CallContext& call) {
+  model_argument(call, 0, call.facts && call.facts->builtin ? call.facts->builtin->name : "train_mode");
+  return nothing();
+}
+
+// A keyword that must be a size known when checking (`batch=B`): its value, or nullopt after E0804.
+std::optional<Axis> fixed_size_keyword(CallContext& call, std::string_view keyword) {
+  const Argument* argument = call.keyword(keyword);
+  const ValueType* value = call.keyword_type(keyword);
+  if (!argument || !value) return std::nullopt;
+  if (value->known_size && value->known_size->constant_value() && *value->known_size->constant_value() > 0) {
+    Axis axis;
+    axis.size = *value->known_size;
+    axis.label = argument->value && argument->value->kind == Expr::Kind::name ? argument->value->text : value->known_size->to_user_string();
+    axis.name = axis.label;
+    return axis;
+  }
+  if (value->is_unknown()) return std::nullopt;
+  Diagnostic d;
+  d.code = DiagnosticCode::E0804;
+  d.message = "`" + std::string(keyword) + "=` must be a fixed size, such as a `dim`, but this is " + value->to_string();
+  d.primary = {argument->span, "not a fixed size"};
+  call.report(std::move(d));
+  return std::nullopt;
+}
+
+ValueType rule_dataset(CallContext& call) {
+  string_argument(call, 0, "the path of a text file, whose bytes are the tokens");
+  auto batch = fixed_size_keyword(call, "batch");
+  auto length = fixed_size_keyword(call, "length");
+  auto vocab = fixed_size_keyword(call, "vocab");
+  if (!batch || !length || !vocab) return ValueType::unknown();
+  if (*vocab->size.constant_value() < 256) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0804;
+    d.message = "a dataset's tokens are its file's bytes, 0 to 255, but `vocab=" + vocab->label + "` is " +
+                std::to_string(*vocab->size.constant_value());
+    d.primary = {call.keyword("vocab")->span, "fewer than 256 tokens"};
+    d.helps.push_back("give the model a vocabulary of at least 256, such as `dim V = 256`");
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  ValueType v;
+  v.kind = ValueType::Kind::dataset;
+  v.tensor.axes = {*batch, *length};
+  v.tensor.element.kind = ElementKind::index;
+  v.tensor.element.bound = vocab->size;
+  v.tensor.element.bound_label = vocab->label;
+  return v;
+}
+
+ValueType rule_next_batch(CallContext& call) {
+  if (call.positional_count() < 1) return ValueType::unknown();
+  const ValueType& data = call.positional(0);
+  if (data.kind != ValueType::Kind::dataset) {
+    if (!data.is_unknown()) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0501;
+      d.message = "`next_batch` takes a dataset, but this is " + data.to_string();
+      d.primary = {call.positional_span(0), "not a dataset"};
+      d.helps.push_back("make one with `dataset(\"text.txt\", batch=B, length=T, vocab=V)`");
+      call.report(std::move(d));
+    }
+    return ValueType::unknown();
+  }
+  ValueType ids = ValueType::of(data.tensor);
+  ValueType pair;
+  pair.kind = ValueType::Kind::tuple;
+  pair.elements = {ids, ids};  // the ids, and the next token after each: the targets
+  return pair;
+}
+
+ValueType rule_grad(CallContext& call) {
+  auto model = model_argument(call, 1, "grad");
+  if (call.positional_count() < 1) return ValueType::unknown();
+  const ValueType& loss = call.positional(0);
+  if (!loss.is_unknown() && !(loss.is_tensor() && loss.tensor.rank() == 0 && loss.tensor.element.is_real())) {
+    Diagnostic d;
+    d.code = DiagnosticCode::E0802;
+    d.message = "`grad` differentiates a scalar loss, but this is " + loss.to_string();
+    d.primary = {call.positional_span(0), "not a Real scalar"};
+    d.helps.push_back("reduce it to one number first, as `cross_entropy(logits, targets, over=V)` or `mean(x, over=A)` do");
+    call.report(std::move(d));
+    return ValueType::unknown();
+  }
+  if (!model) return ValueType::unknown();
+  ValueType pair;
+  pair.kind = ValueType::Kind::tuple;
+  pair.elements = {ValueType::scalar(ElementKind::real), *model};  // the loss, and its gradient: a value of the model's type
+  return pair;
+}
+
+ValueType rule_optimizer(CallContext& call) {
+  auto model = model_argument(call, 0, call.facts && call.facts->builtin ? call.facts->builtin->name : "adamw");
+  if (!model) return ValueType::unknown();
+  ValueType v;
+  v.kind = ValueType::Kind::optimizer;
+  v.name = model->name;
+  return v;
+}
+
+ValueType rule_update(CallContext& call) {
+  if (call.positional_count() < 2) return nothing();
+  const ValueType& optimizer = call.positional(0);
+  const ValueType& gradient = call.positional(1);
+  if (optimizer.kind != ValueType::Kind::optimizer) {
+    if (!optimizer.is_unknown()) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0803;
+      d.message = "`update` takes an optimizer first, but this is " + optimizer.to_string();
+      d.primary = {call.positional_span(0), "not an optimizer"};
+      d.helps.push_back("make one with `adamw(m, lr=3e-4)` or `sgd(m, lr=0.1)`");
+      call.report(std::move(d));
+    }
+    return nothing();
+  }
+  if (gradient.is_unknown() || (gradient.kind == ValueType::Kind::model && gradient.name == optimizer.name)) return nothing();
+  Diagnostic d;
+  d.code = DiagnosticCode::E0803;
+  d.message = "this optimizer updates `" + optimizer.name + "`, but this is " +
+              (gradient.kind == ValueType::Kind::model ? "a gradient of `" + gradient.name + "`" : gradient.to_string());
+  d.primary = {call.positional_span(1), gradient.kind == ValueType::Kind::model ? "another model's gradient" : "not a gradient"};
+  d.helps.push_back("pass the gradient `grad(loss, m)` gives for the optimizer's model");
+  call.report(std::move(d));
+  return nothing();
+}
+
+ValueType rule_log_scalar(CallContext& call) {
+  string_argument(call, 0, "the scalar's name, such as \"loss\"");
+  if (call.positional_count() >= 2) {
+    const ValueType& value = call.positional(1);
+    if (!value.is_unknown() && !(value.is_tensor() && value.tensor.rank() == 0)) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E0306;
+      d.message = "`log_scalar` logs one number, but this is " + value.to_string();
+      d.primary = {call.positional_span(1), "not a scalar"};
+      call.report(std::move(d));
+    }
+  }
+  return nothing();
+}
+
+ValueType rule_save_checkpoint(CallContext& call) {
+  model_argument(call, 0, "save_checkpoint");
+  string_argument(call, 1, "the checkpoint's path");
+  return nothing();
+}
 
 }  // namespace
 
@@ -431,14 +624,28 @@ const std::vector<Builtin>& builtins() {
       {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones},
       {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros},
       // Training: names reserved for modes, datasets, logs, gradients and optimizers.
-      {"train_mode", "train_mode(m)", "puts a model in training mode (dropout on)", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"eval_mode", "eval_mode(m)", "puts a model in evaluation mode", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"dataset", "dataset(path, ..)", "reads batches of token sequences from a file", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"grad", "grad(f, m)", "the gradient of f with respect to a model", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"adamw", "adamw(m, lr=..)", "the AdamW optimizer", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"sgd", "sgd(m, lr=..)", "stochastic gradient descent", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"log_scalar", "log_scalar(name, value)", "logs a scalar while training", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
-      {"save_checkpoint", "save_checkpoint(m, path)", "saves a model's parameters", E::training, 0, 8, {}, {}, false, "", rule_training, ""},
+      {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::pure, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout},
+      // training: the part of the language an exported function can't use (E1703)
+      {"init", "init(M, seed=0) -> M", "a model M made by its parameters' initializers", E::training, 1, 1, {"seed"}, {}, false, "", rule_init, "", lower_training},
+      {"train_mode", "train_mode(m)", "puts the program in training mode: dropout on", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
+      {"eval_mode", "eval_mode(m)", "puts the program in evaluation mode: dropout off", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
+      {"dataset", "dataset(path, batch=B, length=T, vocab=V, seed=0) -> Dataset of [B T] Index[V]",
+       "batches of B windows of T bytes of a text file, drawn at random; the path is relative to the .ss file", E::training, 1, 1,
+       {"batch", "length", "vocab", "seed"}, {"batch", "length", "vocab"}, false, "", rule_dataset, "", lower_training},
+      {"next_batch", "next_batch(data) -> ([B T] Index[V], [B T] Index[V])", "the next batch: token ids, and the token after each (targets)",
+       E::training, 1, 1, {}, {}, false, "", rule_next_batch, "", lower_training},
+      {"grad", "grad(loss, m) -> (Real, M)", "the loss, and its gradient with respect to the model m's parameters (a value of m's type)",
+       E::training, 2, 2, {}, {}, false, "", rule_grad, "", lower_training},
+      {"adamw", "adamw(m, lr=1e-3, weight_decay=0.01, beta1=0.9, beta2=0.999) -> Optimizer of M", "the AdamW optimizer of m's parameters",
+       E::training, 1, 1, {"lr", "weight_decay", "beta1", "beta2"}, {}, false, "", rule_optimizer, "", lower_training},
+      {"sgd", "sgd(m, lr=0.01, momentum=0) -> Optimizer of M", "stochastic gradient descent on m's parameters", E::training, 1, 1,
+       {"lr", "momentum"}, {}, false, "", rule_optimizer, "", lower_training},
+      {"update", "update(opt, g)", "one optimizer step: moves the optimizer's model along the gradient g", E::training, 2, 2, {}, {}, false, "",
+       rule_update, "", lower_training},
+      {"log_scalar", "log_scalar(name, value)", "logs a scalar at the current step (shown by `shapescript run`, kept in its log)", E::training, 2, 2,
+       {}, {}, false, "", rule_log_scalar, "", lower_training},
+      {"save_checkpoint", "save_checkpoint(m, path)", "saves m's parameters where `--weights` reads them; the path is relative to the .ss file",
+       E::training, 2, 2, {}, {}, false, "", rule_save_checkpoint, "", lower_training},
   };
   return table;
 }

@@ -553,6 +553,19 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
       continue;
     }
     positional.push_back(&argument);
+    // `init(Tiny)` names a model's type, which is no value anywhere else.
+    if (name == "init" && positional.size() == 1 && argument.value && argument.value->kind == Expr::Kind::name &&
+        !scope.locals.count(argument.value->text)) {
+      const Item* item = a_.find_item(argument.value->text);
+      if (item && item->kind == Item::Kind::model) {
+        ValueType model;
+        model.kind = ValueType::Kind::model;
+        model.name = item->name;
+        hover(argument.value->span, "```shapescript\nmodel " + item->name + "\n```" + doc_suffix(item->doc));
+        positional_types.push_back(model);
+        continue;
+      }
+    }
     positional_types.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
   }
   // A missing pattern explains a surplus argument (a pattern written as a string) better than a count.

@@ -123,6 +123,7 @@ class Generator : public PythonWriter {
     for (const std::string& line : imports) out << line << "\n";
     std::string constants = constants_.str();
     if (!constants.empty()) out << "\n" << constants;
+    if (uses_name(code, "_ss_mode")) out << "\n" << mode_definition;
     // Helpers only where the code calls them (`causal[n n]` in attention becomes is_causal=True).
     if (uses_causal_ && uses_name(body.str(), "_causal")) {
       out << "\n\ndef _causal(n, m):\n"
@@ -239,10 +240,37 @@ class Generator : public PythonWriter {
     return b && !b->statements.empty() && b->statements.back().kind == Statement::Kind::return_;
   }
 
+  // Whether `e` or a statement of `b` calls the built-in `name`.
+  bool calls_builtin(const Expr* e, std::string_view name) const {
+    if (!e) return false;
+    if (auto facts = a_.semantics.calls.find(e); facts != a_.semantics.calls.end() && facts->second.builtin && facts->second.builtin->name == name)
+      return true;
+    for (const ExprPtr& operand : e->operands)
+      if (calls_builtin(operand.get(), name)) return true;
+    for (const Argument& argument : e->arguments)
+      if (calls_builtin(argument.value.get(), name)) return true;
+    return false;
+  }
+  bool calls_builtin(const Block* b, std::string_view name) const {
+    if (!b) return false;
+    for (const Statement& st : b->statements) {
+      if (calls_builtin(st.value.get(), name) || calls_builtin(st.end.get(), name) || calls_builtin(st.body.get(), name)) return true;
+      for (const auto& [condition, body] : st.branches)
+        if (calls_builtin(condition.get(), name) || calls_builtin(body.get(), name)) return true;
+    }
+    return false;
+  }
+
   std::string for_statement(const Statement& s, int depth) override {
     std::string start = s.value ? expression(*s.value) : "0";
     std::string end = s.end ? expression(*s.end) : "0";
     std::string variable = python_name(s.variable);
+    if (calls_builtin(s.body.get(), "update")) {
+      // A training loop: the runtime resumes it where a run stopped, shows progress, stops on Ctrl-C.
+      locals_.insert(s.variable);
+      return indent(depth) + "for " + variable + " in _ss_train.steps(" + python_bare(start) + ", " + python_bare(end) + "):\n" +
+             (s.body ? block(*s.body, depth + 1) : "");
+    }
     bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
     if (fixed) {
       // Unrolled while tracing: torch.export records each iteration.

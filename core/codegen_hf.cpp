@@ -842,6 +842,7 @@ class HfGenerator : public PythonWriter {
     out << "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n\n";
     out << "from .configuration_shapescript import ShapeScriptConfig\n\n";
     for (auto& [name, value] : a_.semantics.dims) out << python_name(name) << " = " << value << "\n";
+    if (uses_name(code_so_far(), "_ss_mode")) out << "\n" << mode_definition;
     out << R"PY(
 
 def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):

@@ -148,6 +148,18 @@ std::string lower_cross_entropy(const LowerContext& c) {
 std::string lower_normal(const LowerContext& c) {
   return "nn.init.normal_({param}, mean=" + keyword(c, "mean", "0.0") + ", std=" + keyword(c, "std", "1.0") + ")";
 }
+std::string lower_dropout(const LowerContext& c) {
+  return "F.dropout(" + arg(c, 0) + ", p=" + keyword(c, "p", "0.1") + ", training=_ss_mode[\"training\"])";
+}
+
+// Training built-ins are calls into the runtime `shapescript run` provides as `_ss_train`.
+std::string lower_training(const LowerContext& c) {
+  std::string out = "_ss_train." + std::string(c.facts && c.facts->builtin ? c.facts->builtin->name : "?") + "(";
+  for (size_t i = 0; i < c.args.size(); ++i) out += (i ? ", " : "") + c.args[i];
+  for (auto& [name, value] : c.keywords) out += (out.back() == '(' ? "" : ", ") + name + "=" + value;
+  return out + ")";
+}
+
 std::string lower_ones(const LowerContext&) { return "nn.init.ones_({param})"; }
 std::string lower_zeros(const LowerContext&) { return "nn.init.zeros_({param})"; }
 

@@ -51,6 +51,8 @@ class PythonWriter {
   std::map<const Expr*, std::string> substitutes_;  // an expression already computed into a variable
   std::vector<std::string> prelude_;  // statements an expression needs first (the HF attention)
   bool uses_einops_ = false, uses_causal_ = false;
+  // The mode `dropout` reads, defined at the top of a module whose code uses it.
+  static constexpr const char* mode_definition = "_ss_mode = {\"training\": False}  # dropout is on between train_mode() and eval_mode()\n";
 
   // ---- Hooks: what the generators write differently.
 

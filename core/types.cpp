@@ -38,6 +38,9 @@ std::string ValueType::to_string() const {
     case Kind::string: return "String";
     case Kind::function: return "fn " + name;
     case Kind::lambda: return "lambda";
+    case Kind::dataset: return "Dataset of " + tensor.to_string();
+    case Kind::optimizer: return "Optimizer of " + name;
+    case Kind::none: return "nothing";
     case Kind::unknown: return "?";
   }
   return "?";

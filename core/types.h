@@ -39,7 +39,9 @@ struct TensorType {
 
 // What an expression evaluates to.
 struct ValueType {
-  enum class Kind { tensor, tuple, model, python, python_module, string, function, lambda, unknown };
+  // dataset: batches of `tensor` (`[B T] Index[V]`); optimizer: of the model `name`; none: a call
+  // made for its effect (`update`, `log_scalar`), whose value can't be used.
+  enum class Kind { tensor, tuple, model, python, python_module, string, function, lambda, dataset, optimizer, none, unknown };
   Kind kind = Kind::unknown;
   TensorType tensor;                  // tensor; a scalar has no axes
   std::optional<SizeExpr> known_size;  // an Int scalar whose value is a known size (`n`, `D`, `3`)

@@ -69,7 +69,7 @@ def test_export_gguf_refuses_tiny_with_the_chapters_two_lines(tmp_path):
 
 
 def test_the_chapters_programs_check_clean():
-    for name in ["patches.ss", "tiny.ss", "tiny_sdpa.ss", "causal_attention.ss", "llama.ss", "gpt2.ss", "tiny_llama.ss"]:
+    for name in ["patches.ss", "tiny.ss", "tiny_sdpa.ss", "causal_attention.ss", "llama.ss", "gpt2.ss", "tiny_llama.ss", "train_tiny.ss"]:
         result = shapescript("check", name)
         assert (result.returncode, result.stdout) == (0, ""), name
 

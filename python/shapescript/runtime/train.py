@@ -1,0 +1,375 @@
+"""Runs a ShapeScript program for `shapescript run FILE`: its training built-ins, the progress line,
+Ctrl-C and resuming.
+
+The CLI compiles the file (core/codegen.cpp) and runs this script with a spec (JSON):
+  module       the generated Python module's text; its training built-ins call `_ss_train.NAME(...)`
+  function     the function to run (`main`), which takes no arguments
+  source       the .ss file, as the user wrote it; paths in the program are relative to its folder
+  source_dir   that folder, absolute
+  checkpoint   where Ctrl-C saves the run (absolute); `resume` a checkpoint to continue from, or null
+  log          the JSON-lines file log_scalar appends to (absolute)
+
+A checkpoint is a dict `{"state_dict": {...}, "shapescript_run": {...}}`: `--weights` reads its
+`state_dict` (the first model's parameters by name); `shapescript_run` holds what resuming needs
+(the step, every model, optimizer and dataset, the random state).
+
+A training loop is a `for` whose body calls `update`: the code generator writes it as
+`for step in _ss_train.steps(a, b):`, which starts where a resumed run stopped, shows progress, and
+stops cleanly at the end of a step on Ctrl-C. Errors are `error: ...` lines; the exit status is 1,
+and 130 after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+
+
+class RunError(Exception):
+    pass
+
+
+class Interrupted(Exception):
+    pass
+
+
+class Run:
+    """What one `shapescript run` has made, in order, so that a checkpoint can hold all of it."""
+
+    def __init__(self, spec, module):
+        self.spec = spec
+        self.module = module
+        self.models, self.optimizers, self.datasets = [], [], []
+        self.step = 0
+        self.start_step = 0
+        self.tokens = 0
+        self.scalars = {}
+        self.first_loss = None
+        self.interrupt_requested = False
+        self.resume = None
+        if spec.get("resume"):
+            self.resume = _read_checkpoint(spec["resume"], spec.get("resume_name") or spec["resume"])["shapescript_run"]
+            self.start_step = self.resume["step"]
+        self.log = open(spec["log"], "a")
+
+    def path(self, relative):
+        return relative if os.path.isabs(relative) else os.path.join(self.spec["source_dir"], relative)
+
+    def restore(self, kind, index):
+        if self.resume is None:
+            return None
+        saved = self.resume[kind]
+        if index >= len(saved):
+            raise RunError(f"the checkpoint holds {len(saved)} {kind}, but the program makes more; resume with the program that saved it")
+        return saved[index]
+
+    def state(self):
+        import torch
+
+        return {
+            "step": self.step,
+            "models": [m.state_dict() for m in self.models],
+            "optimizers": [o.state_dict() for o in self.optimizers],
+            "datasets": [d.generator.get_state() for d in self.datasets],
+            "rng": torch.get_rng_state(),
+            "tokens": self.tokens,
+        }
+
+
+RUN: Run | None = None
+
+
+def _read_checkpoint(path, name):
+    import torch
+
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise RunError(f"can't read the checkpoint `{name}`: no such file")
+    except Exception as e:  # noqa: BLE001 - torch's own reason
+        raise RunError(f"can't read the checkpoint `{name}`: {e}")
+    if not isinstance(saved, dict) or "shapescript_run" not in saved:
+        raise RunError(f"`{name}` holds weights but not a run to resume (it wasn't saved by `shapescript run`)")
+    return saved
+
+
+def _write_checkpoint(path, model):
+    """Atomically: the file is the old one or the new one, never half of one."""
+    import torch
+
+    partial = path + ".partial"
+    torch.save({"state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()}, "shapescript_run": RUN.state()}, partial)
+    os.replace(partial, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The training built-ins (core/builtins.cpp declares them; lowering writes `_ss_train.NAME(...)`).
+
+
+def init(model_class, seed=0):
+    import torch
+
+    torch.manual_seed(int(seed))
+    model = model_class()
+    saved = RUN.restore("models", len(RUN.models))
+    if saved is not None:
+        model.load_state_dict(saved)
+    RUN.models.append(model)
+    return model
+
+
+def train_mode(model):
+    if hasattr(RUN.module, "_ss_mode"):  # defined when the program uses dropout
+        RUN.module._ss_mode["training"] = True
+    model.train()
+
+
+def eval_mode(model):
+    if hasattr(RUN.module, "_ss_mode"):
+        RUN.module._ss_mode["training"] = False
+    model.eval()
+
+
+class Dataset:
+    """Batches of `batch` windows of `length` bytes of a file, at random offsets; the targets are
+    the same windows one byte later."""
+
+    def __init__(self, path, name, batch, length, vocab, seed):
+        import torch
+
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise RunError(f"can't read the dataset `{name}`: {e.strerror.lower() if e.strerror else e}")
+        if len(data) < length + 2:
+            raise RunError(f"the dataset `{name}` has {len(data)} bytes, too few for windows of {length} tokens")
+        self.tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.long)
+        self.batch, self.length, self.vocab = batch, length, vocab
+        self.generator = torch.Generator().manual_seed(int(seed))
+
+    def next(self):
+        import torch
+
+        starts = torch.randint(0, len(self.tokens) - self.length - 1, (self.batch,), generator=self.generator)
+        window = starts[:, None] + torch.arange(self.length + 1)
+        chunk = self.tokens[window]
+        return chunk[:, :-1], chunk[:, 1:]
+
+
+def dataset(path, batch, length, vocab, seed=0):
+    data = Dataset(RUN.path(path), path, int(batch), int(length), int(vocab), seed)
+    saved = RUN.restore("datasets", len(RUN.datasets))
+    if saved is not None:
+        data.generator.set_state(saved)
+    RUN.datasets.append(data)
+    return data
+
+
+def next_batch(data):
+    RUN.tokens += data.batch * data.length
+    return data.next()
+
+
+class Gradient:
+    """A gradient, as the checker types it: a value of the model's type, one tensor per parameter."""
+
+    def __init__(self, model, tensors):
+        self.model = model
+        self.tensors = tensors
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["tensors"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def grad(loss, model):
+    import torch
+
+    names, params = zip(*[(n, p) for n, p in model.named_parameters() if p.requires_grad])
+    gradients = torch.autograd.grad(loss, params, allow_unused=True)
+    tensors = {n: (g if g is not None else torch.zeros_like(p)) for n, p, g in zip(names, params, gradients)}
+    value = loss.detach()
+    RUN.scalars.setdefault("loss", float(value))
+    if RUN.first_loss is None:
+        RUN.first_loss = float(value)
+    RUN.last_loss = float(value)
+    return value, Gradient(model, tensors)
+
+
+def _optimizer(optimizer, model):
+    optimizer.shapescript_model = model
+    saved = RUN.restore("optimizers", len(RUN.optimizers))
+    if saved is not None:
+        optimizer.load_state_dict(saved)
+    RUN.optimizers.append(optimizer)
+    return optimizer
+
+
+def adamw(model, lr=1e-3, weight_decay=0.01, beta1=0.9, beta2=0.999):
+    import torch
+
+    return _optimizer(torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(beta1, beta2)), model)
+
+
+def sgd(model, lr=0.01, momentum=0):
+    import torch
+
+    return _optimizer(torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum), model)
+
+
+def update(optimizer, gradient):
+    for name, p in optimizer.shapescript_model.named_parameters():
+        if name in gradient.tensors:
+            p.grad = gradient.tensors[name]
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+
+
+def log_scalar(name, value):
+    value = float(value)
+    RUN.scalars[name] = value
+    RUN.log.write(json.dumps({"step": RUN.step, name: value}) + "\n")
+
+
+def save_checkpoint(model, path):
+    _write_checkpoint(RUN.path(path), model)
+
+
+# ---------------------------------------------------------------------------------------------
+# The training loop: progress, Ctrl-C, resuming.
+
+
+def _duration(seconds):
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+        self.began = time.perf_counter()
+        self.tokens_at_start = RUN.tokens
+        self.tty = sys.stderr.isatty()
+        self.every = max(1, (end - start) // 20)
+
+    def line(self, done):
+        elapsed = time.perf_counter() - self.began
+        rate = (RUN.tokens - self.tokens_at_start) / elapsed if elapsed > 0 else 0.0
+        steps_done = done - self.start
+        left = elapsed / steps_done * (self.end - done) if steps_done else 0.0
+        scalars = "  ".join(f"{k} {v:.4g}" for k, v in RUN.scalars.items())
+        return f"step {done}/{self.end}  {scalars}  {rate:,.0f} tok/s  {_duration(left)} left", rate, elapsed
+
+    def show(self, done, final=False):
+        text, rate, elapsed = self.line(done)
+        if self.tty:
+            sys.stderr.write("\r\033[K" + text + ("\n" if final else ""))
+        elif final or (done - self.start) % self.every == 0:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        return rate, elapsed
+
+
+def steps(first, end):
+    """The steps of a training loop, from where a resumed run stopped."""
+    first, end = int(first), int(end)
+    start = max(first, RUN.start_step)
+    if RUN.start_step > first:
+        print(f"resuming at step {start} of {end}", file=sys.stderr)
+    progress = Progress(start, end)
+    for step in range(start, end):
+        RUN.step = step
+        RUN.scalars = {}
+        yield step
+        RUN.log.flush()
+        RUN.step = step + 1
+        if RUN.interrupt_requested:
+            progress.show(step + 1, final=True)
+            raise Interrupted()
+        progress.show(step + 1, final=step + 1 == end)
+    rate, elapsed = progress.line(end)[1:]
+    if RUN.first_loss is not None and end > start:
+        print(f"trained steps {start} to {end} in {_duration(elapsed)}, {rate:,.0f} tokens/s; loss {RUN.first_loss:.4g} -> {RUN.last_loss:.4g}",
+              file=sys.stderr)
+
+
+def _on_interrupt(signum, frame):
+    if RUN.interrupt_requested:  # a second Ctrl-C: stop now
+        raise KeyboardInterrupt
+    RUN.interrupt_requested = True
+    print("\ninterrupted: finishing this step, then saving (Ctrl-C again to stop at once)", file=sys.stderr)
+
+
+def _source_line(spec, python_line):
+    """The .ss line of a line of generated code: its statement's `# file.ss:N: ...` comment."""
+    lines = spec["module"].splitlines()
+    name = os.path.basename(spec["source"])
+    for line in reversed(lines[:python_line]):
+        text = line.strip()
+        if text.startswith(f"# {name}:"):
+            return f"{spec['source']}:{text[len(name) + 3:].split(':')[0]}"
+    return f"{spec['source']}"
+
+
+def main(argv):
+    global RUN
+    verbose = "--verbose" in argv
+    args = [a for a in argv if a != "--verbose"]
+    with open(args[0]) as f:
+        spec = json.load(f)
+    try:
+        try:
+            import torch
+        except ImportError as e:
+            raise RunError(f"`shapescript run` needs torch in this Python ({sys.executable}): {e}")
+        module = types.ModuleType(os.path.splitext(os.path.basename(spec["source"]))[0])
+        module.__dict__["_ss_train"] = sys.modules[__name__]
+        exec(compile(spec["module"], spec["source"], "exec"), module.__dict__)
+        function = getattr(module, spec["function"], None)
+        if function is None:
+            raise RunError(f"`{spec['source']}` has no function `{spec['function']}`")
+        RUN = Run(spec, module)
+        if RUN.resume is not None:
+            torch.set_rng_state(RUN.resume["rng"])
+            RUN.tokens = RUN.resume.get("tokens", 0)
+        signal.signal(signal.SIGINT, _on_interrupt)
+        try:
+            function()
+        except Interrupted:
+            if not RUN.models:
+                raise RunError("interrupted before any model was made; nothing to save")
+            _write_checkpoint(spec["checkpoint"], RUN.models[0])
+            name = spec.get("checkpoint_name") or spec["checkpoint"]
+            print(f"saved step {RUN.step} to {name}; continue with `shapescript run {spec['source']} --resume {name}`", file=sys.stderr)
+            return 130
+        finally:
+            RUN.log.close()
+    except RunError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("stopped without saving", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001
+        if verbose:
+            raise
+        import traceback
+
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == spec["source"]]
+        where = f" (at {_source_line(spec, frames[-1].lineno)})" if frames else ""
+        print(f"error: {type(e).__name__}: {e}{where}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,104 @@
+"""`shapescript run FILE`: the training half of the language, run for real on a few steps of
+examples/train_tiny.ss: the loss falls, the checkpoint is what --weights reads, and Ctrl-C saves a
+run that --resume continues from the same step to the same weights."""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
+ENV = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent), NO_COLOR="1")
+
+
+def program(tmp_path, steps, batch=4, length=32):
+    source = (ROOT / "examples" / "train_tiny.ss").read_text()
+    replaced = source.replace('"../docs/language.md"', json.dumps(str(ROOT / "docs" / "language.md")))
+    for name, value in {"S": steps, "B": batch, "T": length}.items():
+        line = next(l for l in replaced.splitlines() if l.startswith(f"dim {name} "))
+        replaced = replaced.replace(line, f"dim {name}  = {value}")
+    path = tmp_path / "train_tiny.ss"
+    path.write_text(replaced)
+    return path
+
+
+def run(args, cwd, **kwargs):
+    return subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=ENV, **kwargs)
+
+
+def losses(log):
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def test_a_few_steps_lower_the_loss_and_the_checkpoint_is_what_weights_reads(tmp_path):
+    program(tmp_path, steps=40)
+    result = run(["run", "train_tiny.ss"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "step 40/40" in result.stderr and "tokens/s; loss " in result.stderr
+    logged = losses(tmp_path / "train_tiny.log.jsonl")
+    assert [entry["step"] for entry in logged] == list(range(40))
+    first, last = logged[0]["loss"], sum(e["loss"] for e in logged[-5:]) / 5
+    assert first > 6.0 and last < first - 2.0, (first, last)  # from ln(500) to well below
+    saved = torch.load(tmp_path / "tiny.pt", weights_only=True)
+    assert set(saved["state_dict"]) == {"wte", "w_qkv", "w_o", "norm"}
+    assert saved["shapescript_run"]["step"] == 40
+    exported = run(["export", "train_tiny.ss", "--hf", "tiny_hf", "--vllm", "--weights", "tiny.pt"], tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    from safetensors.torch import load_file
+
+    folder = load_file(str(tmp_path / "tiny_hf" / "model.safetensors"))
+    assert torch.equal(folder["model.embed_tokens.weight"], saved["state_dict"]["wte"])
+
+
+def test_ctrl_c_saves_the_run_and_resume_continues_from_the_same_step_to_the_same_weights(tmp_path):
+    straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
+    straight.mkdir(), interrupted.mkdir()
+    program(straight, steps=60)
+    program(interrupted, steps=60)
+    assert run(["run", "train_tiny.ss"], straight).returncode == 0
+
+    # Ctrl-C in a terminal reaches the whole foreground process group: the CLI and its Python.
+    process = subprocess.Popen([BIN, "run", "train_tiny.ss"], cwd=interrupted, env=ENV, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    log = interrupted / "train_tiny.log.jsonl"
+    deadline = time.time() + 120
+    while not (log.exists() and len(log.read_text().splitlines()) >= 5):
+        assert process.poll() is None and time.time() < deadline, process.communicate()
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    saved = torch.load(interrupted / "train_tiny.ckpt.pt", weights_only=True)
+    stopped = saved["shapescript_run"]["step"]
+    assert 5 <= stopped < 60
+    assert f"saved step {stopped} to train_tiny.ckpt.pt; continue with `shapescript run train_tiny.ss --resume train_tiny.ckpt.pt`" in stderr
+    assert not (interrupted / "tiny.pt").exists()  # main stopped at the end of a step, before its save
+
+    resumed = run(["run", "train_tiny.ss", "--resume", "train_tiny.ckpt.pt"], interrupted)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming at step {stopped} of 60" in resumed.stderr
+    steps = [entry["step"] for entry in losses(log)]
+    assert steps == list(range(stopped)) + list(range(stopped, 60))  # each step logged once, in order
+    a = torch.load(straight / "tiny.pt", weights_only=True)["state_dict"]
+    b = torch.load(interrupted / "tiny.pt", weights_only=True)["state_dict"]
+    for name in a:
+        torch.testing.assert_close(b[name], a[name], rtol=1e-5, atol=1e-6)
+
+
+def test_run_errors_say_what_and_where(tmp_path):
+    path = program(tmp_path, steps=3)
+    path.write_text(path.read_text().replace(json.dumps(str(ROOT / "docs" / "language.md")), '"missing.txt"'))
+    result = run(["run", "train_tiny.ss"], tmp_path)
+    assert result.returncode == 1
+    assert "error: can't read the dataset `missing.txt`: no such file or directory" in result.stderr
+    assert result.stderr.rstrip().endswith("exited with exit status: 1")
+    result = run(["run", "train_tiny.ss", "--resume", "nothing.pt"], tmp_path)
+    assert "error: can't read the checkpoint `nothing.pt`: no such file" in result.stderr
+    result = run(["run", "train_tiny.ss", "--fn", "forward"], tmp_path)
+    assert (result.returncode, result.stderr) == (2, "error: `forward` takes parameters; `shapescript run` runs a function that takes none, such as `fn main():`\n")

@@ -1,6 +1,6 @@
-## A small GPT-2, the model `shapescript export --gguf` writes as llama.cpp's `gpt2`: learned
-## position embeddings, layer_norm with biases, one fused query-key-value projection, GELU in its
-## tanh form, biases on every projection, and an output layer tied to the token embedding.
+# A small GPT-2, the model `shapescript export --gguf` writes as llama.cpp's `gpt2`: learned
+# position embeddings, layer_norm with biases, one fused query-key-value projection, GELU in its
+# tanh form, biases on every projection, and an output layer tied to the token embedding.
 dim D  = 64
 dim H  = 4
 dim Dh = D / H

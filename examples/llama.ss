@@ -1,6 +1,6 @@
-## A small Llama, the model `shapescript export --gguf` writes as llama.cpp's `llama`:
-## RMSNorm, rotary embeddings of positions passed in, attention with
-## scaled_dot_product_attention, a SwiGLU feed-forward layer, a final norm and an output layer.
+# A small Llama, the model `shapescript export --gguf` writes as llama.cpp's `llama`:
+# RMSNorm, rotary embeddings of positions passed in, attention with
+# scaled_dot_product_attention, a SwiGLU feed-forward layer, a final norm and an output layer.
 dim D   = 64
 dim H   = 4
 dim Dh  = D / H

@@ -1,6 +1,6 @@
-## The chapter's exercise 4: Tiny with the blocks of examples/llama.ss (an RMSNorm and a SwiGLU
-## feed-forward layer after attention, rotary embeddings, a final norm). `--gguf` writes it as
-## llama.cpp's `llama`, with the output layer tied to the embedding, and llama-server serves it.
+# The chapter's exercise 4: Tiny with the blocks of examples/llama.ss (an RMSNorm and a SwiGLU
+# feed-forward layer after attention, rotary embeddings, a final norm). `--gguf` writes it as
+# llama.cpp's `llama`, with the output layer tied to the embedding, and llama-server serves it.
 dim D   = 64
 dim H   = 4
 dim Dh  = D / H

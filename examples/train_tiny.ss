@@ -1,6 +1,6 @@
-## The chapter's Tiny (the scaled_dot_product_attention version), trained in the same file:
-## `shapescript run train_tiny.ss` learns the bytes of this project's language reference, then
-## `shapescript export train_tiny.ss --hf tiny_hf --vllm --weights tiny.pt` serves what it learned.
+# The chapter's Tiny (the scaled_dot_product_attention version), trained in the same file:
+# `shapescript run train_tiny.ss` learns the bytes of this project's language reference, then
+# `shapescript export train_tiny.ss --hf tiny_hf --vllm --weights tiny.pt` serves what it learned.
 dim D  = 64
 dim H  = 4
 dim Dh = D / H

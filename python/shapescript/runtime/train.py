@@ -267,7 +267,9 @@ class Progress:
         steps_done = done - self.start
         left = elapsed / steps_done * (self.end - done) if steps_done else 0.0
         scalars = "  ".join(f"{k} {v:.4g}" for k, v in RUN.scalars.items())
-        return f"step {done}/{self.end}  {scalars}  {rate:,.0f} tok/s  {_duration(left)} left", rate, elapsed
+        filled = round(20 * done / self.end) if self.end else 20
+        bar = "[" + "#" * filled + "." * (20 - filled) + "]"
+        return f"step {done}/{self.end} {bar}  {scalars}  {rate:,.0f} tok/s  {_duration(left)} left", rate, elapsed
 
     def show(self, done, final=False):
         text, rate, elapsed = self.line(done)

@@ -1,4 +1,5 @@
 #include "codegen_hf.h"
+#include "tensor_parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -815,9 +816,16 @@ class HfGenerator : public PythonWriter {
       modeling << "        # Without a cache every step sees the whole sequence.\n";
       modeling << "        return {\"input_ids\": input_ids, \"attention_mask\": attention_mask}\n";
     }
-    // tp plan: every nn.Linear of the base model, replicated (the sharding of a hand-written layout isn't proven).
+    // tp plan: the blocks' linears split as core/tensor_parallel.cpp proves they may be (heads and
+    // feed-forward features across devices); every other nn.Linear, or all when nothing is proven, replicated.
+    std::map<std::string, std::string> styles;
+    if (auto proven = tensor_parallel_plan(a_, *loop.body, model_var, loop.variable))
+      for (auto& [field, style] : *proven)
+        if (auto path = layer_paths.find(field); path != layer_paths.end() && path->second.ends_with(".weight"))
+          styles["layers.*." + path->second.substr(0, path->second.size() - std::string(".weight").size())] = style;
     std::string plan;
-    for (const std::string& p : linears) plan += (plan.empty() ? "" : ", ") + quote(p) + ": \"replicate\"";
+    for (const std::string& p : linears)
+      plan += (plan.empty() ? "" : ", ") + quote(p) + ": " + quote(styles.count(p) ? styles[p] : "replicate");
     out.modeling = modeling.str();
     out.configuration = configuration(plan, true);
     out.not_servable = not_servable_;

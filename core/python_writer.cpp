@@ -508,9 +508,21 @@ void PythonWriter::einops_pattern(const AxisPattern& pattern, const CallFacts& f
               output = pattern_axis(c, facts, sizes) + " " + output;
   }
   context.pattern = inputs + " -> " + output;
-  // Only sizes einops can't infer are passed: every named or numbered axis of a decomposed group.
+  // Only sizes einops can't infer are passed: the factors of a decomposed group but its first,
+  // which einops infers. So `b n (H Dh)` passes Dh and leaves H to the tensor, and a block that
+  // holds some of the heads (tensor parallelism) runs the same code.
+  std::set<std::string> needed;
+  for (const auto& side : pattern.inputs)
+    for (const SizeNode& s : side)
+      if (s.kind == SizeNode::Kind::group)
+        for (size_t i = 1; i < s.children.size(); ++i) {
+          const SizeNode& c = s.children[i];
+          if (c.kind == SizeNode::Kind::number) needed.insert("k" + std::to_string(c.number));
+          if (c.kind == SizeNode::Kind::name) needed.insert(python_name(c.name));
+        }
   std::string keyword_sizes;
-  for (auto& [name, size] : sizes) keyword_sizes += ", " + name + "=" + std::to_string(size);
+  for (auto& [name, size] : sizes)
+    if (needed.count(name)) keyword_sizes += ", " + name + "=" + std::to_string(size);
   context.pattern_sizes = facts.builtin && facts.builtin->name == "einsum" ? "" : keyword_sizes;
 }
 

@@ -164,6 +164,28 @@ std::optional<ProcessResult> run_runtime(const std::string& script, const nlohma
   return result;
 }
 
+// Reads and checks `file`. On failure it prints why (the file's errors, or that it can't be read)
+// and sets `status` (2: unreadable, 1: errors); the book prints nothing after the errors.
+std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOptions& options, const std::string& color, int& status) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::cerr << "error: can't read `" << file << "`: " << std::strerror(errno) << "\n";
+    status = 2;
+    return nullptr;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto analysis = analyze(SourceFile(file, text.str()), options);
+  RenderOptions render{color == "always" || (color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
+  if (analysis->has_errors()) {
+    for (const Diagnostic& d : analysis->diagnostics)
+      if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
+    status = 1;
+    return nullptr;
+  }
+  return analysis;
+}
+
 }  // namespace
 
 nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
@@ -361,20 +383,9 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
 }
 
 int run_program(const RunOptions& run) {
-  std::ifstream in(run.file, std::ios::binary);
-  if (!in) {
-    std::cerr << "error: can't read `" << run.file << "`: " << std::strerror(errno) << "\n";
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto analysis = analyze(SourceFile(run.file, text.str()));
-  RenderOptions render{run.color == "always" || (run.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
-  if (analysis->has_errors()) {
-    for (const Diagnostic& d : analysis->diagnostics)
-      if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
-    return 1;
-  }
+  int status = 0;
+  auto analysis = checked_file(run.file, {}, run.color, status);
+  if (!analysis) return status;
   const Item* function = analysis->find_item(run.function);
   if (!function || function->kind != Item::Kind::function) {
     std::cerr << "error: `" << run.file << "` has no `fn " << run.function << "()` to run\n";
@@ -402,7 +413,6 @@ int run_program(const RunOptions& run) {
   options.python = run.python;
   options.verbose = run.verbose;
   std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python) << "\n";
-  int status = 0;
   auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", true, &status);
   if (!result) return status == 130 ? 130 : 1;
   std::cout << result->out;
@@ -410,13 +420,6 @@ int run_program(const RunOptions& run) {
 }
 
 int run_export(const ExportOptions& options) {
-  std::ifstream in(options.file, std::ios::binary);
-  if (!in) {
-    std::cerr << "error: can't read `" << options.file << "`: " << std::strerror(errno) << "\n";
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
   AnalyzeOptions analyze_options;
   if (!options.hf.empty()) {
     // --vllm makes the serving rules errors; --hf alone reports them as what vLLM would refuse.
@@ -424,14 +427,9 @@ int run_export(const ExportOptions& options) {
     if (!options.function.empty()) analyze_options.serving_function = options.function;
   }
   analyze_options.model_forward = options.function;  // `--fn forward`: a model's forward, its weights in the program
-  auto analysis = analyze(SourceFile(options.file, text.str()), analyze_options);
-  RenderOptions render{options.color == "always" || (options.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
-  if (analysis->has_errors()) {
-    // Only the errors: export ends here, and the book prints nothing after them.
-    for (const Diagnostic& d : analysis->diagnostics)
-      if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
-    return 1;
-  }
+  int status = 0;
+  auto analysis = checked_file(options.file, analyze_options, options.color, status);
+  if (!analysis) return status;
   if (!options.hf.empty()) return run_hf_export(options, *analysis);
   if (!options.gguf.empty()) return run_gguf_export(options, *analysis);
   const ExportSignature* signature = nullptr;

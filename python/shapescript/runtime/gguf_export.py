@@ -30,6 +30,7 @@ import sys
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+import script  # noqa: E402
 import weights  # noqa: E402
 
 
@@ -572,65 +573,53 @@ def _size(n):
         n /= 1000
 
 
-def main(argv):
-    verbose = "--verbose" in argv
-    args = [a for a in argv if a != "--verbose"]
-    with open(args[0]) as f:
-        spec = json.load(f)
+def export_gguf(spec, verbose):
     try:
-        try:
-            import torch
-            import numpy  # noqa: F401
-        except ImportError as e:
-            raise GgufError(f"--gguf needs torch and numpy in this Python ({sys.executable}): {e}")
-        try:
-            import gguf  # noqa: F401
-        except ImportError as e:
-            raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
-        reference = types.ModuleType("shapescript_reference")
-        exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
-        model = Model(spec, reference)
+        import torch
+        import numpy  # noqa: F401
+    except ImportError as e:
+        raise GgufError(f"--gguf needs torch and numpy in this Python ({sys.executable}): {e}")
+    try:
+        import gguf  # noqa: F401
+    except ImportError as e:
+        raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
+    reference = types.ModuleType("shapescript_reference")
+    exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
+    model = Model(spec, reference)
 
-        # Compare in float64, so that only a different computation can tell the two apart.
-        torch.set_default_dtype(torch.float64)
-        params = random_params(model)
-        n = min(7, model.max_positions) if model.takes_positions else 7
-        ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
-        order = model.use_order(params, ids)
-        logits = model.forward(params, ids)
-        reasons = []
-        for arch in ARCHITECTURES:
-            try:
-                block_map, other_map, hp = match(arch, model, params, order, ids, logits)
-            except Refusal as why:
-                reasons.append(f"not `{arch.name}`: {why}")
-                continue
-            torch.set_default_dtype(torch.float32)
-            count = write(spec, model, arch, block_map, other_map, hp, weights.load_weights(spec, reference))
-            print(json.dumps({
-                "architecture": arch.name,
-                "blocks": model.layers,
-                "heads": hp["heads"],
-                "vocab": model.vocab,
-                "tensors": count,
-                "size": _size(os.path.getsize(spec["output"])),
-                "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
-                "mapping": {**block_map, **other_map},
-            }))
-            return 0
-        name = spec["model"] or spec["function"]
-        raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
-    except GgufError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except weights.WeightsError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001
-        if verbose:
-            raise
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
+    # Compare in float64, so that only a different computation can tell the two apart.
+    torch.set_default_dtype(torch.float64)
+    params = random_params(model)
+    n = min(7, model.max_positions) if model.takes_positions else 7
+    ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
+    order = model.use_order(params, ids)
+    logits = model.forward(params, ids)
+    reasons = []
+    for arch in ARCHITECTURES:
+        try:
+            block_map, other_map, hp = match(arch, model, params, order, ids, logits)
+        except Refusal as why:
+            reasons.append(f"not `{arch.name}`: {why}")
+            continue
+        torch.set_default_dtype(torch.float32)
+        count = write(spec, model, arch, block_map, other_map, hp, weights.load_weights(spec, reference))
+        print(json.dumps({
+            "architecture": arch.name,
+            "blocks": model.layers,
+            "heads": hp["heads"],
+            "vocab": model.vocab,
+            "tensors": count,
+            "size": _size(os.path.getsize(spec["output"])),
+            "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
+            "mapping": {**block_map, **other_map},
+        }))
+        return 0
+    name = spec["model"] or spec["function"]
+    raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
+
+
+def main(argv):
+    return script.run(argv, export_gguf, (GgufError, weights.WeightsError))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import sys
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+import script  # noqa: E402
 import weights  # noqa: E402
 
 
@@ -85,36 +86,26 @@ def check_folder(spec, reference, params):
         raise HfError(f"the folder's model doesn't compute what `{spec['function']}` does (largest difference {diff})")
 
 
-def main(argv):
-    verbose = "--verbose" in argv
-    args = [a for a in argv if a != "--verbose"]
-    with open(args[0]) as f:
-        spec = json.load(f)
+def export_folder(spec, verbose):
     try:
+        import torch  # noqa: F401
+        import safetensors  # noqa: F401
+    except ImportError as e:
+        raise HfError(f"--hf needs torch and safetensors in this Python ({sys.executable}): {e}")
+    reference = types.ModuleType("shapescript_reference")
+    exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
+    params = weights.load_weights(spec, reference)
+    write_folder(spec, params)
+    if spec["causal_lm"]:
         try:
-            import torch  # noqa: F401
-            import safetensors  # noqa: F401
+            import transformers  # noqa: F401
         except ImportError as e:
-            raise HfError(f"--hf needs torch and safetensors in this Python ({sys.executable}): {e}")
-        reference = types.ModuleType("shapescript_reference")
-        exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
-        params = weights.load_weights(spec, reference)
-        write_folder(spec, params)
-        if spec["causal_lm"]:
-            try:
-                import transformers  # noqa: F401
-            except ImportError as e:
-                raise HfError(f"checking the folder needs transformers in this Python ({sys.executable}): {e}")
-            check_folder(spec, reference, params)
-    except (HfError, weights.WeightsError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001
-        if verbose:
-            raise
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    return 0
+            raise HfError(f"checking the folder needs transformers in this Python ({sys.executable}): {e}")
+        check_folder(spec, reference, params)
+
+
+def main(argv):
+    return script.run(argv, export_folder, (HfError, weights.WeightsError))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,26 @@
+"""What the runtime's scripts (hf.py, gguf_export.py) do around their work: read the spec the CLI
+wrote, and end with `error:` lines and exit status 1 when the work fails, the traceback only with
+--verbose (the CLI prints the `error:` lines and its own closing line)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def run(argv, work, expected=()):
+    """work(spec, verbose) -> exit status (None: 0); `expected` errors are said without their type."""
+    verbose = "--verbose" in argv
+    args = [a for a in argv if a != "--verbose"]
+    with open(args[0]) as f:
+        spec = json.load(f)
+    try:
+        return work(spec, verbose) or 0
+    except expected as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - said in one line; the traceback with --verbose
+        if verbose:
+            raise
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1

@@ -98,6 +98,11 @@ def test_run_errors_say_what_and_where(tmp_path):
     assert result.returncode == 1
     assert "error: can't read the dataset `missing.txt`: no such file or directory" in result.stderr
     assert result.stderr.rstrip().endswith("exited with exit status: 1")
+    path.write_text(path.read_text().replace('"missing.txt"', json.dumps(str(ROOT / "docs" / "language.md")))
+                    .replace('save_checkpoint(m, "tiny.pt")', 'save_checkpoint(m, "no/such/folder/tiny.pt")'))
+    result = run(["run", "train_tiny.ss"], tmp_path)
+    assert "error: can't save the checkpoint `" + str(tmp_path / "no/such/folder/tiny.pt") + "`: the folder `" in result.stderr
+    assert "does not exist (at train_tiny.ss:" not in result.stderr  # a RunError: said plainly, without a line
     result = run(["run", "train_tiny.ss", "--resume", "nothing.pt"], tmp_path)
     assert "error: can't read the checkpoint `nothing.pt`: no such file" in result.stderr
     result = run(["run", "train_tiny.ss", "--fn", "forward"], tmp_path)

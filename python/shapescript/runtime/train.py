@@ -103,6 +103,9 @@ def _write_checkpoint(path, model):
     """Atomically: the file is the old one or the new one, never half of one."""
     import torch
 
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RunError(f"can't save the checkpoint `{path}`: the folder `{folder}` does not exist")
     partial = path + ".partial"
     torch.save({"state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()}, "shapescript_run": RUN.state()}, partial)
     os.replace(partial, path)

@@ -77,7 +77,8 @@ struct Planner {
         // `m.w_q[l]`: one block's slice of a stacked weight.
         const Expr* base = e->operands.empty() ? nullptr : e->operands[0].get();
         if (base && base->kind == Expr::Kind::attribute && !base->operands.empty() && base->operands[0]->kind == Expr::Kind::name &&
-            base->operands[0]->text == model_var && e->index.size() == 1)
+            base->operands[0]->text == model_var && e->index.size() == 1 && e->index[0].kind == SizeNode::Kind::name &&
+            e->index[0].name == loop_var)
           return {Split::whole, base->text};
         Value v = expr(base, env);
         return v.split == Split::whole ? Value{} : fail();
@@ -155,7 +156,6 @@ struct Planner {
       }
       return fail();
     }
-    (void)keyword_value;
     if (all_whole) {  // norms, reductions, masks, maps on whole values: whole (their keyword weights are whole too)
       for (const Argument& argument : e->arguments)
         if (argument.keyword && argument.value && *argument.keyword != "over") keyword_value(*argument.keyword);

@@ -18,7 +18,7 @@ SHAPESCRIPT_BUILD="$build" timeout 120 nvim --headless --clean --cmd 'set rtp^=e
 echo "== Neovim tree-sitter queries match grammar/queries"
 for q in highlights indents; do
   if cmp -s "grammar/queries/$q.scm" "editors/nvim/queries/shapescript/$q.scm"; then echo "PASS queries $q.scm"
-  else echo "FAIL queries $q.scm differs: cp grammar/queries/$q.scm editors/nvim/queries/shapescript/"; status=1; fi
+  else echo "FAIL queries $q.scm differs: editors/nvim/queries/shapescript/$q.scm should link to grammar/queries/$q.scm"; status=1; fi
 done
 
 exit $status

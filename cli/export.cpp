@@ -176,7 +176,7 @@ std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOpt
   std::stringstream text;
   text << in.rdbuf();
   auto analysis = analyze(SourceFile(file, text.str()), options);
-  RenderOptions render{color == "always" || (color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
+  RenderOptions render{use_color(color, stderr)};
   if (analysis->has_errors()) {
     for (const Diagnostic& d : analysis->diagnostics)
       if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
@@ -187,6 +187,13 @@ std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOpt
 }
 
 }  // namespace
+
+bool use_color(const std::string& mode, FILE* stream) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return isatty(fileno(stream)) && !std::getenv("NO_COLOR") && !(term && std::string(term) == "dumb");
+}
 
 nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
                            const std::string& output, const std::string& format, const std::string& weights) {
@@ -242,7 +249,7 @@ std::string choose_python(const std::string& requested) {
 }
 
 int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
-  RenderOptions render{options.color == "always" || (options.color == "auto" && isatty(2) && !std::getenv("NO_COLOR"))};
+  RenderOptions render{use_color(options.color, stderr)};
   // What vLLM would refuse (E33xx): with --vllm these were errors and export ended; here they are notes.
   std::vector<const Diagnostic*> serving;
   for (const Diagnostic& d : analysis.diagnostics)
@@ -351,7 +358,6 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   nlohmann::json spec = {{"version", 1},
                          {"source", analysis.file.path()},
                          {"output", output.string()},
-                         {"output_name", options.gguf},
                          {"reference", generate_python(analysis).python},
                          {"model", model.model_name},
                          {"function", python_name(function)},
@@ -426,7 +432,8 @@ int run_export(const ExportOptions& options) {
     analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;
     if (!options.function.empty()) analyze_options.serving_function = options.function;
   }
-  analyze_options.model_forward = options.function;  // `--fn forward`: a model's forward, its weights in the program
+  // `--fn forward` to a .pt2: a model's forward, its weights in the program (--hf and --gguf have rules of their own).
+  if (options.hf.empty() && options.gguf.empty()) analyze_options.model_forward = options.function;
   int status = 0;
   auto analysis = checked_file(options.file, analyze_options, options.color, status);
   if (!analysis) return status;

@@ -1,6 +1,7 @@
 // `shapescript export`: check, generate PyTorch, and run the Python export runtime in a subprocess.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,9 @@ struct ExportOptions {
 // For a model's forward, `weights` is the checkpoint its parameters come from (empty: initializers).
 nlohmann::json export_spec(const Analysis& analysis, const ExportSignature& signature, const GeneratedModule& module,
                            const std::string& output, const std::string& format, const std::string& weights = "");
+
+// Whether to colour diagnostics on `stream`: --color always/never, or auto (a terminal, no NO_COLOR, not TERM=dumb).
+bool use_color(const std::string& mode, FILE* stream);
 
 // Which Python runs the export: --python, else $VIRTUAL_ENV's, else python3.
 std::string choose_python(const std::string& requested);

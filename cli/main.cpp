@@ -19,12 +19,6 @@ namespace {
 
 constexpr int kExitClean = 0, kExitErrors = 1, kExitUsage = 2;
 
-bool use_color(const std::string& mode, FILE* stream) {
-  if (mode == "always") return true;
-  if (mode == "never") return false;
-  const char* term = std::getenv("TERM");
-  return isatty(fileno(stream)) && !std::getenv("NO_COLOR") && !(term && std::string(term) == "dumb");
-}
 
 std::optional<std::string> read_file(const std::string& path, std::string& error) {
   std::ifstream in(path, std::ios::binary);
@@ -71,7 +65,7 @@ nlohmann::json diagnostic_json(const ss::SourceFile& file, const ss::Diagnostic&
 }
 
 int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color, const std::string& serving) {
-  ss::RenderOptions options{use_color(color, stdout)};
+  ss::RenderOptions options{ss::use_color(color, stdout)};
   std::vector<ss::Diagnostic> all;
   nlohmann::json json = nlohmann::json::array();
   bool unreadable = false;

@@ -395,14 +395,9 @@ ValueType rule_dropout(CallContext& call) {
 
 // ---- training: models, datasets, gradients, optimizers, modes, logs, checkpoints ----
 
-ValueType nothing() {
-  ValueType v;
-  v.kind = ValueType::Kind::none;
-  return v;
-}
-
 // The i-th argument as a model, or nullopt after E0801.
-std::optional<ValueType> model_argument(CallContext& call, size_t i, std::string_view builtin) {
+std::optional<ValueType> model_argument(CallContext& call, size_t i) {
+  std::string_view builtin = call.facts && call.facts->builtin ? call.facts->builtin->name : "this built-in";
   if (i >= call.positional_count()) return std::nullopt;
   const ValueType& value = call.positional(i);
   if (value.kind == ValueType::Kind::model) return value;
@@ -416,26 +411,24 @@ std::optional<ValueType> model_argument(CallContext& call, size_t i, std::string
   return std::nullopt;
 }
 
-// A string argument (a path, a name), or nullopt after E0501.
-bool string_argument(CallContext& call, size_t i, std::string_view what) {
-  if (i < call.positional_count() && call.positional(i).kind == ValueType::Kind::string) return true;
-  if (i < call.positional_count() && call.positional(i).is_unknown()) return false;
+// A string argument (a path, a name); E0501 when it is something else.
+void string_argument(CallContext& call, size_t i, std::string_view what) {
+  if (i < call.positional_count() && (call.positional(i).kind == ValueType::Kind::string || call.positional(i).is_unknown())) return;
   Diagnostic d;
   d.code = DiagnosticCode::E0501;
   d.message = "this must be a string: " + std::string(what);
   d.primary = {i < call.positional_count() ? call.positional_span(i) : call.call_span(), "not a string"};
   call.report(std::move(d));
-  return false;
 }
 
 ValueType rule_init(CallContext& call) {  // the checker evaluates `init(M)`'s model name as the model's type
-  auto model = model_argument(call, 0, "init");
+  auto model = model_argument(call, 0);
   return model ? *model : ValueType::unknown();
 }
 
 ValueType rule_modes(CallContext& call) {
-  model_argument(call, 0, call.facts && call.facts->builtin ? call.facts->builtin->name : "train_mode");
-  return nothing();
+  model_argument(call, 0);
+  return ValueType::none();
 }
 
 // A keyword that must be a size known when checking (`batch=B`): its value, or nullopt after E0804.
@@ -506,7 +499,7 @@ ValueType rule_next_batch(CallContext& call) {
 }
 
 ValueType rule_grad(CallContext& call) {
-  auto model = model_argument(call, 1, "grad");
+  auto model = model_argument(call, 1);
   if (call.positional_count() < 1) return ValueType::unknown();
   const ValueType& loss = call.positional(0);
   if (!loss.is_unknown() && !(loss.is_tensor() && loss.tensor.rank() == 0 && loss.tensor.element.is_real())) {
@@ -526,7 +519,7 @@ ValueType rule_grad(CallContext& call) {
 }
 
 ValueType rule_optimizer(CallContext& call) {
-  auto model = model_argument(call, 0, call.facts && call.facts->builtin ? call.facts->builtin->name : "adamw");
+  auto model = model_argument(call, 0);
   if (!model) return ValueType::unknown();
   ValueType v;
   v.kind = ValueType::Kind::optimizer;
@@ -535,7 +528,7 @@ ValueType rule_optimizer(CallContext& call) {
 }
 
 ValueType rule_update(CallContext& call) {
-  if (call.positional_count() < 2) return nothing();
+  if (call.positional_count() < 2) return ValueType::none();
   const ValueType& optimizer = call.positional(0);
   const ValueType& gradient = call.positional(1);
   if (optimizer.kind != ValueType::Kind::optimizer) {
@@ -547,9 +540,9 @@ ValueType rule_update(CallContext& call) {
       d.helps.push_back("make one with `adamw(m, lr=3e-4)` or `sgd(m, lr=0.1)`");
       call.report(std::move(d));
     }
-    return nothing();
+    return ValueType::none();
   }
-  if (gradient.is_unknown() || (gradient.kind == ValueType::Kind::model && gradient.name == optimizer.name)) return nothing();
+  if (gradient.is_unknown() || (gradient.kind == ValueType::Kind::model && gradient.name == optimizer.name)) return ValueType::none();
   Diagnostic d;
   d.code = DiagnosticCode::E0803;
   d.message = "this optimizer updates `" + optimizer.name + "`, but this is " +
@@ -557,7 +550,7 @@ ValueType rule_update(CallContext& call) {
   d.primary = {call.positional_span(1), gradient.kind == ValueType::Kind::model ? "another model's gradient" : "not a gradient"};
   d.helps.push_back("pass the gradient `grad(loss, m)` gives for the optimizer's model");
   call.report(std::move(d));
-  return nothing();
+  return ValueType::none();
 }
 
 ValueType rule_log_scalar(CallContext& call) {
@@ -572,13 +565,13 @@ ValueType rule_log_scalar(CallContext& call) {
       call.report(std::move(d));
     }
   }
-  return nothing();
+  return ValueType::none();
 }
 
 ValueType rule_save_checkpoint(CallContext& call) {
-  model_argument(call, 0, "save_checkpoint");
+  model_argument(call, 0);
   string_argument(call, 1, "the checkpoint's path");
-  return nothing();
+  return ValueType::none();
 }
 
 }  // namespace

@@ -998,7 +998,6 @@ void Checker::collect_symbols() {
       e.function = item.name;
       e.name_span = item.name_span;
       if (!item.exported) e.model = signature.parameters[0].name;  // its parameters become the program's
-      std::set<std::string> dims;
       for (size_t i = item.exported ? 0 : 1; i < item.parameters.size(); ++i) {
         ExportInput input;
         input.name = item.parameters[i].name;

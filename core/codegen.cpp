@@ -240,7 +240,8 @@ class Generator : public PythonWriter {
     return b && !b->statements.empty() && b->statements.back().kind == Statement::Kind::return_;
   }
 
-  // Whether `e` or a statement of `b` calls the built-in `name`.
+  // Whether `e` or a statement of `b` calls the built-in `name`; a nested `for` is a loop of its
+  // own (the innermost loop that calls `update` is the training loop).
   bool calls_builtin(const Expr* e, std::string_view name) const {
     if (!e) return false;
     if (auto facts = a_.semantics.calls.find(e); facts != a_.semantics.calls.end() && facts->second.builtin && facts->second.builtin->name == name)
@@ -254,7 +255,8 @@ class Generator : public PythonWriter {
   bool calls_builtin(const Block* b, std::string_view name) const {
     if (!b) return false;
     for (const Statement& st : b->statements) {
-      if (calls_builtin(st.value.get(), name) || calls_builtin(st.end.get(), name) || calls_builtin(st.body.get(), name)) return true;
+      if (st.kind == Statement::Kind::for_) continue;
+      if (calls_builtin(st.value.get(), name) || calls_builtin(st.body.get(), name)) return true;
       for (const auto& [condition, body] : st.branches)
         if (calls_builtin(condition.get(), name) || calls_builtin(body.get(), name)) return true;
     }

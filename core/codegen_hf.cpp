@@ -819,10 +819,19 @@ class HfGenerator : public PythonWriter {
     // tp plan: the blocks' linears split as core/tensor_parallel.cpp proves they may be (heads and
     // feed-forward features across devices); every other nn.Linear, or all when nothing is proven, replicated.
     std::map<std::string, std::string> styles;
-    if (auto proven = tensor_parallel_plan(a_, *loop.body, model_var, loop.variable))
-      for (auto& [field, style] : *proven)
-        if (auto path = layer_paths.find(field); path != layer_paths.end() && path->second.ends_with(".weight"))
-          styles["layers.*." + path->second.substr(0, path->second.size() - std::string(".weight").size())] = style;
+    if (auto proven = tensor_parallel_plan(a_, *loop.body, model_var, loop.variable)) {
+      for (auto& [field, style] : *proven) {
+        auto path = layer_paths.find(field);
+        std::string module = path != layer_paths.end() && path->second.ends_with(".weight")
+                                 ? "layers.*." + path->second.substr(0, path->second.size() - std::string(".weight").size())
+                                 : "";
+        if (module.empty() || !linears.count(module)) {  // not an nn.Linear here (a biased linear is F.linear): split none
+          styles.clear();
+          break;
+        }
+        styles[module] = style;
+      }
+    }
     std::string plan;
     for (const std::string& p : linears)
       plan += (plan.empty() ? "" : ", ") + quote(p) + ": " + quote(styles.count(p) ? styles[p] : "replicate");

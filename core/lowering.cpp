@@ -136,6 +136,7 @@ std::string lower_concat(const LowerContext& c) {
 
 // map(n, i => e): the code generator writes the lambda; e is evaluated for each i by torch.vmap.
 std::string lower_map(const LowerContext& c) {
+  if (fact(c, "slices", "") == "1") return "torch.vmap(" + arg(c, 1) + ")(" + arg(c, 0) + ")";  // `xs |> map(x => e)`
   if (fact(c, "elementwise", "") == "1") return "(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))";
   return "torch.vmap(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))";
 }

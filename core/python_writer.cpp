@@ -511,15 +511,18 @@ void PythonWriter::einops_pattern(const AxisPattern& pattern, const CallFacts& f
   // Only sizes einops can't infer are passed: the factors of a decomposed group but its first,
   // which einops infers. So `b n (H Dh)` passes Dh and leaves H to the tensor, and a block that
   // holds some of the heads (tensor parallelism) runs the same code.
+  // When a later factor isn't known, einops needs every known one, the first included.
   std::set<std::string> needed;
+  auto factor_name = [](const SizeNode& c) {
+    return c.kind == SizeNode::Kind::number ? "k" + std::to_string(c.number) : c.kind == SizeNode::Kind::name ? python_name(c.name) : "";
+  };
   for (const auto& side : pattern.inputs)
     for (const SizeNode& s : side)
-      if (s.kind == SizeNode::Kind::group)
-        for (size_t i = 1; i < s.children.size(); ++i) {
-          const SizeNode& c = s.children[i];
-          if (c.kind == SizeNode::Kind::number) needed.insert("k" + std::to_string(c.number));
-          if (c.kind == SizeNode::Kind::name) needed.insert(python_name(c.name));
-        }
+      if (s.kind == SizeNode::Kind::group) {
+        bool rest_known = true;
+        for (size_t i = 1; i < s.children.size(); ++i) rest_known = rest_known && sizes.count(factor_name(s.children[i]));
+        for (size_t i = rest_known ? 1 : 0; i < s.children.size(); ++i) needed.insert(factor_name(s.children[i]));
+      }
   std::string keyword_sizes;
   for (auto& [name, size] : sizes)
     if (needed.count(name)) keyword_sizes += ", " + name + "=" + std::to_string(size);

@@ -22,7 +22,7 @@ struct Walker {
         if (facts->second.builtin) {
           BuiltinCall call{std::string(facts->second.builtin->name), {}, e->span};
           for (const Argument& argument : e->arguments)
-            if (argument.keyword && argument.value) call.keywords[*argument.keyword] = analysis.file.text().substr(argument.value->span.begin, argument.value->span.end - argument.value->span.begin);
+            if (argument.keyword && argument.value) call.keywords[*argument.keyword] = std::string(analysis.file.slice(argument.value->span));
           out.push_back(std::move(call));
         } else if (facts->second.function && seen.insert(facts->second.function).second) {
           queue.push_back(facts->second.function);

@@ -42,7 +42,7 @@ std::string parameter_name_for(const Expr* call) {
 bool Checker::exported_root(const Item& item) const {
   if (item.kind != Item::Kind::function) return false;
   if (item.exported) return true;
-  if (item.name != options_.model_forward || item.parameters.empty()) return false;
+  if (item.name != options_.model_forward) return false;
   auto signature = signatures_.find(&item);
   return signature != signatures_.end() && !signature->second.parameters.empty() &&
          signature->second.parameters[0].kind == ValueType::Kind::model;

@@ -81,7 +81,7 @@ struct Planner {
             e->index[0].name == loop_var)
           return {Split::whole, base->text};
         Value v = expr(base, env);
-        return v.split == Split::whole ? Value{} : fail();
+        return v.split == Split::whole ? use_field(v) : fail();
       }
       case Expr::Kind::attribute:
         if (!e->operands.empty() && e->operands[0]->kind == Expr::Kind::name && e->operands[0]->text == model_var) return {Split::whole, e->text};
@@ -129,7 +129,6 @@ struct Planner {
       auto [at, inserted] = plan.emplace(args[1].field, style);
       if (!inserted && at->second != style) return fail();
       if (args.size() == 3 && args[2].field.empty()) return fail();
-      if (args.size() == 3) plan.emplace(args[2].field + "#bias", style);
       return {style == "colwise" ? Split::features : Split::whole, ""};
     }
     for (Value& v : args) v = use_field(v);
@@ -238,7 +237,6 @@ std::optional<std::map<std::string, std::string>> tensor_parallel_plan(const Ana
   }
   std::map<std::string, std::string> plan;
   for (auto& [field, style] : planner.plan) {
-    if (field.ends_with("#bias")) continue;
     if (planner.other_uses.count(field)) return std::nullopt;  // also used whole: can't be split
     plan[field] = style;
   }

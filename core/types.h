@@ -49,6 +49,11 @@ struct ValueType {
   std::string name;                   // model, function, python (dotted callee), python_module
 
   static ValueType unknown() { return {}; }
+  static ValueType none() {
+    ValueType v;
+    v.kind = Kind::none;
+    return v;
+  }
   static ValueType of(TensorType tensor) {
     ValueType v;
     v.kind = Kind::tensor;

@@ -54,9 +54,24 @@ def test_compile_gives_the_models_and_functions_as_torch_code():
     rotated = llama.rope(x, torch.arange(5).expand(1, 5))
     pairs = lambda t: t[..., :8] ** 2 + t[..., 8:] ** 2  # noqa: E731
     assert torch.allclose(pairs(rotated), pairs(x), atol=1e-5)
+    torch.testing.assert_close(rotated[:, :, 0], x[:, :, 0])  # position 0: angle 0
+    assert not torch.allclose(rotated[:, :, 1:], x[:, :, 1:], atol=1e-3)  # later positions turn
 
 
 def test_compile_refuses_a_file_with_errors():
     with pytest.raises(shapescript.ShapeScriptError) as error:
         shapescript.compile("inline.ss", "dim D = 10 / 3\n")
     assert [d.code for d in error.value.diagnostics] == ["E0302"]
+
+
+def test_compiled_maps_and_splits_run(tmp_path):
+    # map over a tensor's slices, and a split whose other factor is a generic axis (einops needs k2=2)
+    source = (
+        "dim D = 4\n\n"
+        "fn rows(x: [b D]) -> [b D]:\n    return x |> map(r => r * 2)\n\n"
+        "fn halves(x: [b 2h]) -> [b h]:\n    lo, hi = x |> split(b (2 h) -> b h)\n    return lo + hi\n"
+    )
+    compiled = shapescript.compile(tmp_path / "maps.ss", source)
+    x = torch.arange(8.0).reshape(2, 4)
+    torch.testing.assert_close(compiled.rows(x), x * 2)
+    torch.testing.assert_close(compiled.halves(x), x[:, :2] + x[:, 2:])

@@ -108,7 +108,10 @@ def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *,
     if result["spec"] is None:
         names = ", ".join(result.get("exports", [])) or "none"
         raise ShapeScriptError(f"`{os.fspath(path)}` has no `export fn {function}` (its export fns: {names})")
+    spec = json.loads(result["spec"])
+    if weights and "model" not in spec:  # as the CLI says it
+        raise ShapeScriptError(f"--weights gives a model's parameters, but `{function}` takes no model")
     from .runtime import exporter
 
-    ep, _ = exporter.run(json.loads(result["spec"]))
+    ep, _ = exporter.run(spec)
     return ep

@@ -59,6 +59,8 @@ def test_the_export_rules_apply_to_a_model_forward(tmp_path):
 def test_weights_need_a_model(tmp_path):
     result = run("export", str(EXAMPLES / "patches.ss"), "--weights", "ckpt.pt", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (2, "error: --weights gives a model's parameters, but `patchify` takes no model\n")
+    with pytest.raises(shapescript.ShapeScriptError, match="takes no model"):
+        shapescript.export(EXAMPLES / "patches.ss", "patchify", tmp_path / "p.pt2", weights=tmp_path / "ckpt.pt")
 
 
 def test_from_python_with_the_initializers(tmp_path):
@@ -66,3 +68,5 @@ def test_from_python_with_the_initializers(tmp_path):
     ids = torch.randint(0, 500, (2, 6))
     assert ep.module()(ids, torch.arange(6).expand(2, 6)).shape == (2, 6, 500)
     assert ep.state_dict["model.w_gate"].shape == (2, 256, 64)
+    assert torch.equal(ep.state_dict["model.ffn_norm"], torch.ones(2, 64)) and torch.equal(ep.state_dict["model.final"], torch.ones(64))
+    assert 0.015 < float(ep.state_dict["model.wte"].std()) < 0.025  # normal(std=0.02)

@@ -12,8 +12,8 @@ dims, and where to write the result.  This module turns the spec into
 
 It is also embedded by the `shapescript` CLI and run from a temporary
 directory next to `run_export.py`, so it must not import anything of
-ShapeScript's: only the standard library and torch (einops is imported by the
-generated module, not here).
+ShapeScript's package: only the standard library, torch and weights.py next to
+it (einops is imported by the generated module, not here).
 """
 
 from __future__ import annotations
@@ -604,18 +604,32 @@ def _model(spec: dict, module: types.ModuleType) -> torch.nn.Module | None:
     cls = getattr(module, model_spec["class"], None)
     if cls is None:
         raise SpecError(f"the generated module has no model `{model_spec['class']}`")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # weights.py, next to this file
-    import weights
-
+    if not model_spec.get("weights"):
+        torch.manual_seed(0)  # the initializers, as every export without --weights makes them
+        return cls().eval()
+    weights = _runtime_module("weights")
     model = cls()
     expected = [{"name": name, "shape": list(value.shape)} for name, value in model.state_dict().items()]
     try:
-        state = weights.load_weights({"parameters": expected, "weights": model_spec.get("weights"),
+        state = weights.load_weights({"parameters": expected, "weights": model_spec["weights"],
                                       "weights_name": model_spec.get("weights_name"), "model": model_spec["class"]}, module)
     except weights.WeightsError as e:
         raise ExportError(str(e)) from None
     model.load_state_dict(state)
     return model.eval()
+
+
+def _runtime_module(name: str) -> types.ModuleType:
+    """A module next to this file, under a private name: as part of the package (shapescript.export
+    in a user's process) without touching sys.path, and as a plain script under `python -I`."""
+    import importlib.util
+
+    key = "_shapescript_runtime_" + name
+    if key not in sys.modules:
+        found = importlib.util.spec_from_file_location(key, os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py"))
+        sys.modules[key] = importlib.util.module_from_spec(found)
+        found.loader.exec_module(sys.modules[key])
+    return sys.modules[key]
 
 
 def export_program(spec: dict) -> "torch.export.ExportedProgram":

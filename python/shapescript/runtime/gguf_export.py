@@ -7,7 +7,8 @@ order their shapes allow), runs the compiled forward and a reference of llama.cp
 the same random weights, and writes the first that agrees with the `gguf` package.
 
 The CLI runs it with a spec (JSON):
-  output, output_name    the file to write (absolute, and as the user wrote it)
+  source                 the .ss file (the file's `general.name` when the forward takes no model)
+  output                 the file to write (absolute)
   reference              the pt2 code generator's module: its model class and forward
   model, function        the ShapeScript model and the forward's name
   parameters             [{name, shape, stacked}]: stacked along the blocks axis or not
@@ -23,11 +24,11 @@ It prints one JSON object on stdout on success. Errors are `error: ...` lines; t
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import sys
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
 import script  # noqa: E402
@@ -59,20 +60,11 @@ class Model:
         self.max_positions = spec["max_positions"]
         self.calls = spec["builtins"]
 
-    def forward(self, params, ids):
-        """The compiled forward on `params` (name -> tensor), for ids (b, n); positions 0..n-1."""
+    def run(self, params, ids):
+        """The compiled forward on `params` (name -> tensor) for ids (b, n), positions 0..n-1: its
+        logits, and the parameters in the order it first reads them."""
         import torch
 
-        module = getattr(self.reference, self.spec["model"])()
-        module.load_state_dict(params)
-        args = [module, ids]
-        if self.takes_positions:
-            args.append(torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
-        with torch.no_grad():
-            return getattr(self.reference, self.spec["function"])(*args)
-
-    def use_order(self, params, ids):
-        """The parameters in the order the forward first reads them."""
         order = []
 
         class Recorder:
@@ -84,16 +76,14 @@ class Model:
                     order.append(name)
                 return getattr(self._module, name)
 
-        import torch
-
         module = getattr(self.reference, self.spec["model"])()
         module.load_state_dict(params)
         args = [Recorder(module), ids]
         if self.takes_positions:
             args.append(torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
         with torch.no_grad():
-            getattr(self.reference, self.spec["function"])(*args)
-        return order + [name for name in params if name not in order]
+            logits = getattr(self.reference, self.spec["function"])(*args)
+        return logits, order + [name for name in params if name not in order]
 
     def uses(self, kinds):
         """The built-ins of `kinds` (name -> how to say it) the forward reaches, said as written."""
@@ -156,7 +146,7 @@ class Arch:
     block = []  # (tensor, shape) per block, in llama.cpp's order of use
     other = []  # tensors besides token_embd and output
 
-    def variants(self, model, env):
+    def variants(self, env):
         """Readings of the hyperparameters the weights don't show: heads, rotary layout, base."""
         raise NotImplementedError
 
@@ -234,7 +224,7 @@ class Llama(Arch):
     other = [("output_norm.weight", ("d",))]
     bases = (10000.0, 500000.0, 1000000.0)
 
-    def variants(self, model, env):
+    def variants(self, env):
         d, kv = env["d"], env["kv"]
         for hd in _head_sizes(d):
             if hd % 2 or kv % hd:
@@ -312,7 +302,7 @@ class Gpt2(Arch):
     ]
     other = [("position_embd.weight", ("P", "d")), ("output_norm.weight", ("d",)), ("output_norm.bias", ("d",))]
 
-    def variants(self, model, env):
+    def variants(self, env):
         for hd in _head_sizes(env["d"]):
             yield {"heads": env["d"] // hd, "kv_heads": env["d"] // hd, "head_dim": hd}
 
@@ -377,20 +367,15 @@ def _bind(pattern, shape, env):
     return env
 
 
-def _assignments(arch_tensors, fields, shape_of, env, limit):
+def _assignments(arch_tensors, fields, shape_of, env, reached):
     """Ways to give each of the architecture's tensors one field whose shape fits, trying the
     fields in the order the forward uses them first (so a model written in llama.cpp's order is
-    read right the first time). Yields (mapping, env); stops after `limit`."""
-    count = 0
-    deepest = [0]
+    read right the first time). Yields (mapping, env); `reached[0]` becomes the most tensors
+    placed at once, which says where the shapes stop fitting."""
 
     def place(j, used, mapping, env):
-        nonlocal count
-        if count >= limit:
-            return
-        deepest[0] = max(deepest[0], j)
+        reached[0] = max(reached[0], j)
         if j == len(arch_tensors):
-            count += 1
             yield dict(mapping), env
             return
         name, pattern = arch_tensors[j]
@@ -405,15 +390,23 @@ def _assignments(arch_tensors, fields, shape_of, env, limit):
             del mapping[name]
 
     yield from place(0, frozenset(), {}, env)
-    _assignments.deepest = deepest[0]
+
+
+def file_tensors(model, block_map, other_map, params):
+    """The file's tensors, by llama.cpp's names, read from the model's parameters as the maps say."""
+    tensors = {"token_embd.weight": params[model.embedding]}
+    for i in range(model.layers):
+        for name, field in block_map.items():
+            tensors[f"blk.{i}.{name}"] = params[field][i]
+    for name, field in other_map.items():
+        tensors[name] = params[field]
+    if model.output_layer != model.embedding:
+        tensors["output.weight"] = params[model.output_layer]
+    return tensors
 
 
 class Refusal(Exception):
     pass
-
-
-def _shape_text(pattern, env):
-    return "[" + " ".join(str(env.get(s, 3 * env["d"] if s == "3d" else s)) for s in pattern) + "]"
 
 
 def match(arch, model, params, order, ids, logits, budget=400):
@@ -445,40 +438,33 @@ def match(arch, model, params, order, ids, logits, budget=400):
     env = {"d": model.width, "V": model.vocab}
     block_fields = [f for f in order if f in model.stacked]
     other_fields = [f for f in order if f in model.others]
+    block_reached, other_reached = [0], [0]
+
+    def readings():
+        for block_map, env1 in _assignments(arch.block, block_fields, lambda f: model.shapes[f][1:], env, block_reached):
+            for other_map, env2 in _assignments(arch.other, other_fields, lambda f: model.shapes[f], env1, other_reached):
+                tensors = file_tensors(model, block_map, other_map, params)
+                for variant in arch.variants(env2):
+                    yield block_map, other_map, tensors, {**env2, **variant, "eps": eps, "blocks": model.layers}
+
     tried, best = 0, None
-    found_shapes = False
-    for block_map, env1 in _assignments(arch.block, block_fields, lambda f: model.shapes[f][1:], env, 10000):
-        for other_map, env2 in _assignments(arch.other, other_fields, lambda f: model.shapes[f], env1, 100):
-            found_shapes = True
-            tensors = {}
-            for i in range(model.layers):
-                for name, field in block_map.items():
-                    tensors[f"blk.{i}.{name}"] = params[field][i]
-            for name, field in other_map.items():
-                tensors[name] = params[field]
-            tensors["token_embd.weight"] = params[model.embedding]
-            if model.output_layer != model.embedding:
-                tensors["output.weight"] = params[model.output_layer]
-            for variant in arch.variants(model, env2):
-                hp = {**env2, **variant, "eps": eps, "blocks": model.layers}
-                with torch.no_grad():
-                    expected = arch.reference(arch.prepare(tensors, hp), hp, ids)
-                difference = ((expected - logits).abs().max() / logits.abs().max()).item()
-                tried += 1
-                if difference < 1e-6:
-                    return block_map, other_map, hp
-                if best is None or difference < best[0]:
-                    best = (difference, arch.describe(hp))
-                if tried >= budget:
-                    break
-            if tried >= budget:
-                break
-        if tried >= budget:
-            break
-    if not found_shapes:
-        blocked = arch.block[min(_assignments.deepest, len(arch.block) - 1)] if _assignments.deepest < len(arch.block) else None
-        where = f"`blk.N.{blocked[0]}`" if blocked else "its other tensors"
-        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of {where}")
+    for block_map, other_map, tensors, hp in itertools.islice(readings(), budget):
+        with torch.no_grad():
+            expected = arch.reference(arch.prepare(tensors, hp), hp, ids)
+        difference = ((expected - logits).abs().max() / logits.abs().max()).item()
+        tried += 1
+        if difference < 1e-6:
+            return block_map, other_map, hp
+        if best is None or difference < best[0]:
+            best = (difference, arch.describe(hp))
+    if block_reached[0] < len(arch.block):
+        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
+                      f"`blk.N.{arch.block[block_reached[0]][0]}`")
+    if other_reached[0] < len(arch.other):
+        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
+                      f"`{arch.other[other_reached[0]][0]}`")
+    if best is None:
+        raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}")
     raise Refusal(
         f"it computes something else: of {_plural(tried, 'reading')} of its fields as `{arch.name}`'s tensors, the nearest "
         f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value"
@@ -530,19 +516,12 @@ def _vocabulary(writer, spec, vocab):
     writer.add_add_bos_token(False)
 
 
-def write(spec, model, arch, block_map, other_map, hp, params):
+def write(model, arch, block_map, other_map, hp, params):
     import gguf
     import numpy as np
 
-    tensors = {"token_embd.weight": params[model.embedding]}
-    for i in range(model.layers):
-        for name, field in block_map.items():
-            tensors[f"blk.{i}.{name}"] = params[field][i]
-    for name, field in other_map.items():
-        tensors[name] = params[field]
-    if model.output_layer != model.embedding:
-        tensors["output.weight"] = params[model.output_layer]
-    tensors = arch.prepare(tensors, hp)
+    spec = model.spec
+    tensors = arch.prepare(file_tensors(model, block_map, other_map, params), hp)
 
     output = spec["output"]
     partial = output + ".partial"
@@ -573,7 +552,7 @@ def _size(n):
         n /= 1000
 
 
-def export_gguf(spec, verbose):
+def export_gguf(spec):
     try:
         import torch
         import numpy  # noqa: F401
@@ -583,17 +562,16 @@ def export_gguf(spec, verbose):
         import gguf  # noqa: F401
     except ImportError as e:
         raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
-    reference = types.ModuleType("shapescript_reference")
-    exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
+    reference = script.reference_module(spec)
     model = Model(spec, reference)
+    file_weights = weights.load_weights(spec, reference)  # a bad checkpoint is said before the search
 
     # Compare in float64, so that only a different computation can tell the two apart.
     torch.set_default_dtype(torch.float64)
     params = random_params(model)
     n = min(7, model.max_positions) if model.takes_positions else 7
     ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
-    order = model.use_order(params, ids)
-    logits = model.forward(params, ids)
+    logits, order = model.run(params, ids)
     reasons = []
     for arch in ARCHITECTURES:
         try:
@@ -602,7 +580,7 @@ def export_gguf(spec, verbose):
             reasons.append(f"not `{arch.name}`: {why}")
             continue
         torch.set_default_dtype(torch.float32)
-        count = write(spec, model, arch, block_map, other_map, hp, weights.load_weights(spec, reference))
+        count = write(model, arch, block_map, other_map, hp, file_weights)
         print(json.dumps({
             "architecture": arch.name,
             "blocks": model.layers,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
 import script  # noqa: E402
@@ -74,10 +73,11 @@ def check_folder(spec, reference, params):
     ref_model.load_state_dict(params)
     forward = getattr(reference, spec["function"])
     generator = torch.Generator().manual_seed(0)
-    ids = torch.randint(0, spec["vocab"], (2, 7), generator=generator)
+    n = min(7, spec["max_positions"]) if spec["takes_positions"] else 7  # no more positions than the model has
+    ids = torch.randint(0, spec["vocab"], (2, n), generator=generator)
     args = [ref_model, ids]
     if spec["takes_positions"]:
-        args.append(torch.arange(7).expand(2, 7))
+        args.append(torch.arange(n).expand(2, n))
     with torch.no_grad():
         expected = forward(*args)
         got = model(input_ids=ids).logits
@@ -86,14 +86,13 @@ def check_folder(spec, reference, params):
         raise HfError(f"the folder's model doesn't compute what `{spec['function']}` does (largest difference {diff})")
 
 
-def export_folder(spec, verbose):
+def export_folder(spec):
     try:
         import torch  # noqa: F401
         import safetensors  # noqa: F401
     except ImportError as e:
         raise HfError(f"--hf needs torch and safetensors in this Python ({sys.executable}): {e}")
-    reference = types.ModuleType("shapescript_reference")
-    exec(compile(spec["reference"], "<shapescript reference>", "exec"), reference.__dict__)
+    reference = script.reference_module(spec)
     params = weights.load_weights(spec, reference)
     write_folder(spec, params)
     if spec["causal_lm"]:

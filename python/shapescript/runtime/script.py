@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import json
 import sys
+import types
+
+
+def reference_module(spec):
+    """The pt2 code generator's module of the file (spec["reference"]): its model class and forward."""
+    module = types.ModuleType("shapescript_reference")
+    exec(compile(spec["reference"], "<shapescript reference>", "exec"), module.__dict__)
+    return module
 
 
 def run(argv, work, expected=()):
-    """work(spec, verbose) -> exit status (None: 0); `expected` errors are said without their type."""
+    """work(spec) -> exit status (None: 0); `expected` errors are said without their type."""
     verbose = "--verbose" in argv
     args = [a for a in argv if a != "--verbose"]
     with open(args[0]) as f:
         spec = json.load(f)
     try:
-        return work(spec, verbose) or 0
+        return work(spec) or 0
     except expected as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

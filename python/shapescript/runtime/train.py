@@ -6,7 +6,8 @@ The CLI compiles the file (core/codegen.cpp) and runs this script with a spec (J
   function     the function to run (`main`), which takes no arguments
   source       the .ss file, as the user wrote it; paths in the program are relative to its folder
   source_dir   that folder, absolute
-  checkpoint   where Ctrl-C saves the run (absolute); `resume` a checkpoint to continue from, or null
+  checkpoint   where Ctrl-C saves the run (absolute); checkpoint_name, as the user wrote it
+  resume       a checkpoint to continue from, or null; resume_name, as the user wrote it
   log          the JSON-lines file log_scalar appends to (absolute)
 
 A checkpoint is a dict `{"state_dict": {...}, "shapescript_run": {...}}`: `--weights` reads its
@@ -28,7 +29,6 @@ import sys
 import time
 import types
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
 
 
 class RunError(Exception):
@@ -107,7 +107,7 @@ def _write_checkpoint(path, model):
     if not os.path.isdir(folder):
         raise RunError(f"can't save the checkpoint `{path}`: the folder `{folder}` does not exist")
     partial = path + ".partial"
-    torch.save({"state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()}, "shapescript_run": RUN.state()}, partial)
+    torch.save({"state_dict": model.state_dict(), "shapescript_run": RUN.state()}, partial)
     os.replace(partial, path)
 
 
@@ -143,7 +143,7 @@ class Dataset:
     """Batches of `batch` windows of `length` bytes of a file, at random offsets; the targets are
     the same windows one byte later."""
 
-    def __init__(self, path, name, batch, length, vocab, seed):
+    def __init__(self, path, name, batch, length, seed):
         import torch
 
         try:
@@ -151,23 +151,23 @@ class Dataset:
                 data = f.read()
         except OSError as e:
             raise RunError(f"can't read the dataset `{name}`: {e.strerror.lower() if e.strerror else e}")
-        if len(data) < length + 2:
+        if len(data) < length + 1:
             raise RunError(f"the dataset `{name}` has {len(data)} bytes, too few for windows of {length} tokens")
         self.tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.long)
-        self.batch, self.length, self.vocab = batch, length, vocab
+        self.batch, self.length = batch, length
         self.generator = torch.Generator().manual_seed(int(seed))
 
     def next(self):
         import torch
 
-        starts = torch.randint(0, len(self.tokens) - self.length - 1, (self.batch,), generator=self.generator)
+        starts = torch.randint(0, len(self.tokens) - self.length, (self.batch,), generator=self.generator)  # windows of length + 1
         window = starts[:, None] + torch.arange(self.length + 1)
         chunk = self.tokens[window]
         return chunk[:, :-1], chunk[:, 1:]
 
 
 def dataset(path, batch, length, vocab, seed=0):
-    data = Dataset(RUN.path(path), path, int(batch), int(length), int(vocab), seed)
+    data = Dataset(RUN.path(path), path, int(batch), int(length), seed)  # vocab >= 256: the checker's E0804
     saved = RUN.restore("datasets", len(RUN.datasets))
     if saved is not None:
         data.generator.set_state(saved)
@@ -183,8 +183,7 @@ def next_batch(data):
 class Gradient:
     """A gradient, as the checker types it: a value of the model's type, one tensor per parameter."""
 
-    def __init__(self, model, tensors):
-        self.model = model
+    def __init__(self, tensors):
         self.tensors = tensors
 
     def __getattr__(self, name):
@@ -205,7 +204,7 @@ def grad(loss, model):
     if RUN.first_loss is None:
         RUN.first_loss = float(value)
     RUN.last_loss = float(value)
-    return value, Gradient(model, tensors)
+    return value, Gradient(tensors)
 
 
 def _optimizer(optimizer, model):
@@ -264,24 +263,27 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.every = max(1, (end - start) // 20)
 
-    def line(self, done):
+    def measure(self):
+        """Seconds since the loop started, and tokens per second."""
         elapsed = time.perf_counter() - self.began
-        rate = (RUN.tokens - self.tokens_at_start) / elapsed if elapsed > 0 else 0.0
+        return elapsed, (RUN.tokens - self.tokens_at_start) / elapsed if elapsed > 0 else 0.0
+
+    def line(self, done):
+        elapsed, rate = self.measure()
         steps_done = done - self.start
         left = elapsed / steps_done * (self.end - done) if steps_done else 0.0
         scalars = "  ".join(f"{k} {v:.4g}" for k, v in RUN.scalars.items())
         filled = round(20 * done / self.end) if self.end else 20
         bar = "[" + "#" * filled + "." * (20 - filled) + "]"
-        return f"step {done}/{self.end} {bar}  {scalars}  {rate:,.0f} tok/s  {_duration(left)} left", rate, elapsed
+        return f"step {done}/{self.end} {bar}  {scalars}  {rate:,.0f} tok/s  {_duration(left)} left"
 
     def show(self, done, final=False):
-        text, rate, elapsed = self.line(done)
+        text = self.line(done)
         if self.tty:
             sys.stderr.write("\r\033[K" + text + ("\n" if final else ""))
         elif final or (done - self.start) % self.every == 0:
             sys.stderr.write(text + "\n")
         sys.stderr.flush()
-        return rate, elapsed
 
 
 def steps(first, end):
@@ -290,6 +292,10 @@ def steps(first, end):
     start = max(first, RUN.start_step)
     if RUN.start_step > first:
         print(f"resuming at step {start} of {end}", file=sys.stderr)
+        # Here, not at start-up: init() seeds the generator again when it makes the models.
+        import torch
+
+        torch.set_rng_state(RUN.resume["rng"])
     progress = Progress(start, end)
     for step in range(start, end):
         RUN.step = step
@@ -301,7 +307,7 @@ def steps(first, end):
             progress.show(step + 1, final=True)
             raise Interrupted()
         progress.show(step + 1, final=step + 1 == end)
-    rate, elapsed = progress.line(end)[1:]
+    elapsed, rate = progress.measure()
     if RUN.first_loss is not None and end > start:
         print(f"trained steps {start} to {end} in {_duration(elapsed)}, {rate:,.0f} tokens/s; loss {RUN.first_loss:.4g} -> {RUN.last_loss:.4g}",
               file=sys.stderr)
@@ -344,7 +350,6 @@ def main(argv):
             raise RunError(f"`{spec['source']}` has no function `{spec['function']}`")
         RUN = Run(spec, module)
         if RUN.resume is not None:
-            torch.set_rng_state(RUN.resume["rng"])
             RUN.tokens = RUN.resume.get("tokens", 0)
         signal.signal(signal.SIGINT, _on_interrupt)
         try:

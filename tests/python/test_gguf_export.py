@@ -144,7 +144,9 @@ def test_llama_with_pairs_rotary_form_is_written_without_permuting(tmp_path):
     result, out = export(tmp_path, pairs, "--weights", str(tmp_path / "ckpt.pt"))
     assert result.returncode == 0, result.stderr
     data = {t.name: np.array(t.data) for t in gguf.GGUFReader(str(out)).tensors}
-    assert np.array_equal(data["blk.0.attn_q.weight"], torch.load(tmp_path / "ckpt.pt")["wq"][0].numpy())
+    ckpt = torch.load(tmp_path / "ckpt.pt")
+    assert np.array_equal(data["blk.0.attn_q.weight"], ckpt["wq"][0].numpy())
+    assert np.array_equal(data["blk.0.attn_k.weight"], ckpt["wk"][0].numpy())
 
 
 LLAMA_SHAPES = {"wte": (512, 64), "attn_norm": (2, 64), "wq": (2, 64, 64), "wk": (2, 64, 64), "wv": (2, 64, 64), "wo": (2, 64, 64),
@@ -167,6 +169,10 @@ def test_weights_land_in_the_file_with_q_k_rows_in_llamas_rotary_order(tmp_path)
     assert np.array_equal(data["blk.0.attn_v.weight"], ckpt["wv"][0].numpy())
     assert np.array_equal(data["blk.0.attn_q.weight"], gguf_export.permute_rows_for_norm_rope(ckpt["wq"][0], 4).numpy())
     assert not np.array_equal(data["blk.0.attn_q.weight"], ckpt["wq"][0].numpy())
+    # Written out by hand: in each head of 16, row 2j is row j and row 2j+1 is row j+8 (pairs (i, i+8) become (2i, 2i+1)).
+    rows = [h * 16 + j // 2 + (j % 2) * 8 for h in range(4) for j in range(16)]
+    assert np.array_equal(data["blk.0.attn_q.weight"], ckpt["wq"][0][rows].numpy())
+    assert np.array_equal(data["blk.1.attn_k.weight"], ckpt["wk"][1][rows].numpy())
 
 
 def test_bad_weights_are_named_and_nothing_is_overwritten(tmp_path):
@@ -192,8 +198,9 @@ def test_tokenizer_is_copied_from_a_gguf_file(tmp_path):
     assert reader.fields["tokenizer.ggml.tokens"].contents()[7] == "tok7"
     assert reader.fields["tokenizer.ggml.bos_token_id"].contents() == 5
     small = LLAMA.replace("dim V   = 512", "dim V   = 300")
-    result, _ = export(tmp_path, small, "--tokenizer", str(vocab), name="small")
+    result, small_out = export(tmp_path, small, "--tokenizer", str(vocab), name="small")
     assert "has a vocabulary of 512 tokens, but the model's embedding has 300 rows" in result.stderr
+    assert result.returncode == 1 and not small_out.exists()
 
 
 def test_a_function_that_is_not_a_language_model_is_refused(tmp_path):

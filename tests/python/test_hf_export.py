@@ -407,12 +407,25 @@ def test_classifier_with_fn(tmp_path):
 
 @pytest.mark.parametrize("example", ["llama.ss", "gpt2.ss", "tiny_sdpa.ss"])
 def test_generate_with_the_cache_is_greedy_decoding_of_the_compiled_forward(tmp_path, example):
-    folder, _ = export(tmp_path, EXAMPLES / example, "hf", ["--vllm"])
-    model = load(folder)
+    sys.path.insert(0, str(REPO / "python"))
+    import shapescript
+
+    compiled = shapescript.compile(EXAMPLES / example)
+    model_class = next(v for v in vars(compiled).values() if isinstance(v, type) and issubclass(v, torch.nn.Module) and v.__module__ == compiled.__name__)
+    reference = model_class()
     generator = torch.Generator().manual_seed(2)
     with torch.no_grad():  # unit-scale weights, so that the argmax depends on every part
-        for name, value in model.named_parameters():
+        for value in reference.parameters():
             value.copy_(torch.randn(value.shape, generator=generator) / (value.shape[-1] ** 0.5 if value.dim() > 1 else 5) + (value.dim() == 1))
+    torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
+    folder, _ = export(tmp_path, EXAMPLES / example, "hf", ["--vllm", "--weights", "ckpt.pt"])
+    model = load(folder)
+    takes_positions = len(inspect.signature(compiled.forward).parameters) == 3
+
+    def shapescript_forward(ids):  # the file's forward, compiled by the pt2 code generator
+        args = [reference, ids] + ([torch.arange(ids.shape[1])[None]] if takes_positions else [])
+        return compiled.forward(*args)
+
     prompt = torch.randint(0, model.config.vocab_size, (1, 5), generator=generator)
     lengths = []
     forward = model.forward
@@ -423,7 +436,8 @@ def test_generate_with_the_cache_is_greedy_decoding_of_the_compiled_forward(tmp_
         uncached = model.generate(prompt, max_new_tokens=8, do_sample=False, use_cache=False)
         ids = prompt
         for _ in range(8):  # the whole sequence each step, as the ShapeScript forward computes it
-            ids = torch.cat([ids, model(input_ids=ids, use_cache=False).logits[:, -1:].argmax(-1)], dim=1)
+            ids = torch.cat([ids, shapescript_forward(ids)[:, -1:].argmax(-1)], dim=1)
+        torch.testing.assert_close(forward(input_ids=ids, use_cache=False).logits, shapescript_forward(ids), rtol=1e-4, atol=1e-4)
     assert cached.tolist() == uncached.tolist() == ids.tolist()
     source = (folder / "modeling_shapescript.py").read_text()
     assert "DynamicCache(config=self.config)" in source

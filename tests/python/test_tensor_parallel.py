@@ -5,7 +5,6 @@ ColumnParallelLinear and RowParallelLinear do. Their logits must be the unsplit 
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import textwrap
@@ -21,8 +20,8 @@ WORKER = textwrap.dedent('''
     import fnmatch, os, sys
     import torch, torch.distributed as dist
     from transformers import AutoModelForCausalLM
-    folder, out, rank, world, port = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    folder, out, rank, world, store = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
     model = AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True, dtype=torch.float32).eval()
     split = 0
     for pattern, style in model.config.base_model_tp_plan.items():
@@ -51,12 +50,6 @@ WORKER = textwrap.dedent('''
 ''')
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("example, split", [("llama.ss", 14), ("tiny_llama.ss", 14)])
 def test_the_plan_splits_heads_and_features_across_two_processes(tmp_path, example, split):
     result = subprocess.run([BIN, "export", str(ROOT / "examples" / example), "--hf", "hf", "--vllm"], cwd=tmp_path,
@@ -74,12 +67,16 @@ def test_the_plan_splits_heads_and_features_across_two_processes(tmp_path, examp
     with torch.no_grad():
         whole = model(input_ids=ids).logits
     (tmp_path / "worker.py").write_text(WORKER)
-    port = str(free_port())
-    workers = [subprocess.Popen([sys.executable, str(tmp_path / "worker.py"), str(tmp_path / "hf"), str(tmp_path / "out.pt"), str(r), "2", port],
+    store = str(tmp_path / "store")  # a file the two processes meet at: no port to race for
+    workers = [subprocess.Popen([sys.executable, str(tmp_path / "worker.py"), str(tmp_path / "hf"), str(tmp_path / "out.pt"), str(r), "2", store],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(2)]
-    for w in workers:
-        _, err = w.communicate(timeout=300)
-        assert w.returncode == 0, err
+    try:
+        for w in workers:
+            _, err = w.communicate(timeout=300)
+            assert w.returncode == 0, err
+    finally:
+        for w in workers:
+            w.kill()  # one failed: the other would wait for it
     got = torch.load(tmp_path / "out.pt", weights_only=True)
     assert got["split"] == split  # every linear of both blocks is split, none replicated
     torch.testing.assert_close(got["logits"], whole, rtol=1e-5, atol=1e-5)

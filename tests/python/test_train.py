@@ -59,8 +59,8 @@ def test_a_few_steps_lower_the_loss_and_the_checkpoint_is_what_weights_reads(tmp
 def test_ctrl_c_saves_the_run_and_resume_continues_from_the_same_step_to_the_same_weights(tmp_path):
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     straight.mkdir(), interrupted.mkdir()
-    program(straight, steps=60)
-    program(interrupted, steps=60)
+    program(straight, steps=200)
+    program(interrupted, steps=200)
     assert run(["run", "train_tiny.ss"], straight).returncode == 0
 
     # Ctrl-C in a terminal reaches the whole foreground process group: the CLI and its Python.
@@ -68,23 +68,23 @@ def test_ctrl_c_saves_the_run_and_resume_continues_from_the_same_step_to_the_sam
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     log = interrupted / "train_tiny.log.jsonl"
     deadline = time.time() + 120
-    while not (log.exists() and len(log.read_text().splitlines()) >= 5):
+    while not (log.exists() and len(log.read_text().splitlines()) >= 3):
         assert process.poll() is None and time.time() < deadline, process.communicate()
-        time.sleep(0.05)
+        time.sleep(0.005)
     os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     saved = torch.load(interrupted / "train_tiny.ckpt.pt", weights_only=True)
     stopped = saved["shapescript_run"]["step"]
-    assert 5 <= stopped < 60
+    assert 3 <= stopped < 200
     assert f"saved step {stopped} to train_tiny.ckpt.pt; continue with `shapescript run train_tiny.ss --resume train_tiny.ckpt.pt`" in stderr
     assert not (interrupted / "tiny.pt").exists()  # main stopped at the end of a step, before its save
 
     resumed = run(["run", "train_tiny.ss", "--resume", "train_tiny.ckpt.pt"], interrupted)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"resuming at step {stopped} of 60" in resumed.stderr
+    assert f"resuming at step {stopped} of 200" in resumed.stderr
     steps = [entry["step"] for entry in losses(log)]
-    assert steps == list(range(stopped)) + list(range(stopped, 60))  # each step logged once, in order
+    assert steps == list(range(stopped)) + list(range(stopped, 200))  # each step logged once, in order
     a = torch.load(straight / "tiny.pt", weights_only=True)["state_dict"]
     b = torch.load(interrupted / "tiny.pt", weights_only=True)["state_dict"]
     for name in a:
@@ -101,9 +101,12 @@ def test_run_errors_say_what_and_where(tmp_path):
     path.write_text(path.read_text().replace('"missing.txt"', json.dumps(str(ROOT / "docs" / "language.md")))
                     .replace('save_checkpoint(m, "tiny.pt")', 'save_checkpoint(m, "no/such/folder/tiny.pt")'))
     result = run(["run", "train_tiny.ss"], tmp_path)
-    assert "error: can't save the checkpoint `" + str(tmp_path / "no/such/folder/tiny.pt") + "`: the folder `" in result.stderr
+    assert result.returncode == 1
+    missing = tmp_path / "no/such/folder/tiny.pt"
+    assert f"error: can't save the checkpoint `{missing}`: the folder `{missing.parent}` does not exist" in result.stderr.splitlines()
     assert "does not exist (at train_tiny.ss:" not in result.stderr  # a RunError: said plainly, without a line
     result = run(["run", "train_tiny.ss", "--resume", "nothing.pt"], tmp_path)
+    assert result.returncode == 1
     assert "error: can't read the checkpoint `nothing.pt`: no such file" in result.stderr
     result = run(["run", "train_tiny.ss", "--fn", "forward"], tmp_path)
     assert (result.returncode, result.stderr) == (2, "error: `forward` takes parameters; `shapescript run` runs a function that takes none, such as `fn main():`\n")

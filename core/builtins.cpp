@@ -643,6 +643,8 @@ const std::vector<Builtin>& builtins() {
   return table;
 }
 
+bool is_elementwise(const Builtin& builtin) { return builtin.rule == rule_real || builtin.rule == rule_nonneg; }
+
 const Builtin* find_builtin(std::string_view name) {
   for (const Builtin& b : builtins())
     if (b.name == name) return &b;

@@ -92,6 +92,10 @@ struct Builtin {
 const std::vector<Builtin>& builtins();
 const Builtin* find_builtin(std::string_view name);
 
+// Element-wise maths (exp, silu, ...): each output element is a function of the same input element
+// only, so the built-in works on a tensor of any shape, split along any axis, or on a vector of indices.
+bool is_elementwise(const Builtin& builtin);
+
 // Training constructs' reserved names (modes, datasets, logs, gradients, optimizers).
 bool is_training_builtin(std::string_view name);
 

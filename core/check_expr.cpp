@@ -562,6 +562,8 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         model.kind = ValueType::Kind::model;
         model.name = item->name;
         hover(argument.value->span, "```shapescript\nmodel " + item->name + "\n```" + doc_suffix(item->doc));
+        definition(argument.value->span, item->name_span);
+        a_.semantics.types[argument.value.get()] = model;
         positional_types.push_back(model);
         continue;
       }
@@ -667,7 +669,6 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
 // Whether `e` is built only from numbers, names of scalars, arithmetic and element-wise built-ins,
 // so that evaluating it on a vector of indices gives each index's value.
 bool Checker::elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const {
-  static const std::set<std::string_view> elementwise = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "silu", "gelu", "sqrt", "abs"};
   switch (e.kind) {
     case Expr::Kind::number: return true;
     case Expr::Kind::name: {
@@ -682,7 +683,7 @@ bool Checker::elementwise_in(const Expr& e, const std::string& index, bool& ment
       return true;
     case Expr::Kind::call: {
       auto facts = a_.semantics.calls.find(&e);
-      if (facts == a_.semantics.calls.end() || !facts->second.builtin || !elementwise.count(facts->second.builtin->name)) return false;
+      if (facts == a_.semantics.calls.end() || !facts->second.builtin || !is_elementwise(*facts->second.builtin)) return false;
       for (const Argument& argument : e.arguments)
         if (!argument.keyword && (!argument.value || !elementwise_in(*argument.value, index, mentions_index))) return false;
       return true;

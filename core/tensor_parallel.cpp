@@ -134,9 +134,8 @@ struct Planner {
     for (Value& v : args) v = use_field(v);
     bool all_whole = true;
     for (const Value& v : args) all_whole = all_whole && v.split == Split::whole;
-    // Element-wise built-ins keep the layout.
-    static const std::set<std::string> elementwise = {"silu", "gelu", "relu", "sigmoid", "tanh", "exp", "log", "sin", "cos", "sqrt", "abs", "dropout", "scale"};
-    if (elementwise.count(name) && !args.empty()) return {args[0].split, ""};
+    // Element-wise built-ins keep the layout; so do dropout and scaling by a scalar.
+    if ((is_elementwise(*facts->second.builtin) || name == "dropout" || name == "scale") && !args.empty()) return {args[0].split, ""};
     if (name == "scaled_dot_product_attention" && args.size() == 3) {
       if (args[0].split == args[1].split && args[1].split == args[2].split && args[0].split != Split::features) return {args[0].split, ""};
       return fail();

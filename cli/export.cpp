@@ -280,7 +280,14 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
     return 2;
   }
   nlohmann::json config = nlohmann::json::object();
-  for (auto& [key, value] : model.config) config[key] = nlohmann::json::parse(value);
+  for (auto& [key, value] : model.config) {
+    try {
+      config[key] = nlohmann::json::parse(value);
+    } catch (const nlohmann::json::parse_error& e) {  // the generator's bug, said rather than crashed on
+      std::cerr << "error: can't write config.json: `" << key << "` is not valid JSON (" << e.what() << "): " << value << "\n";
+      return 1;
+    }
+  }
   nlohmann::json tensors = nlohmann::json::array();
   for (const HfTensor& t : model.tensors) tensors.push_back({{"source", t.source}, {"layer", t.layer}, {"key", t.key}});
   nlohmann::json parameters = nlohmann::json::array();

@@ -6,11 +6,47 @@ namespace ss {
 
 namespace pywrite {
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (no overlong forms, surrogates or values
+// past U+10FFFF), or 0 when the byte there starts none.
+size_t utf8_length(const std::string& text, size_t i) {
+  auto byte = [&](size_t j) { return j < text.size() ? static_cast<unsigned char>(text[j]) : 0u; };
+  auto continuation = [&](size_t j) { return (byte(j) & 0xC0u) == 0x80u; };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return continuation(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return byte(i + 1) >= lo && byte(i + 1) <= hi && continuation(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return byte(i + 1) >= lo && byte(i + 1) <= hi && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string quote(const std::string& text) {
+  static const char* hex = "0123456789abcdef";
   std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length = utf8_length(text, i);
+    if (length == 0) {
+      out += "\\ufffd";  // a byte that is not UTF-8: the replacement character, as decoders write it
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7F) out += std::string("\\u00") + hex[c >> 4] + hex[c & 0xF];
+    else out.append(text, i, length);
+    i += length;
   }
   return out + "\"";
 }

@@ -27,7 +27,8 @@ namespace pywrite {
 // calling `visit(i, depth)` for each character with the bracket depth after it; stops when visit
 // returns true, and then returns true. The one bracket-and-quote scanner the generators use.
 bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit);
-// `text` as a Python string literal.
+// `text` as a double-quoted string literal that is valid Python and valid JSON alike: `"` and `\`
+// escaped, control characters as \n, \r, \t or \u00XX, UTF-8 kept, a byte that isn't UTF-8 as U+FFFD.
 std::string quote(const std::string& text);
 // True when `text` uses `prefix` (such as "F.", or a whole name such as "n") as a name of its
 // own, outside strings and comments.

@@ -13,11 +13,7 @@ ValueType tensor_value(TensorType t) { return ValueType::of(std::move(t)); }
 
 // A tensor of the wrong shape or element type: the message, and "this is [..]" under it.
 void wrong_shape(CallContext& call, DiagnosticCode code, Span span, std::string message, const TensorType& found) {
-  Diagnostic d;
-  d.code = code;
-  d.message = std::move(message);
-  d.primary = {span, "this is " + found.to_string()};
-  call.report(std::move(d));
+  call.report(code, span, std::move(message)).label("this is " + found.to_string());
 }
 
 
@@ -78,11 +74,8 @@ void check_vector_along(CallContext& call, std::string_view keyword, const Axis&
   if (!weight || !argument || weight->is_unknown()) return;
   Span span = argument->value ? argument->value->span : argument->span;
   if (!weight->is_tensor() || weight->tensor.rank() != 1) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0306;
-    d.message = "`" + std::string(keyword) + "=` must have one axis, of size " + describe_axis(axis);
-    d.primary = {span, "this is " + (weight->is_tensor() ? weight->tensor.to_string() : weight->to_string())};
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0306, span, "`" + std::string(keyword) + "=` must have one axis, of size " + describe_axis(axis))
+        .label("this is " + (weight->is_tensor() ? weight->tensor.to_string() : weight->to_string()));
     return;
   }
   call.expect_same_size(axis, weight->tensor.axes[0], span, "`" + std::string(keyword) + "=`'s axis");
@@ -106,27 +99,31 @@ ValueType rule_linear(CallContext& call) {
   auto w = call.tensor(1);
   if (!x || !w) return ValueType::unknown();
   if (x->rank() == 0 || w->rank() != 2) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0306;
-    d.message = x->rank() == 0 ? "`linear` needs an input with at least one axis"
-                               : "`linear`'s weight must be `[out in]`, two axes, but it is " + w->to_string();
-    d.primary = {call.positional_span(x->rank() == 0 ? 0 : 1), "this is " + (x->rank() == 0 ? x->to_string() : w->to_string())};
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0306, call.positional_span(x->rank() == 0 ? 0 : 1), x->rank() == 0 ? "`linear` needs an input with at least one axis"
+            : "`linear`'s weight must be `[out in]`, two axes, but it is " + w->to_string())
+        .label("this is " + (x->rank() == 0 ? x->to_string() : w->to_string()));
     return ValueType::unknown();
   }
   const Axis& in = x->axes.back();
   if (in.size != w->axes[1].size) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0301;
-    d.message = "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
-                ", so the weight must be `[out " + in.label + "]`";
-    d.primary = {call.positional_span(1), "its `in` axis (the second) is " + describe_axis(w->axes[1])};
-    d.secondary.push_back({call.positional_span(0), "the last axis is " + describe_axis(in)});
-    d.notes.push_back("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
-    if (in.size == w->axes[0].size)
-      d.helps.push_back("this weight looks transposed: declare it as `[" + w->axes[1].label + " " + w->axes[0].label + "]`");
-    call.report(std::move(d));
-    return ValueType::unknown();
+    auto d = call.report(DiagnosticCode::E0301, call.positional_span(1), "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
+            ", so the weight must be `[out " + in.label + "]`");
+    d.label("its `in` axis (the second) is " + describe_axis(w->axes[1]))
+        .secondary(call.positional_span(0), "the last axis is " + describe_axis(in))
+        .note("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
+    // The weight to suggest is the one whose result fits: `out` is the declared result's last axis
+    // when the call is what a function returns, else the weight's other axis (it looks transposed).
+    auto expected = call.expected_result();
+    if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
+      d.help("the result is declared " + expected->to_string() + " and the input's last axis is " + describe_axis(in) + ", so declare the weight as `[" +
+             expected->axes.back().label + " " + in.label + "]`");
+    else if (in.size == w->axes[0].size)
+      d.help("this weight looks transposed: declare it as `[" + w->axes[1].label + " " + w->axes[0].label + "]`");
+    d.emit();
+    // The result is still [.. out], out as the help reads the weight: what follows is checked against it.
+    x->axes.back() = expected && expected->rank() == x->rank() ? expected->axes.back() : in.size == w->axes[0].size ? w->axes[1] : w->axes[0];
+    x->element = ElementType{};
+    return tensor_value(*x);
   }
   works_across(call, in);
   if (call.positional_count() > 2) {
@@ -150,22 +147,15 @@ ValueType rule_embedding(CallContext& call) {
     return ValueType::unknown();
   }
   if (!ids->element.is_integer()) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0401;
-    d.message = "`embedding` looks up integer ids, but these are `" + ids->element.to_string() + "`";
-    d.primary = {call.positional_span(0), "these are `" + ids->element.to_string() + "`"};
-    d.helps.push_back("give the ids the type `Index[" + table->axes[0].label + "]`");
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0401, call.positional_span(0), "`embedding` looks up integer ids, but these are `" + ids->element.to_string() + "`")
+        .label("these are `" + ids->element.to_string() + "`").help("give the ids the type `Index[" + table->axes[0].label + "]`");
     return ValueType::unknown();
   }
   if (ids->element.kind == ElementKind::index && ids->element.bound != table->axes[0].size) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0402;
-    d.message = "ids of type `" + ids->element.to_string() + "` index a table of " + describe_axis(table->axes[0]) + " rows";
-    d.primary = {call.positional_span(1), "this table has " + describe_axis(table->axes[0]) + " rows"};
-    d.secondary.push_back({call.positional_span(0), "these ids are below " + ids->element.bound.to_user_string()});
-    d.notes.push_back("an id of `Index[N]` may be any integer below N, so the table needs exactly N rows");
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0402, call.positional_span(1), "ids of type `" + ids->element.to_string() + "` index a table of " + describe_axis(table->axes[0]) + " rows")
+        .label("this table has " + describe_axis(table->axes[0]) + " rows")
+        .secondary(call.positional_span(0), "these ids are below " + ids->element.bound.to_user_string())
+        .note("an id of `Index[N]` may be any integer below N, so the table needs exactly N rows");
   }
   TensorType out = *ids;
   out.axes.push_back(table->axes[1]);
@@ -201,6 +191,54 @@ ValueType rule_masked_fill(CallContext& call) {
   return tensor_value(out);
 }
 
+// The axes before the last two: `[.. n e]`'s `..`.
+TensorType leading_axes(const TensorType& t) {
+  TensorType lead;
+  lead.axes.assign(t.axes.begin(), t.axes.end() - 2);
+  return lead;
+}
+
+TensorType without_last(TensorType t) {
+  t.axes.pop_back();
+  return t;
+}
+
+// One of sdpa's tensors, for messages: its name and where the call gives it.
+struct Operand {
+  std::string_view name;
+  Span span;
+};
+
+// Broadcasts the leading axes of two of sdpa's operands as torch's batched matmuls do, matched from
+// the last; E0304 names both operands and the dim (as torch counts it in each) where they disagree.
+std::optional<TensorType> broadcast_leading(CallContext& call, const TensorType& a, Operand a_is, const TensorType& b, Operand b_is) {
+  TensorType out;
+  size_t rank = std::max(a.rank(), b.rank());
+  out.axes.resize(rank);
+  bool ok = true;
+  for (size_t i = 0; i < rank; ++i) {
+    const Axis* x = i < a.rank() ? &a.axes[a.rank() - 1 - i] : nullptr;
+    const Axis* y = i < b.rank() ? &b.axes[b.rank() - 1 - i] : nullptr;
+    Axis& target = out.axes[rank - 1 - i];
+    if (!x || (y && x->size.constant_value() == 1)) target = *y;
+    else if (!y || y->size.constant_value() == 1 || x->size == y->size) target = *x;
+    else {
+      std::string x_dim = dim_word(a.rank() - 1 - i), y_dim = dim_word(b.rank() - 1 - i);
+      call.report(DiagnosticCode::E0304, b_is.span,
+                  "`" + std::string(a_is.name) + "` and `" + std::string(b_is.name) + "` don't broadcast: " + x_dim + " of `" +
+                      std::string(a_is.name) + "` is " + describe_axis(*x) + ", but " + y_dim + " of `" + std::string(b_is.name) + "` is " +
+                      describe_axis(*y))
+          .label(y_dim + " is " + describe_axis(*y))
+          .secondary(a_is.span, x_dim + " is " + describe_axis(*x))
+          .note("the axes before `n e` are matched from the last, as in torch's batched matmul; each pair must be equal, or one of them 1");
+      ok = false;
+      target = *x;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
 ValueType rule_sdpa(CallContext& call) {
   auto q = call.tensor(0);
   auto k = call.tensor(1);
@@ -213,23 +251,90 @@ ValueType rule_sdpa(CallContext& call) {
       return ValueType::unknown();
     }
   }
-  // q: [.. n e], k: [.. m e], v: [.. m f] -> [.. n f]
-  if (!call.expect_same_size(q->axes.back(), k->axes.back(), call.positional_span(1), "the keys' last axis")) return ValueType::unknown();
-  if (!call.expect_same_size(k->axes[k->rank() - 2], v->axes[v->rank() - 2], call.positional_span(2), "the values' positions")) return ValueType::unknown();
+  // q: [.. H n e], k: [.. Hkv m e], v: [.. Hkv m f] -> [.. H n f]. Each check reports on its own,
+  // and the result is what q and v say, so one run shows every disagreement.
+  bool ok = call.expect_same_size(q->axes.back(), k->axes.back(), call.positional_span(1), "the keys' last axis");
+  ok = call.expect_same_size(k->axes[k->rank() - 2], v->axes[v->rank() - 2], call.positional_span(2), "the values' positions") && ok;
   works_across(call, k->axes[k->rank() - 2]);
-  if (const Argument* mask = call.keyword("attn_mask"); mask && mask->value) {
-    const Expr& e = *mask->value;
-    if (e.kind == Expr::Kind::subscript && !e.operands.empty() && e.operands[0]->kind == Expr::Kind::name &&
-        e.operands[0]->text == "causal")
-      lowering(call, "causal", "1");
-    const ValueType* type = call.keyword_type("attn_mask");
-    if (type && type->is_tensor() && type->tensor.element.kind != ElementKind::bool_) {
-      wrong_shape(call, DiagnosticCode::E0401, e.span, "`attn_mask` must be `Bool`, but it is `" + type->tensor.element.to_string() + "`", type->tensor);
+  // The leading axes broadcast as torch's batched matmuls do; k and v share theirs.
+  TensorType q_lead = leading_axes(*q);
+  Operand q_is{"q", call.positional_span(0)}, k_is{"k", call.positional_span(1)}, v_is{"v", call.positional_span(2)};
+  auto kv_lead = broadcast_leading(call, leading_axes(*k), k_is, leading_axes(*v), v_is);
+  if (!kv_lead) {
+    ok = false;
+    kv_lead = leading_axes(*k);  // reported: q is still compared with k's
+  }
+  TensorType out_lead = q_lead;
+  {
+    // Grouped-query attention: q has H heads (axis -3) and k, v have Hkv, with H a whole multiple of Hkv,
+    // proved by the sizes; each group of H / Hkv query heads reads one key/value head (torch's enable_gqa).
+    bool grouped = false;
+    if (q_lead.rank() >= 1 && kv_lead->rank() >= 1) {
+      const Axis& heads = q_lead.axes.back();
+      const Axis& kv_heads = kv_lead->axes.back();
+      bool broadcasts = heads.size == kv_heads.size || heads.size.constant_value() == 1 || kv_heads.size.constant_value() == 1;
+      if (!broadcasts) {
+        auto groups = kv_heads.size.is_zero() ? std::nullopt : heads.size.divide_exact(kv_heads.size);
+        if (groups && groups->constant_value() != 1) {
+          grouped = true;
+        } else if (q->rank() >= 4 || k->rank() >= 4) {
+          call.report(DiagnosticCode::E0310, call.positional_span(1),
+                      "`q` has " + describe_axis(heads) + " heads, but `k` has " + describe_axis(kv_heads) +
+                          " key/value heads, which may not divide them into whole groups")
+              .label(dim_word(k->rank() - 3) + ", the heads, is " + describe_axis(kv_heads))
+              .secondary(call.positional_span(0), dim_word(q->rank() - 3) + ", the heads, is " + describe_axis(heads))
+              .note("with fewer key/value heads than query heads (grouped-query attention), each group of H / Hkv query heads reads one "
+                    "key/value head, so H must be a whole multiple of Hkv")
+              .help("declare the query heads as a multiple of the key/value heads, as in `dim H = 4 * Hkv`, or give both the same heads");
+          ok = false;
+          grouped = true;  // reported: compare the other axes only
+        }
+      }
+    }
+    if (grouped) {
+      if (auto rest = broadcast_leading(call, without_last(q_lead), q_is, without_last(*kv_lead), k_is)) {
+        out_lead = *rest;
+        out_lead.axes.push_back(q_lead.axes.back());
+        if (ok) lowering(call, "gqa", "1");
+      } else {
+        ok = false;
+      }
+    } else if (auto joined = broadcast_leading(call, q_lead, q_is, *kv_lead, k_is)) {
+      out_lead = *joined;
+    } else {
+      ok = false;
     }
   }
-  TensorType out = *q;
-  out.axes.back() = v->axes.back();
-  out.element = ElementType{};
+  if (const Argument* mask = call.keyword("attn_mask"); mask && mask->value) {
+    const Expr& e = *mask->value;
+    const ValueType* type = call.keyword_type("attn_mask");
+    if (type && type->is_tensor()) {
+      if (type->tensor.element.kind != ElementKind::bool_)
+        wrong_shape(call, DiagnosticCode::E0401, e.span, "`attn_mask` must be `Bool`, but it is `" + type->tensor.element.to_string() + "`", type->tensor);
+      // The mask is laid over the scores [.. n m]: it may broadcast to them, not grow them.
+      TensorType scores = out_lead;
+      scores.axes.push_back(q->axes[q->rank() - 2]);
+      scores.axes.push_back(k->axes[k->rank() - 2]);
+      if (auto laid = call.broadcast(type->tensor, scores, e.span)) {
+        if (laid->rank() != scores.rank()) {
+          wrong_shape(call, DiagnosticCode::E0304, e.span,
+                      "the mask " + type->tensor.to_string() + " has more axes than the attention scores " + scores.to_string(), type->tensor);
+        } else {
+          bool fits = true;
+          for (size_t i = 0; i < scores.rank(); ++i) fits = fits && laid->axes[i].size == scores.axes[i].size;
+          if (!fits)
+            wrong_shape(call, DiagnosticCode::E0304, e.span,
+                        "the mask " + type->tensor.to_string() + " is larger than the attention scores " + scores.to_string(), type->tensor);
+          // `causal[n m]` over exactly these positions is torch's own causal mask: is_causal=True.
+          else if (call.is_builtin_causal(e) && type->tensor.rank() == 2)
+            lowering(call, "causal", "1");
+        }
+      }
+    }
+  }
+  TensorType out = out_lead;
+  out.axes.push_back(q->axes[q->rank() - 2]);
+  out.axes.push_back(v->axes.back());
   return tensor_value(out);
 }
 
@@ -263,11 +368,8 @@ ValueType rule_split(CallContext& call) {
         for (const SizeNode& c : s.children)
           if (c.kind == SizeNode::Kind::number || (c.kind == SizeNode::Kind::name && !output_names.count(c.name))) pieces = &c;
   if (!pieces) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0307;
-    d.message = "`split` needs a group with a factor the output lacks, the number of pieces, as in `(3 H Dh)`";
-    d.primary = {pattern->span, "no factor to split by"};
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0307, pattern->span, "`split` needs a group with a factor the output lacks, the number of pieces, as in `(3 H Dh)`")
+        .label("no factor to split by");
     return ValueType::unknown();
   }
   AxisPattern with_pieces = *pattern;
@@ -276,11 +378,8 @@ ValueType rule_split(CallContext& call) {
   if (!solution) return ValueType::unknown();
   auto count = solution->output.front().size.constant_value();
   if (!count || *count < 1 || *count > 64) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0307;
-    d.message = "`split` needs a fixed number of pieces, but " + describe_axis(solution->output.front()) + " is not";
-    d.primary = {pieces->span, "the number of pieces"};
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0307, pieces->span, "`split` needs a fixed number of pieces, but " + describe_axis(solution->output.front()) + " is not")
+        .label("the number of pieces");
     return ValueType::unknown();
   }
   TensorType piece;
@@ -305,12 +404,8 @@ ValueType rule_einsum(CallContext& call) {
     spans.push_back(call.positional_span(i));
   }
   if (tensors.size() != pattern->inputs.size()) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0307;
-    d.message = "`einsum` has " + std::to_string(tensors.size()) + " operands but its pattern has " +
-                std::to_string(pattern->inputs.size()) + " inputs";
-    d.primary = {pattern->span, "one input per operand, separated by commas"};
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0307, pattern->span, "`einsum` has " + std::to_string(tensors.size()) + " operands but its pattern has " +
+            std::to_string(pattern->inputs.size()) + " inputs").label("one input per operand, separated by commas");
     return ValueType::unknown();
   }
   auto solution = call.solve_pattern(*pattern, tensors, spans);
@@ -344,23 +439,17 @@ ValueType rule_concat(CallContext& call) {
   TensorType out = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) {
     if (parts[i].rank() != out.rank()) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0306;
-      d.message = "`concat` joins tensors with the same number of axes, but " + parts[i].to_string() + " has " +
-                  std::to_string(parts[i].rank()) + " and " + out.to_string() + " has " + std::to_string(out.rank());
-      d.primary = {call.positional_span(i), "this is " + parts[i].to_string()};
-      call.report(std::move(d));
+      call.report(DiagnosticCode::E0306, call.positional_span(i), "`concat` joins tensors with the same number of axes, but " + parts[i].to_string() + " has " +
+              std::to_string(parts[i].rank()) + " and " + out.to_string() + " has " + std::to_string(out.rank()))
+          .label("this is " + parts[i].to_string());
       return ValueType::unknown();
     }
     for (size_t a = 0; a < out.rank(); ++a)
       if (a != *axis && out.axes[a].size != parts[i].axes[a].size) {
-        Diagnostic d;
-        d.code = DiagnosticCode::E0301;
-        d.message = "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + " only, so the other axes must agree, but axis " +
-                    std::to_string(a + 1) + " is " + describe_axis(parts[i].axes[a]) + " here and " + describe_axis(out.axes[a]) + " in the first";
-        d.primary = {call.positional_span(i), "axis " + std::to_string(a + 1) + " is " + describe_axis(parts[i].axes[a])};
-        d.secondary.push_back({call.positional_span(0), "axis " + std::to_string(a + 1) + " is " + describe_axis(out.axes[a])});
-        call.report(std::move(d));
+        call.report(DiagnosticCode::E0301, call.positional_span(i), "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + " only, so the other axes must agree, but " +
+                dim_word(a) + " is " + describe_axis(parts[i].axes[a]) + " here and " + describe_axis(out.axes[a]) + " in the first")
+            .label(dim_word(a) + " is " + describe_axis(parts[i].axes[a]))
+            .secondary(call.positional_span(0), dim_word(a) + " is " + describe_axis(out.axes[a]));
         return ValueType::unknown();
       }
     Axis& joined = out.axes[*axis];
@@ -402,23 +491,16 @@ std::optional<ValueType> model_argument(CallContext& call, size_t i) {
   const ValueType& value = call.positional(i);
   if (value.kind == ValueType::Kind::model) return value;
   if (value.is_unknown()) return std::nullopt;
-  Diagnostic d;
-  d.code = DiagnosticCode::E0801;
-  d.message = "`" + std::string(builtin) + "` needs a model, but this is " + value.to_string();
-  d.primary = {call.positional_span(i), "not a model"};
-  d.helps.push_back("make one with `init(M)` for a `model M:`");
-  call.report(std::move(d));
+  call.report(DiagnosticCode::E0801, call.positional_span(i), "`" + std::string(builtin) + "` needs a model, but this is " + value.to_string())
+      .label("not a model").help("make one with `init(M)` for a `model M:`");
   return std::nullopt;
 }
 
 // A string argument (a path, a name); E0501 when it is something else.
 void string_argument(CallContext& call, size_t i, std::string_view what) {
   if (i < call.positional_count() && (call.positional(i).kind == ValueType::Kind::string || call.positional(i).is_unknown())) return;
-  Diagnostic d;
-  d.code = DiagnosticCode::E0501;
-  d.message = "this must be a string: " + std::string(what);
-  d.primary = {i < call.positional_count() ? call.positional_span(i) : call.call_span(), "not a string"};
-  call.report(std::move(d));
+  call.report(DiagnosticCode::E0501, i < call.positional_count() ? call.positional_span(i) : call.call_span(), "this must be a string: " + std::string(what))
+      .label("not a string");
 }
 
 ValueType rule_init(CallContext& call) {  // the checker evaluates `init(M)`'s model name as the model's type
@@ -444,11 +526,8 @@ std::optional<Axis> fixed_size_keyword(CallContext& call, std::string_view keywo
     return axis;
   }
   if (value->is_unknown()) return std::nullopt;
-  Diagnostic d;
-  d.code = DiagnosticCode::E0804;
-  d.message = "`" + std::string(keyword) + "=` must be a fixed size, such as a `dim`, but this is " + value->to_string();
-  d.primary = {argument->span, "not a fixed size"};
-  call.report(std::move(d));
+  call.report(DiagnosticCode::E0804, argument->span, "`" + std::string(keyword) + "=` must be a fixed size, such as a `dim`, but this is " + value->to_string())
+      .label("not a fixed size");
   return std::nullopt;
 }
 
@@ -459,13 +538,9 @@ ValueType rule_dataset(CallContext& call) {
   auto vocab = fixed_size_keyword(call, "vocab");
   if (!batch || !length || !vocab) return ValueType::unknown();
   if (*vocab->size.constant_value() < 256) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0804;
-    d.message = "a dataset's tokens are its file's bytes, 0 to 255, but `vocab=" + vocab->label + "` is " +
-                std::to_string(*vocab->size.constant_value());
-    d.primary = {call.keyword("vocab")->span, "fewer than 256 tokens"};
-    d.helps.push_back("give the model a vocabulary of at least 256, such as `dim V = 256`");
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0804, call.keyword("vocab")->span, "a dataset's tokens are its file's bytes, 0 to 255, but `vocab=" + vocab->label + "` is " +
+            std::to_string(*vocab->size.constant_value())).label("fewer than 256 tokens")
+        .help("give the model a vocabulary of at least 256, such as `dim V = 256`");
     return ValueType::unknown();
   }
   ValueType v;
@@ -482,12 +557,8 @@ ValueType rule_next_batch(CallContext& call) {
   const ValueType& data = call.positional(0);
   if (data.kind != ValueType::Kind::dataset) {
     if (!data.is_unknown()) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0501;
-      d.message = "`next_batch` takes a dataset, but this is " + data.to_string();
-      d.primary = {call.positional_span(0), "not a dataset"};
-      d.helps.push_back("make one with `dataset(\"text.txt\", batch=B, length=T, vocab=V)`");
-      call.report(std::move(d));
+      call.report(DiagnosticCode::E0501, call.positional_span(0), "`next_batch` takes a dataset, but this is " + data.to_string())
+          .label("not a dataset").help("make one with `dataset(\"text.txt\", batch=B, length=T, vocab=V)`");
     }
     return ValueType::unknown();
   }
@@ -503,12 +574,9 @@ ValueType rule_grad(CallContext& call) {
   if (call.positional_count() < 1) return ValueType::unknown();
   const ValueType& loss = call.positional(0);
   if (!loss.is_unknown() && !(loss.is_tensor() && loss.tensor.rank() == 0 && loss.tensor.element.is_real())) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0802;
-    d.message = "`grad` differentiates a scalar loss, but this is " + loss.to_string();
-    d.primary = {call.positional_span(0), "not a Real scalar"};
-    d.helps.push_back("reduce it to one number first, as `cross_entropy(logits, targets, over=V)` or `mean(x, over=A)` do");
-    call.report(std::move(d));
+    call.report(DiagnosticCode::E0802, call.positional_span(0), "`grad` differentiates a scalar loss, but this is " + loss.to_string())
+        .label("not a Real scalar")
+        .help("reduce it to one number first, as `cross_entropy(logits, targets, over=V)` or `mean(x, over=A)` do");
     return ValueType::unknown();
   }
   if (!model) return ValueType::unknown();
@@ -533,23 +601,16 @@ ValueType rule_update(CallContext& call) {
   const ValueType& gradient = call.positional(1);
   if (optimizer.kind != ValueType::Kind::optimizer) {
     if (!optimizer.is_unknown()) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0803;
-      d.message = "`update` takes an optimizer first, but this is " + optimizer.to_string();
-      d.primary = {call.positional_span(0), "not an optimizer"};
-      d.helps.push_back("make one with `adamw(m, lr=3e-4)` or `sgd(m, lr=0.1)`");
-      call.report(std::move(d));
+      call.report(DiagnosticCode::E0803, call.positional_span(0), "`update` takes an optimizer first, but this is " + optimizer.to_string())
+          .label("not an optimizer").help("make one with `adamw(m, lr=3e-4)` or `sgd(m, lr=0.1)`");
     }
     return ValueType::none();
   }
   if (gradient.is_unknown() || (gradient.kind == ValueType::Kind::model && gradient.name == optimizer.name)) return ValueType::none();
-  Diagnostic d;
-  d.code = DiagnosticCode::E0803;
-  d.message = "this optimizer updates `" + optimizer.name + "`, but this is " +
-              (gradient.kind == ValueType::Kind::model ? "a gradient of `" + gradient.name + "`" : gradient.to_string());
-  d.primary = {call.positional_span(1), gradient.kind == ValueType::Kind::model ? "another model's gradient" : "not a gradient"};
-  d.helps.push_back("pass the gradient `grad(loss, m)` gives for the optimizer's model");
-  call.report(std::move(d));
+  call.report(DiagnosticCode::E0803, call.positional_span(1), "this optimizer updates `" + optimizer.name + "`, but this is " +
+          (gradient.kind == ValueType::Kind::model ? "a gradient of `" + gradient.name + "`" : gradient.to_string()))
+      .label(gradient.kind == ValueType::Kind::model ? "another model's gradient" : "not a gradient")
+      .help("pass the gradient `grad(loss, m)` gives for the optimizer's model");
   return ValueType::none();
 }
 
@@ -558,11 +619,8 @@ ValueType rule_log_scalar(CallContext& call) {
   if (call.positional_count() >= 2) {
     const ValueType& value = call.positional(1);
     if (!value.is_unknown() && !(value.is_tensor() && value.tensor.rank() == 0)) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0306;
-      d.message = "`log_scalar` logs one number, but this is " + value.to_string();
-      d.primary = {call.positional_span(1), "not a scalar"};
-      call.report(std::move(d));
+      call.report(DiagnosticCode::E0306, call.positional_span(1), "`log_scalar` logs one number, but this is " + value.to_string())
+          .label("not a scalar");
     }
   }
   return ValueType::none();
@@ -590,8 +648,8 @@ const std::vector<Builtin>& builtins() {
       {"log_softmax", "log_softmax(x, over=A)", "log of softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_log_softmax, "torch.log_softmax", lower_log_softmax},
       {"linear", "linear(x: [.. in], w: [out in], bias: [out]?) -> [.. out]", "x times w transposed, plus bias", E::pure, 2, 3, {}, {}, false, "the last axis of x", rule_linear, "torch.nn.functional.linear", lower_linear},
       {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding", lower_embedding},
-      {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm", lower_rms_norm},
-      {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm", lower_layer_norm},
+      {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm", lower_rms_norm, {{"eps", "1e-5"}}},
+      {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm", lower_layer_norm, {{"eps", "1e-5"}}},
       {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?) -> [.. n f]",
        "attention: softmax(q k^T * scale, masked) v", E::pure, 3, 3, {"attn_mask", "scale"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention},
       {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt", lower_sqrt},
@@ -613,11 +671,11 @@ const std::vector<Builtin>& builtins() {
       {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
       {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy", lower_cross_entropy},
       // Initializers: only as a model parameter's initializer.
-      {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_", lower_normal},
+      {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_", lower_normal, {{"std", "0.02"}, {"mean", "0"}}},
       {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones},
       {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros},
       // Training: names reserved for modes, datasets, logs, gradients and optimizers.
-      {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::pure, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout},
+      {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::pure, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout, {{"p", "0.1"}}},
       // training: the part of the language an exported function can't use (E1703)
       {"init", "init(M, seed=0) -> M", "a model M made by its parameters' initializers", E::training, 1, 1, {"seed"}, {}, false, "", rule_init, "", lower_training},
       {"train_mode", "train_mode(m)", "puts the program in training mode: dropout on", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
@@ -641,6 +699,12 @@ const std::vector<Builtin>& builtins() {
        E::training, 2, 2, {}, {}, false, "", rule_save_checkpoint, "", lower_training},
   };
   return table;
+}
+
+std::string_view Builtin::default_of(std::string_view keyword) const {
+  for (auto& [name, value] : defaults)
+    if (name == keyword) return value;
+  return {};
 }
 
 bool is_elementwise(const Builtin& builtin) { return builtin.rule == rule_real || builtin.rule == rule_nonneg; }

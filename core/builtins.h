@@ -54,7 +54,16 @@ class CallContext {
                                                        const std::vector<Span>& spans) = 0;
   // Two sizes must be equal: reports E0301 with both in the user's terms.
   virtual bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) = 0;
+  // Whether `e` is the built-in mask `causal[n m]`, not a subscript of a local named `causal`.
+  virtual bool is_builtin_causal(const Expr& e) const = 0;
+  // The type the call's value must have, when the checker knows it (the call is what a function
+  // with a declared result returns): what a help suggests should fit.
+  virtual std::optional<TensorType> expected_result() const = 0;
   virtual void report(Diagnostic diagnostic) = 0;
+  // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
+  DiagnosticBuilder report(DiagnosticCode code, Span span, std::string message) {
+    return DiagnosticBuilder([this](Diagnostic d) { report(std::move(d)); }, code, span, std::move(message));
+  }
 
   // What the rule learned, for code generation and the serving rules.
   CallFacts* facts = nullptr;
@@ -86,6 +95,11 @@ struct Builtin {
   ShapeRule rule = nullptr;
   std::string_view torch;         // the PyTorch function it lowers to
   LowerRule lower = nullptr;      // writes the call as Python (core/lowering.cpp)
+  // Each optional keyword's value when the call leaves it out, as Python: the one place a default
+  // is written. The signature shows the same (a unit test compares them); the lowering reads it.
+  std::vector<std::pair<std::string_view, std::string_view>> defaults = {};
+
+  std::string_view default_of(std::string_view keyword) const;
 };
 
 

@@ -22,12 +22,6 @@ const Item* Analysis::find_item(std::string_view name) const {
   return nullptr;
 }
 
-namespace {
-
-std::string ordinal_axis(size_t index) { return "axis " + std::to_string(index + 1); }
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
 // Checker
 
@@ -78,12 +72,12 @@ Checker::Checker(Analysis& analysis, const AnalyzeOptions& options) : a_(analysi
 
 void Checker::report(Diagnostic diagnostic) { a_.diagnostics.push_back(std::move(diagnostic)); }
 
+DiagnosticBuilder Checker::report(DiagnosticCode code, Span span, std::string message) {
+  return DiagnosticBuilder([this](Diagnostic d) { report(std::move(d)); }, code, span, std::move(message));
+}
+
 void Checker::error(DiagnosticCode code, Span span, std::string message, std::string label) {
-  Diagnostic d;
-  d.code = code;
-  d.message = std::move(message);
-  d.primary = {span, std::move(label)};
-  report(std::move(d));
+  report(code, span, std::move(message)).label(std::move(label));
 }
 
 std::string Checker::text(Span span) const { return squash_spaces(a_.file.slice(span)); }
@@ -188,23 +182,15 @@ void Checker::report_syntax_errors() {
     // swallows the lines after it, and a block's header without its `:`.
     if (auto open = unclosed_bracket(a_.file.slice(e.span), e.span.begin)) {
       std::string bracket(1, open->second), closing = open->second == '(' ? ")" : "]";
-      Diagnostic d;
-      d.code = DiagnosticCode::E0103;
-      d.message = "expected `" + closing + "`: this `" + bracket + "` is never closed";
-      d.primary = {{open->first, open->first + 1}, "never closed"};
-      d.notes.push_back("newlines inside `( )` and `[ ]` don't end a line, so the lines after it were read as part of it");
-      d.helps.push_back("add `" + closing + "` where it ends");
-      report(std::move(d));
+      report(DiagnosticCode::E0103, {open->first, open->first + 1}, "expected `" + closing + "`: this `" + bracket + "` is never closed")
+          .label("never closed").note("newlines inside `( )` and `[ ]` don't end a line, so the lines after it were read as part of it")
+          .help("add `" + closing + "` where it ends");
       continue;
     }
     if (auto colon = missing_block_colon(a_.file, e.span.begin)) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0103;
-      d.message = "expected `:` at the end of this line";
-      d.primary = {{*colon, *colon}, "expected `:`"};
-      d.notes.push_back("a line that opens a block (`fn`, `model`, `for`, `if`, `elif`, `else`) ends with `:`");
-      d.fixes.push_back({"add `:`", {{{*colon, *colon}, ":"}}});
-      report(std::move(d));
+      report(DiagnosticCode::E0103, {*colon, *colon}, "expected `:` at the end of this line").label("expected `:`")
+          .note("a line that opens a block (`fn`, `model`, `for`, `if`, `elif`, `else`) ends with `:`")
+          .fix("add `:`", {*colon, *colon}, ":");
       continue;
     }
     std::string found = text(e.span);
@@ -232,19 +218,11 @@ void Checker::declare_globals() {
     if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
     auto [it, inserted] = globals_.try_emplace(name, &item);
     if (!inserted) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0202;
-      d.message = "`" + name + "` is defined twice";
-      d.primary = {item.name_span, "defined again here"};
-      d.secondary.push_back({it->second->name_span, "first defined here"});
-      report(std::move(d));
+      report(DiagnosticCode::E0202, item.name_span, "`" + name + "` is defined twice").label("defined again here")
+          .secondary(it->second->name_span, "first defined here");
     } else if (find_builtin(name) && item.kind != Item::Kind::python_import) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0202;
-      d.message = "`" + name + "` is a built-in";
-      d.primary = {item.name_span, "this hides the built-in `" + name + "`"};
-      d.helps.push_back("choose another name");
-      report(std::move(d));
+      report(DiagnosticCode::E0202, item.name_span, "`" + name + "` is a built-in").label("this hides the built-in `" + name + "`")
+          .help("choose another name");
     }
   }
 }
@@ -290,15 +268,9 @@ std::vector<std::string> Checker::size_names(const Scope& scope) const {
 
 void Checker::unknown_name(const std::string& name, Span span, const std::vector<std::string>& candidates, std::string_view what) {
   if (lost_in_syntax_error(name)) return;
-  Diagnostic d;
-  d.code = DiagnosticCode::E0201;
-  d.message = "no " + std::string(what) + " named `" + name + "`";
-  d.primary = {span, "not defined"};
-  if (auto suggestion = suggest_name(name, candidates)) {
-    d.helps.push_back("did you mean `" + *suggestion + "`?");
-    d.fixes.push_back({"change to `" + *suggestion + "`", {{span, *suggestion}}});
-  }
-  report(std::move(d));
+  report(DiagnosticCode::E0201, span, "no " + std::string(what) + " named `" + name + "`")
+      .label("not defined")
+      .suggest(span, suggest_name(name, candidates));
 }
 
 std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span span, Scope& scope) {
@@ -400,19 +372,18 @@ std::optional<Axis> Checker::resolve_size_unchecked(const SizeNode& node, Scope&
         case '/': {
           auto quotient = right->size.is_zero() ? std::nullopt : left->size.divide_exact(right->size);
           if (!quotient) {
-            Diagnostic d;
-            d.code = DiagnosticCode::E0302;
-            d.message = "`" + axis.label + "` does not divide exactly: " + describe_axis(*left) + " is not a multiple of " + describe_axis(*right);
-            d.primary = {node.span, "not a whole number"};
-            if (!left->bound_at.empty() && left->size.is_constant()) d.secondary.push_back({left->bound_at, "`" + left->label + "` is " + left->size.to_user_string()});
+            auto d = report(DiagnosticCode::E0302, node.span,
+                            "`" + axis.label + "` does not divide exactly: " + describe_axis(*left) + " is not a multiple of " + describe_axis(*right));
+            d.label("not a whole number");
+            if (!left->bound_at.empty() && left->size.is_constant()) d.secondary(left->bound_at, "`" + left->label + "` is " + left->size.to_user_string());
             if (!right->bound_at.empty() && right->size.is_constant() && !(right->bound_at == left->bound_at))
-              d.secondary.push_back({right->bound_at, "`" + right->label + "` is " + right->size.to_user_string()});
-            d.notes.push_back("sizes are whole numbers, so `/` must divide exactly");
+              d.secondary(right->bound_at, "`" + right->label + "` is " + right->size.to_user_string());
+            d.note("sizes are whole numbers, so `/` must divide exactly");
             auto divisor = right->size.constant_value();
             std::vector<std::string> names = left->size.variables();
             if (divisor && *divisor > 1 && names.size() == 1 && left->size == SizeExpr::variable(names[0]))
-              d.helps.push_back("name the quotient instead: write `" + names[0] + "` as `" + std::to_string(*divisor) + "h` where it is bound, and use `h` here");
-            report(std::move(d));
+              d.help("name the quotient instead: write `" + names[0] + "` as `" + std::to_string(*divisor) + "h` where it is bound, and use `h` here");
+            d.emit();
             return std::nullopt;
           }
           axis.size = *quotient;
@@ -463,15 +434,9 @@ std::optional<ElementType> Checker::element_type(const ElementTypeNode& node, Sc
     std::vector<std::string> candidates = known;
     for (auto& [global, item] : globals_)
       if (item->kind == Item::Kind::model) candidates.push_back(global);
-    Diagnostic d;
-    d.code = DiagnosticCode::E0203;
-    d.message = "no element type or model named `" + name + "`";
-    d.primary = {node.name_span, "unknown type"};
-    if (auto suggestion = suggest_name(name, candidates)) {
-      d.helps.push_back("did you mean `" + *suggestion + "`?");
-      d.fixes.push_back({"change to `" + *suggestion + "`", {{node.name_span, *suggestion}}});
-    }
-    report(std::move(d));
+    report(DiagnosticCode::E0203, node.name_span, "no element type or model named `" + name + "`")
+        .label("unknown type")
+        .suggest(node.name_span, suggest_name(name, candidates));
     return std::nullopt;
   }
   return element;
@@ -529,20 +494,16 @@ FunctionSignature Checker::signature_of(const Item& item) {
   signature.result_only.insert(scope.generics.begin() + static_cast<std::ptrdiff_t>(parameter_generics), scope.generics.end());
   // A result's sizes must follow from the arguments' (or be `?k`, known when the program runs).
   for (auto it = scope.generics.begin() + static_cast<std::ptrdiff_t>(parameter_generics); it != scope.generics.end(); ++it) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0308;
-    d.message = "`" + *it + "` in the result type of `" + item.name + "` is not an axis of any parameter";
-    d.primary = {scope.axes[*it].at, "bound by no parameter"};
-    d.notes.push_back("a caller works out the result's sizes from its arguments' sizes, so each one must come from a parameter");
     std::vector<std::string> names;
     for (const std::string& g : scope.generics)
       if (!signature.result_only.count(g) || g == *it) names.push_back(g);
     for (auto& [name, value] : a_.semantics.dims) names.push_back(name);
-    if (auto suggestion = suggest_name(*it, names))
-      d.helps.push_back("did you mean `" + *suggestion + "`?");
-    else
-      d.helps.push_back("use a parameter's axis, or write `?" + *it + "` for a size known only when the program runs");
-    report(std::move(d));
+    auto suggestion = suggest_name(*it, names);
+    report(DiagnosticCode::E0308, scope.axes[*it].at, "`" + *it + "` in the result type of `" + item.name + "` is not an axis of any parameter")
+        .label("bound by no parameter")
+        .note("a caller works out the result's sizes from its arguments' sizes, so each one must come from a parameter")
+        .help(suggestion ? "did you mean `" + *suggestion + "`?"
+                         : "use a parameter's axis, or write `?" + *it + "` for a size known only when the program runs");
   }
   signature.scope_axes = scope.axes;
   signature.generic_order = scope.generics;
@@ -567,12 +528,8 @@ void Checker::check_model(const Item& item) {
   std::string hover_text = "```shapescript\nmodel " + item.name + ":\n";
   for (const Item::Param& param : item.params) {
     if (auto [first, inserted] = seen.try_emplace(param.name, param.name_span); !inserted) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0202;
-      d.message = "`" + item.name + "` has two parameters named `" + param.name + "`";
-      d.primary = {param.name_span, "defined again here"};
-      d.secondary.push_back({first->second, "first defined here"});
-      report(std::move(d));
+      report(DiagnosticCode::E0202, param.name_span, "`" + item.name + "` has two parameters named `" + param.name + "`")
+          .label("defined again here").secondary(first->second, "first defined here");
       continue;
     }
     // A name that is no dim reads as a generic axis here, so that E0602 can say the size isn't fixed.
@@ -583,19 +540,15 @@ void Checker::check_model(const Item& item) {
     if (type.is_tensor())
       for (const Axis& axis : type.tensor.axes)
         if (!axis.size.is_constant()) {
-          Diagnostic d;
-          d.code = DiagnosticCode::E0602;
-          d.message = "`" + param.name + "`'s size must be fixed, but " + describe_axis(axis) + " is not";
-          d.primary = {axis.bound_at.empty() ? param.type.span : axis.bound_at, "not a dim"};
-          d.notes.push_back("a model's parameters are created before any input is seen, so every size is a dim or a number");
           std::vector<std::string> dims;
           for (auto& [name, value] : a_.semantics.dims) dims.push_back(name);
           std::vector<std::string> variables = axis.size.variables();
-          if (auto suggestion = variables.size() == 1 ? suggest_name(variables[0], dims) : std::nullopt)
-            d.helps.push_back("did you mean `" + *suggestion + "`?");
-          else
-            d.helps.push_back("declare its size with `dim`, as in `dim P = 1024`, and use that");
-          report(std::move(d));
+          auto suggestion = variables.size() == 1 ? suggest_name(variables[0], dims) : std::nullopt;
+          report(DiagnosticCode::E0602, axis.bound_at.empty() ? param.type.span : axis.bound_at,
+                 "`" + param.name + "`'s size must be fixed, but " + describe_axis(axis) + " is not")
+              .label("not a dim")
+              .note("a model's parameters are created before any input is seen, so every size is a dim or a number")
+              .help(suggestion ? "did you mean `" + *suggestion + "`?" : "declare its size with `dim`, as in `dim P = 1024`, and use that");
           type = ValueType::unknown();
           break;
         }
@@ -618,35 +571,21 @@ void Checker::check_initializer(const Expr& init) {
           continue;
         }
         if (std::find(builtin->keywords.begin(), builtin->keywords.end(), *argument.keyword) == builtin->keywords.end()) {
-          Diagnostic d;
-          d.code = DiagnosticCode::E0502;
-          d.message = "`" + std::string(builtin->name) + "` has no argument `" + *argument.keyword + "`";
-          d.primary = {argument.keyword_span, "unknown keyword"};
           std::vector<std::string> accepted(builtin->keywords.begin(), builtin->keywords.end());
-          if (auto suggestion = suggest_name(*argument.keyword, accepted)) {
-            d.helps.push_back("did you mean `" + *suggestion + "`?");
-            d.fixes.push_back({"change to `" + *suggestion + "`", {{argument.keyword_span, *suggestion}}});
-          } else {
-            d.notes.push_back("`" + std::string(builtin->name) + "` is `" + std::string(builtin->signature) + "`");
-          }
-          report(std::move(d));
+          auto suggestion = suggest_name(*argument.keyword, accepted);
+          auto d = report(DiagnosticCode::E0502, argument.keyword_span, "`" + std::string(builtin->name) + "` has no argument `" + *argument.keyword + "`");
+          d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
+          if (!suggestion) d.note("`" + std::string(builtin->name) + "` is `" + std::string(builtin->signature) + "`");
         }
       }
     return;
   }
-  Diagnostic d;
-  d.code = DiagnosticCode::E0601;
-  d.message = "`" + text(callee->span) + "` is not an initializer";
-  d.primary = {callee->span, "expected `normal(std=..)`, `ones` or `zeros`"};
   std::vector<std::string> initializers;
   for (const Builtin& b : builtins())
     if (b.effect == BuiltinEffect::initializer) initializers.emplace_back(b.name);
-  if (callee->kind == Expr::Kind::name)
-    if (auto suggestion = suggest_name(callee->text, initializers)) {
-      d.helps.push_back("did you mean `" + *suggestion + "`?");
-      d.fixes.push_back({"change to `" + *suggestion + "`", {{callee->span, *suggestion}}});
-    }
-  report(std::move(d));
+  report(DiagnosticCode::E0601, callee->span, "`" + text(callee->span) + "` is not an initializer")
+      .label("expected `normal(std=..)`, `ones` or `zeros`")
+      .suggest(callee->span, callee->kind == Expr::Kind::name ? suggest_name(callee->text, initializers) : std::nullopt);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -705,7 +644,9 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
     }
     case Statement::Kind::return_: {
       if (!statement.value) return true;
+      returned_ = statement.value.get();
       ValueType value = eval(*statement.value, scope);
+      returned_ = nullptr;
       check_return(*statement.value, value, scope);
       return true;
     }
@@ -759,6 +700,17 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
   return false;
 }
 
+std::optional<TensorType> Checker::expected_type(const Expr& e, const Scope& scope) {
+  if (&e != returned_ || !scope.function || !scope.function->result) return std::nullopt;
+  const ValueType& result = signatures_[scope.function].result;
+  if (!result.is_tensor()) return std::nullopt;
+  return result.tensor;
+}
+
+bool Checker::names_builtin(const std::string& name, const Scope& scope) const {
+  return find_builtin(name) && !scope.locals.count(name) && !scope.axes.count(name) && !a_.semantics.dims.count(name) && !globals_.count(name);
+}
+
 void Checker::bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope) {
   if (name.empty()) return;
   // Inside a `for` or `if`, a name from before the block keeps its type: the loop compiles to
@@ -775,20 +727,17 @@ void Checker::bind_local(const std::string& name, Span span, const ValueType& ty
         for (size_t i = 0; i < old.tensor.rank() && !code; ++i)
           if (old.tensor.axes[i].size != type.tensor.axes[i].size) {
             code = DiagnosticCode::E0301;
-            why = ": " + ordinal_axis(i) + " is " + describe_axis(type.tensor.axes[i]) + ", not " + describe_axis(old.tensor.axes[i]);
+            why = ": " + dim_word(i) + " is " + describe_axis(type.tensor.axes[i]) + ", not " + describe_axis(old.tensor.axes[i]);
           }
         if (!code && !assignable(type.tensor.element, old.tensor.element)) code = DiagnosticCode::E0401;
       }
       if (code) {
         const std::string& block = scope.blocks.back().first;
-        Diagnostic d;
-        d.code = *code;
-        d.message = "`" + name + "` is " + old.to_string() + " before " + block + ", which can't change it, but this is " + type.to_string();
-        d.primary = {span, why.empty() ? "this is " + type.to_string() : why.substr(2)};
-        d.secondary.push_back({before->second.at, "`" + name + "` is " + old.to_string() + " here"});
-        d.notes.push_back("a name rebound inside `for` or `if` keeps its type, so that the block compiles to `torch.while_loop` or `torch.cond`");
-        d.helps.push_back("use a new name for the new value");
-        report(std::move(d));
+        report(*code, span, "`" + name + "` is " + old.to_string() + " before " + block + ", which can't change it, but this is " + type.to_string())
+            .label(why.empty() ? "this is " + type.to_string() : why.substr(2))
+            .secondary(before->second.at, "`" + name + "` is " + old.to_string() + " here")
+            .note("a name rebound inside `for` or `if` keeps its type, so that the block compiles to `torch.while_loop` or `torch.cond`")
+            .help("use a new name for the new value");
         scope.locals[name] = {old, span};
         return;
       }
@@ -805,13 +754,9 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
   if (!fn) return;
   if (!fn->result) {
     if (value.is_unknown() || value.kind == ValueType::Kind::python) return;
-    Diagnostic d;
-    d.code = DiagnosticCode::E0702;
-    d.message = "`" + fn->name + "` returns " + value.to_string() + ", but declares no result type";
-    d.primary = {expr.span, "this is " + value.to_string()};
-    d.secondary.push_back({fn->name_span, "declared without `->`"});
-    d.helps.push_back("declare what it returns: `-> " + value.to_string() + "`");
-    report(std::move(d));
+    report(DiagnosticCode::E0702, expr.span, "`" + fn->name + "` returns " + value.to_string() + ", but declares no result type")
+        .label("this is " + value.to_string()).secondary(fn->name_span, "declared without `->`")
+        .help("declare what it returns: `-> " + value.to_string() + "`");
     return;
   }
   const FunctionSignature& signature = signatures_[fn];
@@ -830,13 +775,9 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
   const TensorType& got = value.tensor;
   const TensorType& want = expected.tensor;
   if (got.rank() != want.rank()) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0702;
-    d.message = "`" + fn->name + "` returns " + got.to_string() + " (" + std::to_string(got.rank()) + " axes), but its result type is " +
-                want.to_string() + " (" + std::to_string(want.rank()) + " axes)";
-    d.primary = {expr.span, "this is " + got.to_string()};
-    d.secondary.push_back({fn->result->span, "the result type"});
-    report(std::move(d));
+    report(DiagnosticCode::E0702, expr.span, "`" + fn->name + "` returns " + got.to_string() + " (" + std::to_string(got.rank()) + " axes), but its result type is " +
+            want.to_string() + " (" + std::to_string(want.rank()) + " axes)").label("this is " + got.to_string())
+        .secondary(fn->result->span, "the result type");
     return;
   }
   SizeBindings bindings;
@@ -848,19 +789,17 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
       continue;
     }
     if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound || r.status == UnifyStatus::deferred) continue;
-    Diagnostic d;
-    d.code = DiagnosticCode::E0301;
-    d.message = "`" + fn->name + "` returns " + got.to_string() + ", but its result type says " + want.to_string() + ": " + ordinal_axis(i) +
-                " is " + describe_axis(got.axes[i]) + ", not " + describe_axis(want.axes[i]);
-    d.primary = {expr.span, ordinal_axis(i) + " is " + describe_axis(got.axes[i])};
     const SizeNode& written = fn->result->axes[i];
-    d.secondary.push_back({written.span, "the result type says " + describe_axis(want.axes[i])});
+    auto d = report(DiagnosticCode::E0301, expr.span,
+                    "`" + fn->name + "` returns " + got.to_string() + ", but its result type says " + want.to_string() + ": " + dim_word(i) +
+                        " is " + describe_axis(got.axes[i]) + ", not " + describe_axis(want.axes[i]));
+    d.label(dim_word(i) + " is " + describe_axis(got.axes[i])).secondary(written.span, "the result type says " + describe_axis(want.axes[i]));
     if (!want.axes[i].bound_at.empty() && !(want.axes[i].bound_at == written.span) && want.axes[i].size.is_constant())
-      d.secondary.push_back({want.axes[i].bound_at, "`" + want.axes[i].label + "` is " + want.axes[i].size.to_user_string() + " here"});
+      d.secondary(want.axes[i].bound_at, "`" + want.axes[i].label + "` is " + want.axes[i].size.to_user_string() + " here");
     const Axis& made = got.axes[i];
     if (!made.bound_at.empty() && made.label != made.size.to_user_string() && !(made.bound_at == written.span))
-      d.secondary.push_back({made.bound_at, "`" + made.label + "` is " + made.size.to_user_string() + " here"});
-    report(std::move(d));
+      d.secondary(made.bound_at, "`" + made.label + "` is " + made.size.to_user_string() + " here");
+    d.emit();
     return;
   }
   if (!assignable(got.element, want.element)) {
@@ -872,13 +811,10 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
 
 // `e` is a Python value where a typed one is needed.
 void Checker::python_without_as(const Expr& expr, std::optional<std::string> expected_type) {
-  Diagnostic d;
-  d.code = DiagnosticCode::E0403;
-  d.message = "`" + text(expr.span) + "` is a Python value, whose type the checker can't know";
-  d.primary = {expr.span, "Python value"};
-  d.helps.push_back("say what it is with `as`, as in `" + text(expr.span) + " as " + expected_type.value_or("[D]") + "`");
-  if (expected_type) d.fixes.push_back({"assert its type with `as " + *expected_type + "`", {{{expr.span.end, expr.span.end}, " as " + *expected_type}}});
-  report(std::move(d));
+  auto d = report(DiagnosticCode::E0403, expr.span, "`" + text(expr.span) + "` is a Python value, whose type the checker can't know");
+  d.label("Python value").help("say what it is with `as`, as in `" + text(expr.span) + " as " + expected_type.value_or("[D]") + "`");
+  if (expected_type) d.fix("assert its type with `as " + *expected_type + "`", {expr.span.end, expr.span.end}, " as " + *expected_type);
+  d.emit();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -930,7 +866,7 @@ std::string Checker::parameter_hover(const Item& item, size_t index, const Funct
                         : e.kind == ExportAxis::Kind::derived ? "dynamic: `" + axis.size.to_string() + "`, derived from `Dim(\"" + e.dim + "\")`"
                         : e.kind == ExportAxis::Kind::product ? "dynamic: a `Dim` checked to equal `" + axis.size.to_string() + "`"
                                                               : "data-dependent";
-      out += "\n- " + ordinal_axis(a) + " `" + axis.label + "`: " + how;
+      out += "\n- " + dim_word(a) + " `" + axis.label + "`: " + how;
     }
   }
   return out;

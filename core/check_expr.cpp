@@ -10,8 +10,6 @@ namespace ss {
 
 namespace {
 
-std::string axis_word(size_t index) { return "axis " + std::to_string(index + 1); }
-
 // The label at the place an axis was bound: a dim's value, or where a generic axis was named.
 std::string bound_label(const Axis& axis) {
   if (auto value = axis.size.constant_value()) return "`" + axis.label + "` is " + std::to_string(*value);
@@ -92,6 +90,13 @@ class CallChecker final : public CallContext {
   bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) override {
     return checker_.expect_same_size(expected, actual, span, what);
   }
+  bool is_builtin_causal(const Expr& e) const override {
+    auto facts = checker_.analysis().semantics.calls.find(&e);
+    return e.kind == Expr::Kind::subscript && facts != checker_.analysis().semantics.calls.end() && facts->second.builtin &&
+           facts->second.builtin->name == "causal";
+  }
+  std::optional<TensorType> expected_result() const override { return checker_.expected_type(call_, scope_); }
+  using CallContext::report;
   void report(Diagnostic diagnostic) override { checker_.report(std::move(diagnostic)); }
 
  private:
@@ -236,16 +241,13 @@ std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorTy
     else if (x->size.constant_value() == 1) target = *y;
     else if (y->size.constant_value() == 1) target = *x;
     else {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0304;
-      d.message = a.to_string() + " and " + b.to_string() + " don't broadcast: " + describe_axis(*x) + " against " + describe_axis(*y);
-      d.primary = {span, describe_axis(*x) + " against " + describe_axis(*y)};
-      if (!x->bound_at.empty()) d.secondary.push_back({x->bound_at, bound_label(*x)});
-      if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary.push_back({y->bound_at, bound_label(*y)});
-      d.notes.push_back("axes are matched from the last; each pair must be equal, or one of them 1");
-      if (!x->size.is_constant() && !y->size.is_constant())
-        d.helps.push_back("if " + describe_axis(*x) + " and " + describe_axis(*y) + " are always the same size, give them one name");
-      report(std::move(d));
+      auto d = report(DiagnosticCode::E0304, span, a.to_string() + " and " + b.to_string() + " don't broadcast: " + describe_axis(*x) + " against " + describe_axis(*y));
+      d.label(describe_axis(*x) + " against " + describe_axis(*y));
+      if (!x->bound_at.empty()) d.secondary(x->bound_at, bound_label(*x));
+      if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary(y->bound_at, bound_label(*y));
+      d.note("axes are matched from the last; each pair must be equal, or one of them 1");
+      if (!x->size.is_constant() && !y->size.is_constant()) d.help("if " + describe_axis(*x) + " and " + describe_axis(*y) + " are always the same size, give them one name");
+      d.emit();
       return std::nullopt;
     }
   }
@@ -254,13 +256,11 @@ std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorTy
 
 bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) {
   if (expected.size == actual.size) return true;
-  Diagnostic d;
-  d.code = DiagnosticCode::E0301;
-  d.message = std::string(what) + " is " + describe_axis(actual) + ", but it must be " + describe_axis(expected);
-  d.primary = {span, "this has " + describe_axis(actual)};
-  if (!expected.bound_at.empty()) d.secondary.push_back({expected.bound_at, bound_label(expected)});
-  if (!actual.bound_at.empty() && !(actual.bound_at == expected.bound_at)) d.secondary.push_back({actual.bound_at, bound_label(actual)});
-  report(std::move(d));
+  auto d = report(DiagnosticCode::E0301, span, std::string(what) + " is " + describe_axis(actual) + ", but it must be " + describe_axis(expected));
+  d.label("this has " + describe_axis(actual));
+  if (!expected.bound_at.empty()) d.secondary(expected.bound_at, bound_label(expected));
+  if (!actual.bound_at.empty() && !(actual.bound_at == expected.bound_at)) d.secondary(actual.bound_at, bound_label(actual));
+  d.emit();
   return false;
 }
 
@@ -330,13 +330,9 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
       return ValueType::unknown();
     }
     std::string module = root->text;
-    Diagnostic d;
-    d.code = DiagnosticCode::E0206;
-    d.message = "`" + text(expr.span) + "` starts with `" + module + "`, which is not an imported Python module";
-    d.primary = {root->span, "not imported"};
-    d.helps.push_back("import it: `import python " + module + "`");
-    d.fixes.push_back({"add `import python " + module + "`", {{{0, 0}, "import python " + module + "\n"}}});
-    report(std::move(d));
+    report(DiagnosticCode::E0206, root->span, "`" + text(expr.span) + "` starts with `" + module + "`, which is not an imported Python module")
+        .label("not imported").help("import it: `import python " + module + "`")
+        .fix("add `import python " + module + "`", {0, 0}, "import python " + module + "\n");
     return ValueType::unknown();
   }
   ValueType object = eval(*expr.operands[0], scope);
@@ -354,16 +350,10 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
     if (field == fields.end()) {
       std::vector<std::string> names;
       for (auto& [name, type] : fields) names.push_back(name);
-      Diagnostic d;
-      d.code = DiagnosticCode::E0204;
-      d.message = "`" + object.name + "` has no parameter `" + expr.text + "`";
-      d.primary = {expr.text_span, "not a parameter of `" + object.name + "`"};
-      d.secondary.push_back({model->second->name_span, "`" + object.name + "` is defined here"});
-      if (auto suggestion = suggest_name(expr.text, names)) {
-        d.helps.push_back("did you mean `" + *suggestion + "`?");
-        d.fixes.push_back({"change to `" + *suggestion + "`", {{expr.text_span, *suggestion}}});
-      }
-      report(std::move(d));
+      report(DiagnosticCode::E0204, expr.text_span, "`" + object.name + "` has no parameter `" + expr.text + "`")
+          .label("not a parameter of `" + object.name + "`")
+          .secondary(model->second->name_span, "`" + object.name + "` is defined here")
+          .suggest(expr.text_span, suggest_name(expr.text, names));
       return ValueType::unknown();
     }
     for (const Item::Param& p : model->second->params)
@@ -380,7 +370,9 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
   const Expr& base = *expr.operands[0];
   // `causal[n m]`: a Bool mask, true where the key position m is at or before the query position n.
-  if (base.kind == Expr::Kind::name && base.text == "causal" && !scope.locals.count("causal")) {
+  if (base.kind == Expr::Kind::name && base.text == "causal" && names_builtin("causal", scope)) {
+    // Recorded as the built-in's use, so that rules (sdpa's is_causal) read the name as it was resolved.
+    a_.semantics.calls[&expr].builtin = find_builtin("causal");
     hover(base.span, "```shapescript\n" + std::string(find_builtin("causal")->signature) + "\n```\n" + std::string(find_builtin("causal")->summary));
     TensorType mask;
     mask.element.kind = ElementKind::bool_;
@@ -406,30 +398,29 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   for (size_t i = 0; i < expr.index.size() && i < tensor->rank(); ++i) {
     const SizeNode& s = expr.index[i];
     const Axis& axis = tensor->axes[i];
-    Diagnostic d;
-    d.code = DiagnosticCode::E0402;
     if (s.kind == SizeNode::Kind::number) {
       auto size = axis.size.constant_value();
       if (!size || s.number < *size) continue;
-      d.message = "index " + std::to_string(s.number) + " is out of range for " + axis_word(i) + " of " + tensor->to_string() + ", " +
-                  describe_axis(axis);
-      d.primary = {s.span, "out of range"};
-      d.notes.push_back("indices count from 0, so the last is " + std::to_string(*size - 1));
+      report(DiagnosticCode::E0402, s.span,
+             "index " + std::to_string(s.number) + " is out of range for " + dim_word(i) + " of " + tensor->to_string() + ", " + describe_axis(axis))
+          .label("out of range")
+          .note("indices count from 0, so the last is " + std::to_string(*size - 1))
+          .secondary(base.span, "this is " + tensor->to_string());
     } else if (s.kind == SizeNode::Kind::name) {
       auto local = scope.locals.find(s.name);
       if (local == scope.locals.end() || !local->second.type.is_tensor()) continue;
       const ElementType& element = local->second.type.tensor.element;
       if (element.kind != ElementKind::index || element.bound == axis.size) continue;
-      d.message = "`" + s.name + "` is an `" + element.to_string() + "`, but it indexes " + axis_word(i) + " of " + tensor->to_string() + ", " +
-                  describe_axis(axis);
-      d.primary = {s.span, "below " + element.bound.to_user_string() + ", not " + axis.size.to_user_string()};
-      d.secondary.push_back({local->second.at, "`" + s.name + "` is bound here"});
-      d.notes.push_back("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries");
+      report(DiagnosticCode::E0402, s.span,
+             "`" + s.name + "` is an `" + element.to_string() + "`, but it indexes " + dim_word(i) + " of " + tensor->to_string() + ", " +
+                 describe_axis(axis))
+          .label("below " + element.bound.to_user_string() + ", not " + axis.size.to_user_string())
+          .secondary(local->second.at, "`" + s.name + "` is bound here")
+          .note("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries")
+          .secondary(base.span, "this is " + tensor->to_string());
     } else {
       continue;
     }
-    d.secondary.push_back({base.span, "this is " + tensor->to_string()});
-    report(std::move(d));
     return ValueType::unknown();
   }
   if (expr.index.size() > tensor->rank()) {
@@ -531,18 +522,12 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     if (argument.keyword) {
       if (std::find(builtin.keywords.begin(), builtin.keywords.end(), *argument.keyword) == builtin.keywords.end()) {
         std::vector<std::string> accepted(builtin.keywords.begin(), builtin.keywords.end());
-        Diagnostic d;
-        d.code = DiagnosticCode::E0502;
-        d.message = "`" + name + "` has no argument `" + *argument.keyword + "`";
-        d.primary = {argument.keyword_span, "unknown keyword"};
-        if (auto suggestion = suggest_name(*argument.keyword, accepted)) {
-          d.helps.push_back("did you mean `" + *suggestion + "`?");
-          d.fixes.push_back({"change to `" + *suggestion + "`", {{argument.keyword_span, *suggestion}}});
-          suggested.insert(*suggestion);
-        } else {
-          d.notes.push_back("`" + name + "` is `" + std::string(builtin.signature) + "`");
-        }
-        report(std::move(d));
+        auto suggestion = suggest_name(*argument.keyword, accepted);
+        auto d = report(DiagnosticCode::E0502, argument.keyword_span, "`" + name + "` has no argument `" + *argument.keyword + "`");
+        d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
+        if (suggestion) suggested.insert(*suggestion);
+        else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
+        d.emit();
         ok = false;
         continue;
       }
@@ -585,22 +570,17 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     std::string expected = builtin.min_positional == builtin.max_positional
                                ? std::to_string(builtin.min_positional)
                                : std::to_string(builtin.min_positional) + " to " + std::to_string(builtin.max_positional);
-    Diagnostic d;
-    d.code = DiagnosticCode::E0501;
-    d.message = "`" + name + "` takes " + expected + " argument" + (expected == "1" ? "" : "s") + ", but " + std::to_string(count) +
-                (count == 1 ? " was" : " were") + " given";
-    d.primary = {expr.span, "`" + std::string(builtin.signature) + "`"};
-    if (expr.piped) d.notes.push_back("`x |> f(a)` passes `x` as the first argument");
-    report(std::move(d));
+    auto d = report(DiagnosticCode::E0501, expr.span, "`" + name + "` takes " + expected + " argument" + (expected == "1" ? "" : "s") + ", but " + std::to_string(count) +
+            (count == 1 ? " was" : " were") + " given");
+    d.label("`" + std::string(builtin.signature) + "`");
+    if (expr.piped) d.note("`x |> f(a)` passes `x` as the first argument");
+    d.emit();
     return ValueType::unknown();
   }
   for (std::string_view required : builtin.required_keywords)
     if (!keywords.count(std::string(required)) && !suggested.count(std::string(required))) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0503;
-      d.message = "`" + name + "` needs `" + std::string(required) + "=`";
-      d.primary = {expr.span, "`" + std::string(builtin.signature) + "`"};
-      report(std::move(d));
+      report(DiagnosticCode::E0503, expr.span, "`" + name + "` needs `" + std::string(required) + "=`")
+          .label("`" + std::string(builtin.signature) + "`");
       ok = false;
     }
   if (!ok || !builtin.rule) return ValueType::unknown();
@@ -707,14 +687,10 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
     arguments.emplace_back(&argument, argument.value ? eval(*argument.value, scope) : ValueType::unknown());
   }
   if (arguments.size() != signature.parameters.size()) {
-    Diagnostic d;
-    d.code = DiagnosticCode::E0501;
-    d.message = "`" + item.name + "` takes " + std::to_string(signature.parameters.size()) + " argument" +
-                (signature.parameters.size() == 1 ? "" : "s") + ", but " + std::to_string(arguments.size()) +
-                (arguments.size() == 1 ? " was" : " were") + " given";
-    d.primary = {expr.span, "`" + signature_text(item) + "`"};
-    d.secondary.push_back({item.name_span, "defined here"});
-    report(std::move(d));
+    report(DiagnosticCode::E0501, expr.span, "`" + item.name + "` takes " + std::to_string(signature.parameters.size()) + " argument" +
+            (signature.parameters.size() == 1 ? "" : "s") + ", but " + std::to_string(arguments.size()) +
+            (arguments.size() == 1 ? " was" : " were") + " given").label("`" + signature_text(item) + "`")
+        .secondary(item.name_span, "defined here");
     return ValueType::unknown();
   }
   bool ok = true;
@@ -763,31 +739,26 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
         lifted = shape;
       }
     } else if (tensor->rank() != want.rank()) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0306;
-      d.message = "`" + item.name + "` expects `" + signature.names[i] + "` to be " + want.to_string() + ", with " + std::to_string(want.rank()) +
-                  " axes, but this is " + tensor->to_string() + ", with " + std::to_string(tensor->rank());
-      d.primary = {argument->span, "this is " + tensor->to_string()};
-      d.secondary.push_back({item.parameters[i].type.span, "the parameter's type"});
-      report(std::move(d));
+      report(DiagnosticCode::E0306, argument->span, "`" + item.name + "` expects `" + signature.names[i] + "` to be " + want.to_string() + ", with " + std::to_string(want.rank()) +
+              " axes, but this is " + tensor->to_string() + ", with " + std::to_string(tensor->rank()))
+          .label("this is " + tensor->to_string()).secondary(item.parameters[i].type.span, "the parameter's type");
       ok = false;
       continue;
     } else {
       for (size_t a = 0; a < want.rank(); ++a) pending.push_back({i, a});
     }
     if (!assignable(tensor->element, want.element)) {
-      Diagnostic d;
-      d.code = tensor->element.kind == ElementKind::index && want.element.kind == ElementKind::index ? DiagnosticCode::E0402 : DiagnosticCode::E0401;
-      d.message = "`" + item.name + "` expects `" + signature.names[i] + "` of `" + want.element.to_string() + "`, but this is `" +
-                  tensor->element.to_string() + "`";
-      d.primary = {argument->span, "its elements are `" + tensor->element.to_string() + "`"};
-      d.secondary.push_back({item.parameters[i].type.span, "the parameter's type"});
-      report(std::move(d));
+      report(tensor->element.kind == ElementKind::index && want.element.kind == ElementKind::index ? DiagnosticCode::E0402 : DiagnosticCode::E0401, argument->span, "`" + item.name + "` expects `" + signature.names[i] + "` of `" + want.element.to_string() + "`, but this is `" +
+              tensor->element.to_string() + "`").label("its elements are `" + tensor->element.to_string() + "`")
+          .secondary(item.parameters[i].type.span, "the parameter's type");
       ok = false;
     }
   }
   // Unify axis by axis; a group such as `(gh gw)` may wait until its factors are bound elsewhere.
-  for (int pass = 0; pass < 4 && !pending.empty() && ok; ++pass) {
+  // The arguments that are fine are unified even when another one is not, so their errors show too.
+  bool arguments_ok = ok;
+  SizeBindings guesses;  // generic axes an argument couldn't bind, as they would be had it fit
+  for (int pass = 0; pass < 4 && !pending.empty(); ++pass) {
     std::vector<Pending> deferred;
     for (const Pending& p : pending) {
       const Axis& want = signature.parameters[p.parameter].tensor.axes[p.axis];
@@ -804,47 +775,54 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
         bound_by[r.variable] = {argument.span, p.axis};
       }
       if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound) continue;
-      if (r.status == UnifyStatus::deferred && pass < 3) {
-        deferred.push_back(p);
+      if (r.status == UnifyStatus::deferred && (pass < 3 || !arguments_ok)) {
+        deferred.push_back(p);  // an argument already reported may be what would have bound it
         continue;
       }
-      Diagnostic d;
       const std::string& param = signature.names[p.parameter];
+      Span declared = item.parameters[p.parameter].type.axes[p.axis].span;
       if (r.status == UnifyStatus::not_divisible) {
-        d.code = DiagnosticCode::E0303;
-        d.message = "`" + item.name + "` needs " + axis_word(p.axis) + " of `" + param + "` to be `" + want.label + "`, a multiple of " +
-                    std::to_string(r.required_multiple) + ", but it is " + describe_axis(got) + ", which may not be";
-        d.primary = {argument.span, axis_word(p.axis) + " is " + describe_axis(got)};
-        d.secondary.push_back({item.parameters[p.parameter].type.axes[p.axis].span, "`" + want.label + "` is declared here"});
-        if (!got.bound_at.empty()) d.secondary.push_back({got.bound_at, "`" + got.label + "` bound here"});
-        d.notes.push_back("`" + want.label + "` means " + std::to_string(r.required_multiple) + " × " + r.variable + " for a whole number " + r.variable);
+        auto d = report(DiagnosticCode::E0303, argument.span,
+                        "`" + item.name + "` needs " + dim_word(p.axis) + " of `" + param + "` to be `" + want.label + "`, a multiple of " +
+                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(got) + ", which may not be");
+        d.label(dim_word(p.axis) + " is " + describe_axis(got)).secondary(declared, "`" + want.label + "` is declared here");
+        if (!got.bound_at.empty()) d.secondary(got.bound_at, "`" + got.label + "` bound here");
+        d.note("`" + want.label + "` means " + std::to_string(r.required_multiple) + " × " + r.variable + " for a whole number " + r.variable);
         if (!got.size.is_constant() && got.size.variables().size() == 1)
-          d.helps.push_back("promise it where `" + got.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + got.label + "`");
+          d.help("promise it where `" + got.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + got.label + "`");
+        // What the variable would be if the promise held (`h/16`): the result's best guess, below.
+        if (!r.variable.empty())
+          guesses.try_emplace(r.variable, SizeExpr::variable(got.label + "/" + std::to_string(r.required_multiple)));
       } else {
-        SizeExpr expected = want.size.substitute(bindings);
         Axis shown = want;
-        shown.size = expected;
-        d.code = r.status == UnifyStatus::deferred ? DiagnosticCode::E0308 : DiagnosticCode::E0301;
-        d.message = r.status == UnifyStatus::deferred
-                        ? "`" + item.name + "` can't work out `" + want.label + "` from " + describe_axis(got)
-                        : "`" + item.name + "` expects " + axis_word(p.axis) + " of `" + param + "` to be " + describe_axis(shown) + ", but it is " +
-                              describe_axis(got);
-        d.primary = {argument.span, axis_word(p.axis) + " is " + describe_axis(got)};
-        d.secondary.push_back({item.parameters[p.parameter].type.axes[p.axis].span, "`" + want.label + "` is declared here"});
+        shown.size = want.size.substitute(bindings);
+        bool deferred_for_good = r.status == UnifyStatus::deferred;
+        auto d = report(deferred_for_good ? DiagnosticCode::E0308 : DiagnosticCode::E0301, argument.span,
+                        deferred_for_good ? "`" + item.name + "` can't work out `" + want.label + "` from " + describe_axis(got)
+                                          : "`" + item.name + "` expects " + dim_word(p.axis) + " of `" + param + "` to be " + describe_axis(shown) +
+                                                ", but it is " + describe_axis(got));
+        d.label(dim_word(p.axis) + " is " + describe_axis(got)).secondary(declared, "`" + want.label + "` is declared here");
         for (const std::string& v : want.size.variables())
-          if (bindings.count(v) && bound_by.count(v) && !(want.label == v && r.status == UnifyStatus::deferred))
-            d.secondary.push_back({bound_by[v].first, "`" + v + "` is `" + labels[v] + "` here, from " + axis_word(bound_by[v].second)});
-        if (!got.bound_at.empty() && got.size.is_constant() == false) d.secondary.push_back({got.bound_at, "`" + got.label + "` bound here"});
+          if (bindings.count(v) && bound_by.count(v) && !(want.label == v && deferred_for_good))
+            d.secondary(bound_by[v].first, "`" + v + "` is `" + labels[v] + "` here, from " + dim_word(bound_by[v].second));
+        if (!got.bound_at.empty() && !got.size.is_constant()) d.secondary(got.bound_at, "`" + got.label + "` bound here");
       }
-      report(std::move(d));
+      // Each axis is checked on its own, so one run reports every axis that disagrees.
       ok = false;
-      break;
     }
     pending = std::move(deferred);
   }
-  if (!ok) return ValueType::unknown();
   ValueType result = signature.result;
   if (result.is_unknown()) return result;
+  // After an error, the declared result is still the best guess when the arguments fixed its sizes:
+  // later statements are checked against it rather than skipped (one run, every independent error).
+  if (!ok) {
+    if (!result.is_tensor() || lifted) return ValueType::unknown();
+    for (auto& [variable, guess] : guesses) bindings.try_emplace(variable, guess);
+    for (const Axis& axis : result.tensor.axes)
+      for (const std::string& v : axis.size.variables())
+        if (signature.generics.count(v) && !bindings.count(v) && !v.starts_with("?")) return ValueType::unknown();
+  }
   if (result.is_tensor()) {
     for (Axis& axis : result.tensor.axes) {
       std::vector<std::string> variables = axis.size.variables();
@@ -881,7 +859,7 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     if (tensor.axes[i].name == value.text) by_name.push_back(i);
   if (by_name.size() == 1) {
     hover(value.span, "```shapescript\n" + value.text + " = " + tensor.axes[by_name[0]].size.to_user_string() + "\n```\n" +
-                          axis_word(by_name[0]) + " of " + tensor.to_string());
+                          dim_word(by_name[0]) + " of " + tensor.to_string());
     return by_name[0];
   }
   // Not a name the tensor's axes carry: find the axis by its size.
@@ -895,28 +873,23 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     for (size_t i = 0; i < tensor.rank(); ++i)
       if (tensor.axes[i].size == *size) by_size.push_back(i);
   if (by_size.size() == 1 && by_name.empty()) return by_size[0];
-  Diagnostic d;
-  d.code = DiagnosticCode::E0305;
   if (by_name.size() > 1 || by_size.size() > 1) {
-    d.message = "`" + std::string(keyword) + "=" + value.text + "` is ambiguous: " + tensor.to_string() + " has several such axes";
-    d.primary = {value.span, "which one?"};
-  } else {
-    d.message = tensor.to_string() + " has no axis `" + value.text + "`";
-    d.primary = {value.span, "not an axis of " + tensor.to_string()};
-    d.secondary.push_back({tensor_span, "this is " + tensor.to_string()});
-    std::vector<std::string> names;
-    for (const Axis& axis : tensor.axes)
-      if (!axis.name.empty()) names.push_back(axis.name);
-    if (auto suggestion = suggest_name(value.text, names)) {
-      d.helps.push_back("did you mean `" + *suggestion + "`?");
-      d.fixes.push_back({"change to `" + *suggestion + "`", {{value.span, *suggestion}}});
-    } else if (!names.empty()) {
-      std::string list;
-      for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + ("`" + names[i] + "`");
-      d.notes.push_back("its axes are " + list);
-    }
+    report(DiagnosticCode::E0305, value.span,
+           "`" + std::string(keyword) + "=" + value.text + "` is ambiguous: " + tensor.to_string() + " has several such axes")
+        .label("which one?");
+    return std::nullopt;
   }
-  report(std::move(d));
+  std::vector<std::string> names;
+  for (const Axis& axis : tensor.axes)
+    if (!axis.name.empty()) names.push_back(axis.name);
+  auto suggestion = suggest_name(value.text, names);
+  auto d = report(DiagnosticCode::E0305, value.span, tensor.to_string() + " has no axis `" + value.text + "`");
+  d.label("not an axis of " + tensor.to_string()).secondary(tensor_span, "this is " + tensor.to_string()).suggest(value.span, suggestion);
+  if (!suggestion && !names.empty()) {
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + ("`" + names[i] + "`");
+    d.note("its axes are " + list);
+  }
   return std::nullopt;
 }
 
@@ -1008,14 +981,12 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
   for (size_t i = 0; i < pattern.inputs.size() && i < tensors.size(); ++i) {
     const auto& side = pattern.inputs[i];
     if (side.size() != tensors[i].rank()) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E0307;
       Span side_span{side.empty() ? pattern.span.begin : side.front().span.begin, side.empty() ? pattern.span.begin : side.back().span.end};
-      d.message = "the pattern `" + text(side_span) + "` has " + std::to_string(side.size()) + " axes, but the tensor is " +
-                  tensors[i].to_string() + ", with " + std::to_string(tensors[i].rank());
-      d.primary = {side_span, std::to_string(side.size()) + " axes"};
-      d.secondary.push_back({spans[i], "this is " + tensors[i].to_string()});
-      report(std::move(d));
+      report(DiagnosticCode::E0307, side_span,
+             "the pattern `" + text(side_span) + "` has " + std::to_string(side.size()) + " axes, but the tensor is " + tensors[i].to_string() +
+                 ", with " + std::to_string(tensors[i].rank()))
+          .label(std::to_string(side.size()) + " axes")
+          .secondary(spans[i], "this is " + tensors[i].to_string());
       return std::nullopt;
     }
     for (size_t a = 0; a < side.size(); ++a) {
@@ -1044,25 +1015,25 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
         deferred.push_back(e);
         continue;
       }
-      Diagnostic d;
       std::string written = text(e.node->span);
       std::string tensor_name = text(spans[e.input]);
       std::string of_tensor = tensor_name.size() <= 24 ? "`" + tensor_name + "`" : "the tensor";
       if (r.status == UnifyStatus::not_divisible) {
-        d.code = DiagnosticCode::E0303;
-        d.message = "the pattern's `" + written + "` needs " + axis_word(e.axis) + " of " + of_tensor + " to be a multiple of " +
-                    std::to_string(r.required_multiple) + ", but it is " + describe_axis(actual) + ", which may not be";
-        d.primary = {e.node->span, "needs a multiple of " + std::to_string(r.required_multiple)};
-        if (!actual.bound_at.empty() && !actual.size.is_constant()) d.secondary.push_back({actual.bound_at, "`" + actual.label + "` bound here"});
+        auto d = report(DiagnosticCode::E0303, e.node->span,
+                        "the pattern's `" + written + "` needs " + dim_word(e.axis) + " of " + of_tensor + " to be a multiple of " +
+                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(actual) + ", which may not be");
+        d.label("needs a multiple of " + std::to_string(r.required_multiple));
+        if (!actual.bound_at.empty() && !actual.size.is_constant()) d.secondary(actual.bound_at, "`" + actual.label + "` bound here");
         if (!actual.size.is_constant() && actual.size.variables().size() == 1 && actual.label == actual.size.variables()[0])
-          d.helps.push_back("promise it where `" + actual.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + actual.label + "`");
+          d.help("promise it where `" + actual.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + actual.label + "`");
+        d.secondary(spans[e.input], dim_word(e.axis) + " is " + describe_axis(actual));
       } else {
         SizeExpr expected = e.size.substitute(bindings);
         std::string value = expected.to_user_string();
-        d.code = DiagnosticCode::E0307;
-        d.message = "the pattern's `" + written + "`" + (value == written ? "" : " (" + value + ")") + " doesn't match " + axis_word(e.axis) +
-                    " of " + of_tensor + ", which is " + describe_axis(actual);
-        d.primary = {e.node->span, value == written ? "doesn't match" : "this is " + value};
+        auto d = report(DiagnosticCode::E0307, e.node->span,
+                        "the pattern's `" + written + "`" + (value == written ? "" : " (" + value + ")") + " doesn't match " + dim_word(e.axis) +
+                            " of " + of_tensor + ", which is " + describe_axis(actual));
+        d.label(value == written ? "doesn't match" : "this is " + value);
         if (e.node->kind == SizeNode::Kind::group) {
           std::string factors;
           for (const SizeNode& child : e.node->children) {
@@ -1072,11 +1043,10 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
             std::string child_value = size ? size->substitute(bindings).to_user_string() : child_text;
             factors += (factors.empty() ? "" : " × ") + (child_value == child_text ? child_text : "`" + child_text + "` (" + child_value + ")");
           }
-          d.notes.push_back("a group's size is the product of its factors: " + factors + " = " + value);
+          d.note("a group's size is the product of its factors: " + factors + " = " + value);
         }
+        d.secondary(spans[e.input], dim_word(e.axis) + " is " + describe_axis(actual));
       }
-      d.secondary.push_back({spans[e.input], axis_word(e.axis) + " is " + describe_axis(actual)});
-      report(std::move(d));
       return std::nullopt;
     }
     if (deferred.size() == pending.size()) {
@@ -1090,12 +1060,8 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
     std::string unsolved;
     for (const std::string& v : e.size.variables())
       if (unknowns.count(v) && !bindings.count(v)) unsolved += (unsolved.empty() ? "`" : ", `") + v + "`";
-    Diagnostic d;
-    d.code = DiagnosticCode::E0308;
-    d.message = "can't work out " + unsolved + " from the pattern `" + text(e.node->span) + "`";
-    d.primary = {e.node->span, "more than one unknown size"};
-    d.helps.push_back("name one of them with a dim or an axis already known, or give its size as a number");
-    report(std::move(d));
+    report(DiagnosticCode::E0308, e.node->span, "can't work out " + unsolved + " from the pattern `" + text(e.node->span) + "`")
+        .label("more than one unknown size").help("name one of them with a dim or an axis already known, or give its size as a number");
     return std::nullopt;
   }
   // Names solved become axes in scope, so `causal[n m]` can follow an einsum that named `m`.
@@ -1110,11 +1076,7 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
     collect_names(node, names);
     for (auto& [name, span] : names)
       if (!inputs_named.count(name) && !resolvable.count(name)) {
-        Diagnostic d;
-        d.code = DiagnosticCode::E0307;
-        d.message = "`" + name + "` is in the pattern's output but not its input";
-        d.primary = {span, "not in the input"};
-        report(std::move(d));
+        report(DiagnosticCode::E0307, span, "`" + name + "` is in the pattern's output but not its input").label("not in the input");
         return std::nullopt;
       }
     SizeVariableSet none;

@@ -72,6 +72,8 @@ class Checker {
   const FunctionSignature& signature(const Item* item) { return signatures_[item]; }
   std::string text(Span span) const;
   void report(Diagnostic diagnostic);
+  // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
+  DiagnosticBuilder report(DiagnosticCode code, Span span, std::string message);
   void error(DiagnosticCode code, Span span, std::string message, std::string label);
 
   // Expressions (check_expr.cpp).
@@ -83,6 +85,10 @@ class Checker {
                                                             const std::vector<Span>& spans, Scope& scope);
   std::optional<size_t> axis_argument(const TensorType& tensor, const Argument* argument, std::string_view keyword, Span tensor_span, Scope& scope);
   static ExportAxis export_axis(const Axis& axis);
+  // The type `e` must have, when the checker knows it: the declared result, for what is returned.
+  std::optional<TensorType> expected_type(const Expr& e, const Scope& scope);
+  // Whether `name` in `scope` is the built-in of that name, not a local, size or global.
+  bool names_builtin(const std::string& name, const Scope& scope) const;
 
  private:
   friend class CallChecker;
@@ -94,6 +100,7 @@ class Checker {
   std::map<const Item*, std::map<std::string, ValueType, std::less<>>> model_fields_;
   std::map<const Item*, std::vector<Use>> uses_;
   const Item* current_ = nullptr;  // the function being checked
+  const Expr* returned_ = nullptr;  // the expression a `return` is checking, whose type the result declares
   std::vector<std::optional<std::string>> as_context_;  // `as` types being evaluated, innermost last
 
   void report_syntax_errors();

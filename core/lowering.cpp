@@ -14,9 +14,10 @@ std::string fact(const LowerContext& c, const std::string& key, const std::strin
   return it == c.facts->lowering.end() ? otherwise : it->second;
 }
 
-std::string keyword(const LowerContext& c, const std::string& name, const std::string& otherwise) {
+// A keyword as the call gives it, else the built-in's default from its table entry.
+std::string keyword(const LowerContext& c, std::string_view builtin, const std::string& name) {
   auto it = c.keywords.find(name);
-  return it == c.keywords.end() ? otherwise : it->second;
+  return it != c.keywords.end() ? it->second : std::string(find_builtin(builtin)->default_of(name));
 }
 
 // Elementwise maths: `math.f` on plain numbers (dims, literals), `torch.f` on tensors.
@@ -89,14 +90,14 @@ std::string lower_embedding(const LowerContext& c) { return "F.embedding(" + arg
 std::string lower_rms_norm(const LowerContext& c) {
   std::string x = moved(c, arg(c, 0));
   std::string call = "F.rms_norm(" + x + ", " + normalized_shape(c, x) + optional_keyword(c, "weight") +
-                     ", eps=" + keyword(c, "eps", "1e-5") + ")";
+                     ", eps=" + keyword(c, "rms_norm", "eps") + ")";
   return moved_back(c, call);
 }
 
 std::string lower_layer_norm(const LowerContext& c) {
   std::string x = moved(c, arg(c, 0));
   std::string call = "F.layer_norm(" + x + ", " + normalized_shape(c, x) + optional_keyword(c, "weight") +
-                     optional_keyword(c, "bias") + ", eps=" + keyword(c, "eps", "1e-5") + ")";
+                     optional_keyword(c, "bias") + ", eps=" + keyword(c, "layer_norm", "eps") + ")";
   return moved_back(c, call);
 }
 
@@ -106,6 +107,8 @@ std::string lower_scaled_dot_product_attention(const LowerContext& c) {
   if (fact(c, "causal") == "1") call += ", is_causal=True";
   else if (c.keywords.count("attn_mask")) call += ", attn_mask=" + c.keywords.at("attn_mask");
   if (c.keywords.count("scale")) call += ", scale=" + c.keywords.at("scale");
+  // Fewer key/value heads than query heads: each group of query heads reads one (checked by the rule).
+  if (fact(c, "gqa") == "1") call += ", enable_gqa=True";
   return call + ")";
 }
 
@@ -147,10 +150,10 @@ std::string lower_cross_entropy(const LowerContext& c) {
 }
 
 std::string lower_normal(const LowerContext& c) {
-  return "nn.init.normal_({param}, mean=" + keyword(c, "mean", "0.0") + ", std=" + keyword(c, "std", "1.0") + ")";
+  return "nn.init.normal_({param}, mean=" + keyword(c, "normal", "mean") + ", std=" + keyword(c, "normal", "std") + ")";
 }
 std::string lower_dropout(const LowerContext& c) {
-  return "F.dropout(" + arg(c, 0) + ", p=" + keyword(c, "p", "0.1") + ", training=_ss_mode[\"training\"])";
+  return "F.dropout(" + arg(c, 0) + ", p=" + keyword(c, "dropout", "p") + ", training=_ss_mode[\"training\"])";
 }
 
 // Training built-ins are calls into the runtime `shapescript run` provides as `_ss_train`.

@@ -58,13 +58,9 @@ void Checker::check_export_rules() {
       const ValueType& type = signature.parameters[i];
       if (type.kind == ValueType::Kind::model && !root.exported && i == 0) continue;  // a model forward's weights
       if (type.kind == ValueType::Kind::model) {
-        Diagnostic d;
-        d.code = DiagnosticCode::E1702;
-        d.message = "`" + root.name + "` takes the model `" + type.name + "`, which an exported function can't use";
-        d.primary = {root.parameters[i].type.span, "a model"};
-        d.notes.push_back("an exported program is for inference: its weights are inputs or constants, not a model");
-        d.helps.push_back("pass the parameters it needs as tensors, or export the model with `--hf`");
-        report(std::move(d));
+        report(DiagnosticCode::E1702, root.parameters[i].type.span, "`" + root.name + "` takes the model `" + type.name + "`, which an exported function can't use")
+            .label("a model").note("an exported program is for inference: its weights are inputs or constants, not a model")
+            .help("pass the parameters it needs as tensors, or export the model with `--hf`");
       } else if (!type.is_tensor() && !type.is_unknown()) {
         error(DiagnosticCode::E1705, root.parameters[i].type.span, "an exported function takes tensors, but `" + root.parameters[i].name + "` is " + type.to_string(),
               "not a tensor");
@@ -73,24 +69,17 @@ void Checker::check_export_rules() {
         for (size_t a = 0; a < type.tensor.rank() && a < root.parameters[i].type.axes.size(); ++a) {
           const Axis& axis = type.tensor.axes[a];
           if (export_axis(axis).kind != ExportAxis::Kind::product) continue;
-          Diagnostic d;
-          d.code = DiagnosticCode::E1705;
-          d.message = "`" + root.parameters[i].name + "`'s axis `" + axis.label + "` can't be an input size of an exported function";
-          d.primary = {root.parameters[i].type.axes[a].span, "not fixed, nor linear in one axis"};
-          d.notes.push_back("`torch.export` describes an input's size as a `Dim` or a derived dim such as `16*gh` or `n+1`; a product of sizes is neither");
-          d.helps.push_back("take the axes apart, as in `[b gh gw D]`, and group them inside the function with `rearrange`");
-          report(std::move(d));
+          report(DiagnosticCode::E1705, root.parameters[i].type.axes[a].span, "`" + root.parameters[i].name + "`'s axis `" + axis.label + "` can't be an input size of an exported function")
+              .label("not fixed, nor linear in one axis")
+              .note("`torch.export` describes an input's size as a `Dim` or a derived dim such as `16*gh` or `n+1`; a product of sizes is neither")
+              .help("take the axes apart, as in `[b gh gw D]`, and group them inside the function with `rearrange`");
           break;
         }
       }
     }
     if (!root.result) {
-      Diagnostic d;
-      d.code = DiagnosticCode::E1705;
-      d.message = "the exported function `" + root.name + "` must declare its result type";
-      d.primary = {root.name_span, "no `-> [..]`"};
-      d.notes.push_back("`torch.export` records a program that returns a tensor, and the result type says which");
-      report(std::move(d));
+      report(DiagnosticCode::E1705, root.name_span, "the exported function `" + root.name + "` must declare its result type")
+          .label("no `-> [..]`").note("`torch.export` records a program that returns a tensor, and the result type says which");
     }
     // Breadth first through everything `root` calls, remembering how each function was reached.
     std::map<const Item*, const Item*> reached_from{{&root, nullptr}};
@@ -100,8 +89,8 @@ void Checker::check_export_rules() {
       queue.pop_front();
       std::string chain;
       for (const Item* at = fn; at; at = reached_from[at]) chain = "`" + at->name + "`" + (chain.empty() ? "" : " → " + chain);
-      auto add_chain = [&](Diagnostic& d) {
-        if (fn != &root) d.notes.push_back("`" + fn->name + "` is reached from the exported function `" + root.name + "`: " + chain);
+      auto add_chain = [&](DiagnosticBuilder& d) {
+        if (fn != &root) d.note("`" + fn->name + "` is reached from the exported function `" + root.name + "`: " + chain);
       };
       auto it = uses_.find(fn);
       if (it == uses_.end()) continue;
@@ -118,22 +107,18 @@ void Checker::check_export_rules() {
                                                                 : DiagnosticCode::E1704;
         if (use.kind == Use::Kind::extern_call && (use.what.starts_with("torch.") || use.what.starts_with("math."))) continue;
         if (!reported.insert({use.span.begin, code}).second) continue;
-        Diagnostic d;
-        d.code = code;
         if (code == DiagnosticCode::E1701) {
-          d.message = "`" + use.what + "` is Python, which an exported function can't use";
-          d.primary = {use.span, "runs Python"};
-          d.notes.push_back("`torch.export` records torch operations only, and code from `import python` could be anything");
-          d.helps.push_back(
-              "pass the value in as a parameter, or declare a torch function with `extern fn`, as in "
-              "`extern fn erfc(x: Real) -> NonNeg = \"torch.special.erfc\"`");
+          auto d = report(code, use.span, "`" + use.what + "` is Python, which an exported function can't use");
+          d.label("runs Python")
+              .note("`torch.export` records torch operations only, and code from `import python` could be anything")
+              .help("pass the value in as a parameter, or declare a torch function with `extern fn`, as in "
+                    "`extern fn erfc(x: Real) -> NonNeg = \"torch.special.erfc\"`");
           add_chain(d);
           if (fn == &root && use.asserted_type)
             if (auto end = parameter_list_end(source, root)) {
               std::string name = parameter_name_for(use.expr);
               std::string separator = root.parameters.empty() ? "" : ", ";
-              d.fixes.push_back({"take `" + name + "` as a parameter",
-                                 {{{*end, *end}, separator + name + ": " + *use.asserted_type}, {use.span, name}}});
+              d.fix("take `" + name + "` as a parameter", {{{*end, *end}, separator + name + ": " + *use.asserted_type}, {use.span, name}});
             }
           bool tensor_argument = false;
           if (use.expr)
@@ -144,26 +129,25 @@ void Checker::check_export_rules() {
               }
           if (tensor_argument && use.what.starts_with("torch.") && use.expr && !use.expr->operands.empty()) {
             std::string short_name = use.what.substr(use.what.rfind('.') + 1);
-            d.helps.push_back("here that is `extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"`, called as `" + short_name + "`");
             uint32_t line_start = a_.file.offset_of({a_.file.line_column(fn->span.begin).line, 0});
-            d.fixes.push_back({"declare `" + short_name + "` as an `extern fn` of `" + use.what + "`",
-                               {{{line_start, line_start}, "extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"\n\n"},
-                                {use.expr->operands[0]->span, short_name}}});
+            d.help("here that is `extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"`, called as `" + short_name + "`")
+                .fix("declare `" + short_name + "` as an `extern fn` of `" + use.what + "`",
+                     {{{line_start, line_start}, "extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"\n\n"},
+                      {use.expr->operands[0]->span, short_name}});
           }
         } else if (code == DiagnosticCode::E1703) {
-          d.message = "`" + use.what + "` is for training, which an exported function can't do";
-          d.primary = {use.span, "training"};
-          d.notes.push_back("an exported program is for inference: modes, datasets, logs, gradients and optimizers belong to training, before export");
-          d.helps.push_back("do this in the training code, and export a function that only computes");
+          auto d = report(code, use.span, "`" + use.what + "` is for training, which an exported function can't do");
+          d.label("training")
+              .note("an exported program is for inference: modes, datasets, logs, gradients and optimizers belong to training, before export")
+              .help("do this in the training code, and export a function that only computes");
           add_chain(d);
         } else {
-          d.message = "`" + use.callee->name + "` calls `" + use.what + "`, which is neither in torch nor in math";
-          d.primary = {use.span, "not a torch function"};
-          d.secondary.push_back({use.callee->extern_target_span, "declared here"});
-          d.notes.push_back("`torch.export` records torch operations only; an `extern fn` may be exported only when it names a function under `torch.` or `math.`");
+          auto d = report(code, use.span, "`" + use.callee->name + "` calls `" + use.what + "`, which is neither in torch nor in math");
+          d.label("not a torch function")
+              .secondary(use.callee->extern_target_span, "declared here")
+              .note("`torch.export` records torch operations only; an `extern fn` may be exported only when it names a function under `torch.` or `math.`");
           add_chain(d);
         }
-        report(std::move(d));
       }
     }
   }

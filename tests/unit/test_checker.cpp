@@ -1,0 +1,94 @@
+// The checker's and the lowering's answers for the bugs issue 12 names, each checked on the core's
+// plain results: the generated Python, the built-in table, the diagnostics.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis.h"
+#include "builtins.h"
+#include "codegen.h"
+#include "diagnostic.h"
+#include "python_writer.h"
+
+using namespace ss;
+
+namespace {
+
+std::unique_ptr<Analysis> checked(const std::string& text) {
+  auto analysis = analyze(SourceFile("t.ss", text));
+  for (const Diagnostic& d : analysis->diagnostics) UNSCOPED_INFO(d.message);
+  return analysis;
+}
+
+// The generated line that calls `needle`'s function, for messages.
+std::string line_with(const std::string& python, const std::string& needle) {
+  size_t at = python.find(needle);
+  if (at == std::string::npos) return "";
+  size_t begin = python.rfind('\n', at) + 1;
+  return python.substr(begin, python.find('\n', at) - begin);
+}
+
+}  // namespace
+
+TEST_CASE("attn_mask=causal[..] is the built-in only when no local of that name hides it") {
+  // A stack of masks named `causal`, indexed per layer: its own mask, not torch's causal one.
+  auto shadowed = checked(
+      "dim L = 2\n\n"
+      "fn attend(q: [b h n e], k: [b h n e], v: [b h n e], causal: [L n n] Bool) -> [b h n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, attn_mask=causal[1])\n");
+  REQUIRE(shadowed->diagnostics.empty());
+  std::string python = generate_python(*shadowed).python;
+  std::string call = line_with(python, "F.scaled_dot_product_attention(");
+  CHECK(call.find("is_causal") == std::string::npos);
+  CHECK(call.find("attn_mask=causal[1]") != std::string::npos);
+
+  auto builtin = checked(
+      "fn attend(q: [b h n e], k: [b h n e], v: [b h n e]) -> [b h n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])\n");
+  REQUIRE(builtin->diagnostics.empty());
+  CHECK(line_with(generate_python(*builtin).python, "F.scaled_dot_product_attention(").find("is_causal=True") != std::string::npos);
+}
+
+TEST_CASE("grouped-query attention lowers with enable_gqa, equal heads without") {
+  auto grouped = checked(
+      "dim H = 4\ndim Hkv = 2\n\n"
+      "fn attend(q: [b H n e], k: [b Hkv n e], v: [b Hkv n e]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])\n");
+  REQUIRE(grouped->diagnostics.empty());
+  CHECK(line_with(generate_python(*grouped).python, "F.scaled_dot_product_attention(").find(", enable_gqa=True") != std::string::npos);
+  auto equal = checked(
+      "dim H = 4\n\n"
+      "fn attend(q: [b H n e], k: [b H n e], v: [b H n e]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v)\n");
+  REQUIRE(equal->diagnostics.empty());
+  CHECK(generate_python(*equal).python.find("enable_gqa") == std::string::npos);
+}
+
+TEST_CASE("normal() without std= initializes with the table's default, the one its signature shows") {
+  auto analysis = checked("dim D = 8\n\nmodel M:\n    param w: [D D] = normal()\n    param u: [D] = normal(std=0.5, mean=1)\n");
+  REQUIRE(analysis->diagnostics.empty());
+  std::string python = generate_python(*analysis).python;
+  CHECK(line_with(python, "nn.init.normal_(self.w") == "        nn.init.normal_(self.w, mean=0, std=0.02)");
+  CHECK(line_with(python, "nn.init.normal_(self.u") == "        nn.init.normal_(self.u, mean=1, std=0.5)");
+}
+
+TEST_CASE("quote writes a literal that Python and JSON both read back as the text") {
+  CHECK(pywrite::quote("plain") == "\"plain\"");
+  CHECK(pywrite::quote("a \"b\" \\c") == "\"a \\\"b\\\" \\\\c\"");
+  CHECK(pywrite::quote("[b\n    D]\r\t") == "\"[b\\n    D]\\r\\t\"");
+  CHECK(pywrite::quote(std::string("nul\0bell\x07" "del\x7f", 13)) == "\"nul\\u0000bell\\u0007del\\u007f\"");
+  CHECK(pywrite::quote("größe ∑ 🙂") == "\"größe ∑ 🙂\"");                      // UTF-8 as it is
+  CHECK(pywrite::quote("bad \xff byte, cut \xe2\x88") == "\"bad \\ufffd byte, cut \\ufffd\\ufffd\"");  // not UTF-8
+  CHECK(pywrite::quote("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");  // a surrogate is no UTF-8 either
+}
+
+TEST_CASE("messages name an axis's position as torch's dim does, from 0") {
+  auto analysis = checked(
+      "dim D = 64\n\n"
+      "fn f(x: [b n D]) -> [b n D]:\n    return x\n\n"
+      "fn g(x: [b n 32]) -> [b n D]:\n    return f(x)\n");
+  REQUIRE(analysis->diagnostics.size() == 1);
+  CHECK(analysis->diagnostics[0].message == "`f` expects dim 2 of `x` to be `D` (64), but it is `32`");
+  CHECK(analysis->diagnostics[0].primary.text == "dim 2 is `32`");
+}

@@ -1,0 +1,59 @@
+// The diagnostic builder, and the built-in table's defaults (one place each default is written).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "builtins.h"
+#include "diagnostic.h"
+
+using namespace ss;
+
+TEST_CASE("the diagnostic builder reports once, with every part, when its statement ends") {
+  std::vector<Diagnostic> out;
+  auto sink = [&](Diagnostic d) { out.push_back(std::move(d)); };
+  DiagnosticBuilder(sink, DiagnosticCode::E0301, {3, 5}, "sizes differ")
+      .label("this one")
+      .secondary({0, 1}, "that one")
+      .note("a note")
+      .help("a help")
+      .suggest({3, 5}, std::string("n"))
+      .fix("a fix", {7, 8}, "x");
+  REQUIRE(out.size() == 1);
+  const Diagnostic& d = out[0];
+  CHECK(d.code == DiagnosticCode::E0301);
+  CHECK(d.message == "sizes differ");
+  CHECK((d.primary.span == Span{3, 5}));
+  CHECK(d.primary.text == "this one");
+  REQUIRE(d.secondary.size() == 1);
+  CHECK(d.secondary[0].text == "that one");
+  CHECK(d.notes == std::vector<std::string>{"a note"});
+  CHECK(d.helps == std::vector<std::string>{"a help", "did you mean `n`?"});
+  REQUIRE(d.fixes.size() == 2);
+  CHECK(d.fixes[0].title == "change to `n`");
+  CHECK(d.fixes[1].edits[0].replacement == "x");
+  {
+    DiagnosticBuilder kept(sink, DiagnosticCode::E0201, {0, 1}, "kept");
+    kept.emit();
+    DiagnosticBuilder moved = std::move(kept);  // emitted already: the move reports nothing more
+    DiagnosticBuilder dropped(sink, DiagnosticCode::E0201, {0, 1}, "dropped");
+    dropped.cancel();
+    DiagnosticBuilder(sink, DiagnosticCode::E0201, {0, 1}, "no suggestion").suggest({0, 1}, std::nullopt);
+  }
+  REQUIRE(out.size() == 3);
+  CHECK(out[1].message == "kept");
+  CHECK(out[2].message == "no suggestion");
+  CHECK(out[2].helps.empty());
+}
+
+TEST_CASE("every default a built-in declares is the one its signature shows") {
+  size_t defaults = 0;
+  for (const Builtin& b : builtins())
+    for (auto& [keyword, value] : b.defaults) {
+      INFO(b.name << " " << keyword);
+      CHECK(std::find(b.keywords.begin(), b.keywords.end(), keyword) != b.keywords.end());
+      CHECK(std::string(b.signature).find(std::string(keyword) + "=" + std::string(value)) != std::string::npos);
+      ++defaults;
+    }
+  CHECK(defaults >= 5);
+}

@@ -102,7 +102,8 @@ Server::Server(uv_loop_t* loop, ServerOptions options)
             spdlog::info("end of input");
             if (shutdown_reply_) exit_after_shutdown_ = true;  // answer what is pending first
             else begin_exit(shutdown_ ? 0 : 1);
-          }) {}
+          },
+          options.input_fd, options.output_fd) {}
 
 Server::~Server() = default;
 
@@ -339,6 +340,7 @@ void Server::did_open(const json& params) {
     did_close(close);
   }
   auto document = std::make_shared<Document>();
+  document->server = this;
   document->uri = uri;
   document->version = version;
   document->latest_version = version;
@@ -427,7 +429,7 @@ void Server::schedule(const std::shared_ptr<Document>& document, uint64_t delay_
       document->timer,
       [](uv_timer_t* timer) {
         auto* raw = static_cast<Document*>(timer->data);
-        auto* server = static_cast<Server*>(timer->loop->data);
+        Server* server = raw->server;
         auto it = server->documents_.find(raw->uri);
         if (it == server->documents_.end() || it->second.get() != raw) return;
         if (raw->checking) raw->check_again = true;
@@ -616,7 +618,6 @@ int run_language_server(int argc, char** argv) {
   int status;
   {
     ss::lsp::Server server(&loop, options);
-    loop.data = &server;
     status = server.run();
   }
   uv_loop_close(&loop);

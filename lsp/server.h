@@ -24,6 +24,7 @@ namespace ss::lsp {
 
 struct ServerOptions {
   uint64_t debounce_ms = 30;
+  int input_fd = 0, output_fd = 1;  // where the protocol is read and written: stdin and stdout
 };
 
 // JSON-RPC and LSP error codes.
@@ -46,6 +47,7 @@ class Server {
     json params;
   };
   struct Document {
+    Server* server = nullptr;  // its owner, which its timer's callback needs
     std::string uri;
     int64_t version = 0;
     TextDocument text;

@@ -132,20 +132,20 @@ bool FrameReader::read_body() {
 
 char StdioTransport::read_buffer_[65536];
 
-StdioTransport::StdioTransport(uv_loop_t* loop, FrameReader::Handler handler, std::function<void()> on_end)
-    : loop_(loop), reader_(std::move(handler)), on_end_(std::move(on_end)) {}
+StdioTransport::StdioTransport(uv_loop_t* loop, FrameReader::Handler handler, std::function<void()> on_end, int input_fd, int output_fd)
+    : loop_(loop), input_fd_(input_fd), output_fd_(output_fd), reader_(std::move(handler)), on_end_(std::move(on_end)) {}
 
 StdioTransport::~StdioTransport() = default;
 
 bool StdioTransport::start() {
-  in_type_ = uv_guess_handle(0);
-  out_type_ = uv_guess_handle(1);
+  in_type_ = uv_guess_handle(input_fd_);
+  out_type_ = uv_guess_handle(output_fd_);
   spdlog::debug("stdin is {}, stdout is {}", uv_handle_type_name(in_type_) ? uv_handle_type_name(in_type_) : "?",
                 uv_handle_type_name(out_type_) ? uv_handle_type_name(out_type_) : "?");
   if (in_type_ == UV_NAMED_PIPE || in_type_ == UV_TTY) {
     in_ = new Stream;
-    int rc = in_type_ == UV_TTY ? uv_tty_init(loop_, &in_->tty, 0, 1) : uv_pipe_init(loop_, &in_->pipe, 0);
-    if (rc == 0 && in_type_ == UV_NAMED_PIPE) rc = uv_pipe_open(&in_->pipe, 0);
+    int rc = in_type_ == UV_TTY ? uv_tty_init(loop_, &in_->tty, input_fd_, 1) : uv_pipe_init(loop_, &in_->pipe, 0);
+    if (rc == 0 && in_type_ == UV_NAMED_PIPE) rc = uv_pipe_open(&in_->pipe, input_fd_);
     if (rc != 0) {
       spdlog::error("can't open stdin: {}", uv_strerror(rc));
       return false;
@@ -162,8 +162,8 @@ bool StdioTransport::start() {
   reading_ = true;
   if (out_type_ == UV_NAMED_PIPE || out_type_ == UV_TTY) {
     out_ = new Stream;
-    int rc = out_type_ == UV_TTY ? uv_tty_init(loop_, &out_->tty, 1, 0) : uv_pipe_init(loop_, &out_->pipe, 0);
-    if (rc == 0 && out_type_ == UV_NAMED_PIPE) rc = uv_pipe_open(&out_->pipe, 1);
+    int rc = out_type_ == UV_TTY ? uv_tty_init(loop_, &out_->tty, output_fd_, 0) : uv_pipe_init(loop_, &out_->pipe, 0);
+    if (rc == 0 && out_type_ == UV_NAMED_PIPE) rc = uv_pipe_open(&out_->pipe, output_fd_);
     if (rc != 0) {
       spdlog::warn("can't open stdout as a stream ({}); writing synchronously", uv_strerror(rc));
       delete out_;
@@ -190,7 +190,7 @@ void StdioTransport::on_read(uv_stream_t* stream, ssize_t n, const uv_buf_t* buf
 void StdioTransport::read_file_chunk() {
   file_read_.data = this;
   uv_buf_t buf = uv_buf_init(file_buffer_, sizeof file_buffer_);
-  int rc = uv_fs_read(loop_, &file_read_, 0, &buf, 1, -1, on_file_read);
+  int rc = uv_fs_read(loop_, &file_read_, input_fd_, &buf, 1, -1, on_file_read);
   if (rc != 0) {
     spdlog::error("can't read stdin: {}", uv_strerror(rc));
     end_of_input();
@@ -245,7 +245,7 @@ void StdioTransport::send(std::string_view body) {
   const char* p = frame.data();
   size_t left = frame.size();
   while (left > 0) {
-    ssize_t n = ::write(1, p, left);
+    ssize_t n = ::write(output_fd_, p, left);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
       spdlog::error("writing stdout: {}", std::strerror(errno));

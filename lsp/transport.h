@@ -39,10 +39,10 @@ class FrameReader {
 };
 
 // Frames bodies onto stdout and feeds stdin into a FrameReader. stdin and stdout may be pipes,
-// terminals or files.
+// terminals or files; other descriptors may stand for them (a test's pipes).
 class StdioTransport {
  public:
-  StdioTransport(uv_loop_t* loop, FrameReader::Handler handler, std::function<void()> on_end);
+  StdioTransport(uv_loop_t* loop, FrameReader::Handler handler, std::function<void()> on_end, int input_fd = 0, int output_fd = 1);
   ~StdioTransport();
   bool start();
   void send(std::string_view body);
@@ -56,6 +56,7 @@ class StdioTransport {
   void end_of_input();
 
   uv_loop_t* loop_;
+  int input_fd_, output_fd_;
   FrameReader reader_;
   std::function<void()> on_end_;
   uv_handle_type in_type_ = UV_UNKNOWN_HANDLE, out_type_ = UV_UNKNOWN_HANDLE;

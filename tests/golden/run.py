@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
-"""Golden tests of `shapescript check`.
+"""Golden tests: what `shapescript check` prints, and what the code generators write.
 
-Each test is a `.ss` file under tests/golden/check/ with its expected output beside it as
+check: each test is a `.ss` file under tests/golden/check/ with its expected output beside it as
 `NAME.out`: exactly what `shapescript check NAME.ss` prints to stdout, run from that folder with
-the relative file name, followed by a final line `exit: N`. A first line `# check: ARGS` adds ARGS to the command line
-(e.g. `# check: --serving error` for the serving rules).
+the relative file name, followed by a final line `exit: N`. A first line `# check: ARGS` adds ARGS
+to the command line (e.g. `# check: --serving error` for the serving rules).
 
-    run.py --shapescript PATH            run every test; a unified diff for each mismatch
-    run.py --filter SUBSTR               run the tests whose name contains SUBSTR
-    run.py --update                      rewrite the .out files (or SHAPESCRIPT_UPDATE_GOLDEN=1)
+emit: each test is a `.ss` file under tests/golden/emit/ with the code generated from it beside
+it: `NAME.py`, the PyTorch module (what `shapescript.compile` and `export` run), and for a file
+whose first line is `# emit: --hf FN`, `NAME.hf_modeling.py` and `NAME.hf_configuration.py`, the
+Hugging Face folder's code with FN as the forward. Every generated file must parse as Python.
+A code generator change is then a diff to review: refresh with --update and read `git diff`.
+
+    run.py --shapescript PATH            the check goldens; a unified diff for each mismatch
+    run.py --emit PATH                   the emit goldens, with PATH the golden_emit tool
+                                         (cmake builds it as build/golden_emit)
+    run.py --filter SUBSTR               only the tests whose name contains SUBSTR
+    run.py --update                      rewrite the expected files (or SHAPESCRIPT_UPDATE_GOLDEN=1)
+
+With neither --shapescript nor --emit, both suites run on the binaries build/ holds.
 """
 import argparse
+import ast
 import difflib
 import os
 import shutil
@@ -18,87 +29,141 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 CHECK_DIR = os.path.join(HERE, "check")
+EMIT_DIR = os.path.join(HERE, "emit")
 
 
-def default_binary():
-    root = os.path.dirname(os.path.dirname(HERE))
-    for candidate in (os.path.join(root, "build", "shapescript"), shutil.which("shapescript")):
+def built(name, on_path=None):
+    for candidate in (os.path.join(ROOT, "build", name), on_path and shutil.which(on_path)):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
-def extra_arguments(name):
-    with open(os.path.join(CHECK_DIR, name), encoding="utf-8", errors="replace") as f:
+def first_line_arguments(path, marker):
+    with open(path, encoding="utf-8", errors="replace") as f:
         first = f.readline()
-    return first[len("# check:"):].split() if first.startswith("# check:") else []
+    return first[len(marker):].split() if first.startswith(marker) else []
 
 
-def run_one(binary, name):
+def run(argv, cwd):
+    """stdout, and the exit status (None: timed out)."""
     try:
-        proc = subprocess.run([binary, "check", *extra_arguments(name), name], cwd=CHECK_DIR,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     except subprocess.TimeoutExpired:
-        return "(timed out after 60 s)\nexit: timeout\n"
-    out = proc.stdout.decode("utf-8", errors="replace")
+        return "(timed out after 60 s)\n", None
+    return proc.stdout.decode("utf-8", errors="replace"), proc.returncode
+
+
+# --- the suites: each gives (expected file, actual text) for a .ss file -----------------------
+
+
+def check_outputs(binary, name):
+    out, status = run([binary, "check", *first_line_arguments(os.path.join(CHECK_DIR, name), "# check:"), name], CHECK_DIR)
     if out and not out.endswith("\n"):
         out += "\n"
-    return out + "exit: %d\n" % proc.returncode
+    yield os.path.join(CHECK_DIR, name[:-3] + ".out"), out + "exit: %s\n" % ("timeout" if status is None else status)
+
+
+def emit_outputs(tool, name):
+    stem = name[:-3]
+    outputs = [(stem + ".py", ["python"])]
+    hf = first_line_arguments(os.path.join(EMIT_DIR, name), "# emit:")
+    if hf[:1] == ["--hf"] and len(hf) == 2:
+        outputs += [(stem + ".hf_modeling.py", ["hf-modeling", hf[1]]), (stem + ".hf_configuration.py", ["hf-config", hf[1]])]
+    for file, mode in outputs:
+        out, status = run([tool, name, *mode], EMIT_DIR)
+        if status != 0:  # a program that doesn't check, or a generator that refuses it: said instead of code
+            out += "# golden_emit exited with %s\n" % ("a timeout" if status is None else "status %d" % status)
+        else:
+            try:
+                ast.parse(out, filename=file)
+            except SyntaxError as e:
+                out += "# not Python: %s (line %s)\n" % (e.msg, e.lineno)
+        yield os.path.join(EMIT_DIR, file), out
+
+
+SUITES = {"check": (CHECK_DIR, check_outputs), "emit": (EMIT_DIR, emit_outputs)}
+
+
+def run_suite(suite, binary, name_filter, update):
+    """Returns (passed, failed, updated)."""
+    folder, outputs = SUITES[suite]
+    tests = sorted(f for f in os.listdir(folder) if f.endswith(".ss") and name_filter in f)
+    passed = failed = updated = 0
+    for name in tests:
+        for expected_path, actual in outputs(binary, name):
+            shown = os.path.relpath(expected_path, HERE)
+            expected = None
+            if os.path.exists(expected_path):
+                with open(expected_path, encoding="utf-8", newline="") as f:
+                    expected = f.read()
+            if expected == actual:
+                passed += 1
+                continue
+            if update:
+                with open(expected_path, "w", encoding="utf-8", newline="") as f:
+                    f.write(actual)
+                updated += 1
+                passed += 1
+                print("updated %s" % shown)
+                continue
+            failed += 1
+            if expected is None:
+                print("FAIL %s: no %s (run with --update to create it)" % (name, shown))
+                expected = ""
+            else:
+                print("FAIL %s: %s differs (run with --update to accept, then review `git diff`)" % (name, shown))
+            diff = difflib.unified_diff(expected.splitlines(keepends=True), actual.splitlines(keepends=True),
+                                        fromfile=shown, tofile="actual")
+            for line in diff:
+                sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    # A golden whose .ss is gone would never be compared again.
+    if not name_filter:
+        stems = {t[:-3] for t in tests}
+        for f in sorted(os.listdir(folder)):
+            if not f.endswith(".ss") and f.split(".")[0] not in stems:
+                if update:
+                    os.remove(os.path.join(folder, f))
+                    print("removed %s" % os.path.relpath(os.path.join(folder, f), HERE))
+                else:
+                    failed += 1
+                    print("FAIL %s: no .ss produces it (run with --update to remove it)" % os.path.relpath(os.path.join(folder, f), HERE))
+    return passed, failed, updated, len(tests)
 
 
 def main():
-    parser = argparse.ArgumentParser(description="golden tests of `shapescript check`")
-    parser.add_argument("--shapescript", help="the shapescript binary (default: build/shapescript)")
-    parser.add_argument("--update", action="store_true", help="rewrite the .out files with the current output")
+    parser = argparse.ArgumentParser(description="golden tests of `shapescript check` and of the code generators")
+    parser.add_argument("--shapescript", help="the shapescript binary: run the check goldens")
+    parser.add_argument("--emit", help="the golden_emit tool: run the emit goldens")
+    parser.add_argument("--update", action="store_true", help="rewrite the expected files with the current output")
     parser.add_argument("--filter", default="", help="run only tests whose file name contains this")
     args = parser.parse_args()
     update = args.update or os.environ.get("SHAPESCRIPT_UPDATE_GOLDEN", "") not in ("", "0")
 
-    binary = args.shapescript or default_binary()
-    if not binary:
-        print("error: no shapescript binary; pass --shapescript PATH", file=sys.stderr)
-        return 2
-    binary = os.path.abspath(binary)
-
-    tests = sorted(f for f in os.listdir(CHECK_DIR) if f.endswith(".ss") and args.filter in f)
-    if not tests:
+    runs = []
+    if args.shapescript or not args.emit:
+        runs.append(("check", args.shapescript or built("shapescript", "shapescript")))
+    if args.emit or not args.shapescript:
+        runs.append(("emit", args.emit or built("golden_emit")))
+    totals = [0, 0, 0]
+    matched = 0
+    for suite, binary in runs:
+        if not binary:
+            print("error: no binary for the %s goldens; pass --%s PATH" % (suite, "shapescript" if suite == "check" else "emit"),
+                  file=sys.stderr)
+            return 2
+        passed, failed, updated, count = run_suite(suite, os.path.abspath(binary), args.filter, update)
+        totals = [totals[0] + passed, totals[1] + failed, totals[2] + updated]
+        matched += count
+    if not matched:
         print("error: no tests match", file=sys.stderr)
         return 2
-
-    passed = failed = updated = 0
-    for name in tests:
-        actual = run_one(binary, name)
-        expected_path = os.path.join(CHECK_DIR, name[:-3] + ".out")
-        expected = None
-        if os.path.exists(expected_path):
-            with open(expected_path, encoding="utf-8", newline="") as f:
-                expected = f.read()
-        if update:
-            if expected != actual:
-                with open(expected_path, "w", encoding="utf-8", newline="") as f:
-                    f.write(actual)
-                updated += 1
-                print("updated %s" % os.path.relpath(expected_path, HERE))
-            passed += 1
-            continue
-        if expected == actual:
-            passed += 1
-            continue
-        failed += 1
-        if expected is None:
-            print("FAIL %s: no %s (run with --update to create it)" % (name, os.path.basename(expected_path)))
-            expected = ""
-        else:
-            print("FAIL %s" % name)
-        diff = difflib.unified_diff(expected.splitlines(keepends=True), actual.splitlines(keepends=True),
-                                    fromfile="check/" + name[:-3] + ".out", tofile="actual")
-        for line in diff:
-            sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     if update:
-        print("%d updated" % updated)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        print("%d updated" % totals[2])
+    print("%d passed, %d failed" % (totals[0], totals[1]))
+    return 1 if totals[1] else 0
 
 
 if __name__ == "__main__":

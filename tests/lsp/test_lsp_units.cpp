@@ -1,10 +1,14 @@
-// Unit tests of the server's pure parts: UTF-16 positions, incremental line indexes, framing.
+// Unit tests of the server's pure parts (UTF-16 positions, incremental line indexes, framing), and
+// of a server built by hand on its own loop and pipes.
 #define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <random>
+#include <thread>
 
 #include "document_text.h"
+#include "server.h"
 #include "transport.h"
 
 using namespace ss::lsp;
@@ -96,4 +100,56 @@ TEST_CASE("a wrong Content-Length costs only its own frame") {
   f.reader.feed("Content-Length: many\r\n\r\n" + frame("{}") + "X-Other: 1\r\n\r\n" + frame("[]"));
   CHECK(f.bad.size() == 2);
   CHECK(f.messages == std::vector<std::string>{"{}", "[]"});
+}
+
+TEST_CASE("a server on a loop of its own, reading and writing pipes, answers a hover") {
+  // Nothing but the constructor's arguments: the loop's `data` is not the server, as an embedder may have it.
+  int input[2], output[2];
+  REQUIRE(pipe(input) == 0);
+  REQUIRE(pipe(output) == 0);
+  const std::string uri = "file:///hand.ss";
+  std::string session =
+      frame(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}})") +
+      frame(R"({"jsonrpc":"2.0","method":"initialized","params":{}})") +
+      frame(R"({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":")" + uri +
+            R"(","languageId":"shapescript","version":1,"text":"dim D = 4\n\nfn double(x: [b D]) -> [b D]:\n    return x * 2\n"}}})") +
+      frame(R"({"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":")" + uri +
+            R"("},"position":{"line":3,"character":11}}})") +
+      frame(R"({"jsonrpc":"2.0","id":3,"method":"shutdown"})") + frame(R"({"jsonrpc":"2.0","method":"exit"})");
+  REQUIRE(write(input[1], session.data(), session.size()) == static_cast<ssize_t>(session.size()));
+  close(input[1]);
+  std::string written;
+  std::thread drain([&] {
+    char buffer[4096];
+    for (ssize_t n; (n = read(output[0], buffer, sizeof buffer)) > 0;) written.append(buffer, static_cast<size_t>(n));
+  });
+
+  uv_loop_t loop;
+  REQUIRE(uv_loop_init(&loop) == 0);
+  loop.data = nullptr;  // uv_loop_init leaves it as it was: here, nothing
+  int status;
+  {
+    ss::lsp::ServerOptions options;
+    options.debounce_ms = 0;
+    options.input_fd = input[0];
+    options.output_fd = output[1];
+    ss::lsp::Server server(&loop, options);
+    status = server.run();
+  }
+  uv_loop_close(&loop);
+  drain.join();  // the server closed its end of the pipe
+  close(output[0]);
+
+  CHECK(status == 0);
+  Frames replies;
+  replies.reader.feed(written);
+  std::map<int, nlohmann::json> by_id;
+  for (const std::string& body : replies.messages) {
+    auto message = nlohmann::json::parse(body);
+    if (message.contains("id") && message["id"].is_number()) by_id[message["id"].get<int>()] = message;
+  }
+  REQUIRE(by_id.count(2));
+  INFO(by_id[2].dump());
+  CHECK(by_id[2]["result"]["contents"]["value"].get<std::string>().find("x: [b D]") != std::string::npos);
+  CHECK(by_id.count(3));
 }

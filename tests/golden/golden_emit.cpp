@@ -1,0 +1,50 @@
+// What the code generators write for a file, for the emit goldens (tests/golden/run.py --emit):
+//   golden_emit FILE python          the PyTorch module (what `shapescript.compile` and export run)
+//   golden_emit FILE hf-modeling FN  modeling_shapescript.py of `export --hf` with FN as the forward
+//   golden_emit FILE hf-config FN    configuration_shapescript.py of the same
+// A file with errors prints them and exits 1, as `shapescript check` would.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "analysis.h"
+#include "codegen.h"
+#include "codegen_hf.h"
+#include "render.h"
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "";
+  if (!(argc == 3 && mode == "python") && !(argc == 4 && (mode == "hf-modeling" || mode == "hf-config"))) {
+    std::cerr << "usage: golden_emit FILE python | FILE hf-modeling FN | FILE hf-config FN\n";
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  if (!in) {
+    std::cerr << "error: can't read `" << argv[1] << "`\n";
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  ss::AnalyzeOptions options;
+  if (mode != "python") {  // as `export --hf` without --vllm
+    options.serving_severity = ss::Severity::information;
+    options.serving_function = argv[3];
+  }
+  auto analysis = ss::analyze(ss::SourceFile(argv[1], text.str()), options);
+  if (analysis->has_errors()) {
+    for (const ss::Diagnostic& d : analysis->diagnostics)
+      if (d.severity == ss::Severity::error) std::cout << ss::render_diagnostic(analysis->file, d, {});
+    return 1;
+  }
+  if (mode == "python") {
+    std::cout << ss::generate_python(*analysis).python;
+    return 0;
+  }
+  ss::HfModel model = ss::generate_hf(*analysis, argv[3]);
+  if (!model.error.empty()) {
+    std::cout << "error: can't write `" << argv[3] << "` as a Hugging Face model: " << model.error << "\n";
+    return 1;
+  }
+  std::cout << (mode == "hf-modeling" ? model.modeling : model.configuration);
+  return 0;
+}

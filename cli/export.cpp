@@ -253,7 +253,8 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   // What vLLM would refuse (E33xx): with --vllm these were errors and export ended; here they are notes.
   std::vector<const Diagnostic*> serving;
   for (const Diagnostic& d : analysis.diagnostics)
-    if (info(d.code).code.starts_with("E33")) serving.push_back(&d);
+    // E3306 is about vLLM's CPU backend alone; its GPU backends serve the model (`check` shows it).
+    if (info(d.code).code.starts_with("E33") && d.code != DiagnosticCode::E3306) serving.push_back(&d);
   std::string function = options.function.empty() ? "forward" : options.function;
   HfModel model = generate_hf(analysis, function);
   if (!model.error.empty()) {

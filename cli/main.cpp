@@ -14,6 +14,7 @@
 #include "export.h"
 #include "language_server.h"
 #include "render.h"
+#include "verify.h"
 
 namespace {
 
@@ -171,6 +172,17 @@ int main(int argc, char** argv) {
   run_command->add_flag("-v,--verbose", run_options.verbose, "show the Python traceback when the program fails");
   run_command->add_option("--color", run_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
+  ss::VerifyOptions verify_options;
+  CLI::App* verify_command = app.add_subcommand("verify", "run every artifact of a model's forward in its engine (.pt2, AOTInductor, transformers, vLLM, llama.cpp) and compare");
+  verify_command->add_option("file", verify_options.file, "the ShapeScript file")->required();
+  verify_command->add_option("--fn", verify_options.function, "the model's forward (default: forward)");
+  verify_command->add_option("--weights", verify_options.weights, "a checkpoint for the model's weights (default: the initializers)");
+  verify_command->add_option("--artifacts", verify_options.artifacts, "keep the artifacts in DIR; those already there are checked as they are");
+  verify_command->add_option("--python", verify_options.python, "the Python with torch (default: the active virtualenv's, then python3)");
+  verify_command->add_option("--vllm-venv", verify_options.vllm_venv, "vLLM's venv (default: ~/.cache/shapescript/vllm-venv, made by scripts/engines.sh)");
+  verify_command->add_flag("-v,--verbose", verify_options.verbose, "show the Python traceback when the runtime fails");
+  verify_command->add_option("--color", verify_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -180,6 +192,7 @@ int main(int argc, char** argv) {
   if (*check) return run_check(check_paths, format, color, serving);
   if (*explain) return run_explain(code);
   if (*export_command) return ss::run_export(export_options);
+  if (*verify_command) return ss::run_verify(verify_options, argv[0]);
   if (*run_command) {
     int status = ss::run_program(run_options);
     return status;

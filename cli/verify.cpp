@@ -1,0 +1,254 @@
+// `shapescript verify FILE`: exports every artifact of a model's forward (.pt2, AOTInductor package,
+// --hf folder, --gguf file) by running this program's own `export`, then runs the runtime's
+// verify.py, which runs each in its engine on the same inputs and prints one table.
+#include "verify.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "codegen.h"
+#include "codegen_hf.h"
+#include "export.h"
+#include "render.h"
+
+extern char** environ;
+
+namespace ss {
+
+const std::map<std::string, std::string_view>& embedded_runtime_files();  // generated from python/shapescript/runtime
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs argv with stdout and stderr sent to files; returns the exit status (-1: it couldn't start).
+int spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!out.empty()) posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!err.empty()) posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int failed = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// What an export said when it failed: its `error:` lines, without the closing "exited with" one.
+std::string export_error(const std::string& stderr_text) {
+  std::istringstream lines(stderr_text);
+  std::string line, said;
+  while (std::getline(lines, line))
+    if (line.starts_with("error: ") && line.find("` exited with ") == std::string::npos) {
+      std::string what = line.substr(7);
+      said += (said.empty() ? "" : "; ") + what;
+    }
+  if (said.empty()) {
+    said = stderr_text.substr(0, stderr_text.find('\n'));
+    if (said.empty()) said = "the export failed";
+  }
+  return said;
+}
+
+std::string self_path(const char* argv0) {
+  std::error_code ignored;
+  fs::path self = fs::read_symlink("/proc/self/exe", ignored);
+  return self.empty() ? std::string(argv0) : self.string();
+}
+
+std::string home_cache(const std::string& name) {
+  const char* home = std::getenv("HOME");
+  return home ? (fs::path(home) / ".cache" / "shapescript" / name).string() : "";
+}
+
+// llama.cpp as scripts/llama_cpp.sh builds it: $SHAPESCRIPT_LLAMA_CPP, else the newest
+// ~/.cache/shapescript/llama.cpp-VERSION with llama-server and the bindings.
+std::string find_llama_cpp() {
+  std::vector<fs::path> candidates;
+  if (const char* given = std::getenv("SHAPESCRIPT_LLAMA_CPP"); given && *given) candidates.push_back(given);
+  std::error_code ignored;
+  fs::path cache = home_cache("");
+  std::vector<fs::path> found;
+  if (!cache.empty() && fs::is_directory(cache, ignored))
+    for (const auto& entry : fs::directory_iterator(cache, ignored))
+      if (entry.path().filename().string().starts_with("llama.cpp-") && !entry.path().string().ends_with(".partial"))
+        found.push_back(entry.path());
+  std::sort(found.rbegin(), found.rend());
+  candidates.insert(candidates.end(), found.begin(), found.end());
+  for (const fs::path& c : candidates)
+    if (fs::exists(c / "lib" / "libllama.so", ignored) && fs::is_directory(c / "python" / "llama_cpp", ignored)) return c.string();
+  return "";
+}
+
+}  // namespace
+
+int run_verify(const VerifyOptions& options, const char* argv0) {
+  std::ifstream in(options.file, std::ios::binary);
+  if (!in) {
+    std::cerr << "error: can't read `" << options.file << "`: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  AnalyzeOptions analyze_options;
+  analyze_options.serving_severity = Severity::information;  // what vLLM would refuse, to say why it isn't run
+  analyze_options.serving_function = options.function;
+  auto analysis = analyze(SourceFile(options.file, text.str()), analyze_options);
+  RenderOptions render{use_color(options.color, stderr)};
+  if (analysis->has_errors()) {
+    for (const Diagnostic& d : analysis->diagnostics)
+      if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
+    return 1;
+  }
+  HfModel model = generate_hf(*analysis, options.function);
+  if (!model.error.empty() || !model.causal_lm) {
+    std::cerr << "error: `shapescript verify` compares the engines of a language model's forward, and `" << options.function
+              << "` isn't one" << (model.error.empty() ? "" : ": " + model.error) << "\n";
+    return 1;
+  }
+
+  // Where the artifacts go: --artifacts DIR (those already there are checked as they are), else a
+  // temporary folder.
+  fs::path artifacts;
+  bool temporary = options.artifacts.empty();
+  if (temporary) {
+    std::string pattern = (fs::temp_directory_path() / "shapescript-verify-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) {
+      std::cerr << "error: can't create a temporary folder: " << std::strerror(errno) << "\n";
+      return 2;
+    }
+    artifacts = pattern;
+  } else {
+    artifacts = fs::absolute(options.artifacts);
+    std::error_code made;
+    fs::create_directories(artifacts, made);
+    if (made) {
+      std::cerr << "error: can't create `" << options.artifacts << "`: " << made.message() << "\n";
+      return 2;
+    }
+  }
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() {
+      std::error_code ignored;
+      if (!path.empty()) fs::remove_all(path, ignored);
+    }
+  } cleanup{temporary ? artifacts : fs::path()};
+
+  std::string self = self_path(argv0);
+  std::vector<std::string> common;
+  if (!options.weights.empty()) common = {"--weights", fs::absolute(options.weights).string()};
+  if (!options.python.empty()) common.insert(common.end(), {"--python", options.python});
+  struct Artifact {
+    std::string key, what, path;
+    std::vector<std::string> args;
+  };
+  std::vector<Artifact> wanted = {
+      {"pt2", "the .pt2 program", (artifacts / "model.pt2").string(), {"--fn", options.function, "-o"}},
+      {"aoti", "the AOTInductor package (compiling C++, a minute or two)", (artifacts / "model.aoti.pt2").string(),
+       {"--fn", options.function, "--aoti", "-o"}},
+      {"hf", "the Hugging Face folder", (artifacts / "hf").string(), {"--fn", options.function, "--hf"}},
+      {"gguf", "the GGUF file", (artifacts / "model.gguf").string(), {"--fn", options.function, "--gguf"}},
+  };
+  nlohmann::json exported = nlohmann::json::object();
+  for (const Artifact& a : wanted) {
+    nlohmann::json entry = {{"path", a.path}, {"error", nullptr}};
+    std::error_code ignored;
+    fs::path out = artifacts / (a.key + ".export.out"), err = artifacts / (a.key + ".export.err");
+    if (fs::exists(a.path, ignored)) {
+      std::cerr << "verify: using " << a.what.substr(0, a.what.find(" (")) << " already in " << a.path << "\n";
+      if (a.key == "gguf") entry["architecture"] = read_text(out).find("llama.cpp's `gpt2`") != std::string::npos ? "gpt2" : "llama";
+    } else {
+      std::cerr << "verify: exporting " << a.what << "\n";
+      std::vector<std::string> argv = {self, "export", fs::absolute(options.file).string(), "--color", "never"};
+      argv.insert(argv.end(), a.args.begin(), a.args.end());
+      argv.push_back(a.path);
+      argv.insert(argv.end(), common.begin(), common.end());
+      int status = spawn(argv, out, err);
+      std::string said = export_error(read_text(err));
+      if (status != 0) {
+        // A model that is none of llama.cpp's architectures has no GGUF file to check.
+        if (a.key == "gguf" && said.find("isn't an architecture llama.cpp has") != std::string::npos) entry["skip"] = said;
+        else entry["error"] = "export failed: " + said;
+      } else if (a.key == "gguf") {
+        entry["architecture"] = read_text(out).find("llama.cpp's `gpt2`") != std::string::npos ? "gpt2" : "llama";
+      }
+    }
+    exported[a.key] = entry;
+  }
+
+  // vLLM: its own venv (scripts/engines.sh), and only for a model whose attention its CPU backend has.
+  nlohmann::json vllm = {{"python", nullptr}, {"skip", nullptr}};
+  std::string venv = options.vllm_venv.empty() ? home_cache("vllm-venv") : options.vllm_venv;
+  if (const char* given = std::getenv("SHAPESCRIPT_VLLM_VENV"); options.vllm_venv.empty() && given && *given) venv = given;
+  std::error_code ignored;
+  std::string why_not;
+  const std::string refusal = "a serving engine can't run this: ";
+  for (const Diagnostic& d : analysis->diagnostics)
+    if (why_not.empty() && info(d.code).code.starts_with("E33")) {
+      why_not = d.message.starts_with(refusal) ? "vLLM can't serve it: " + d.message.substr(refusal.size()) : d.message;
+      why_not += " (" + std::string(info(d.code).code) + ")";
+    }
+  if (why_not.empty() && !model.not_servable.empty()) why_not = "vLLM can't serve it: " + model.not_servable;
+  if (!why_not.empty()) vllm["skip"] = why_not;
+  else if (!fs::exists(fs::path(venv) / "bin" / "python", ignored)) vllm["skip"] = "no vLLM venv, run scripts/engines.sh";
+  else vllm["python"] = (fs::path(venv) / "bin" / "python").string();
+  std::string llama_cpp = find_llama_cpp();
+
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
+  nlohmann::json spec = {{"version", 1},
+                         {"source", analysis->file.path()},
+                         {"reference", generate_python(*analysis).python},
+                         {"model", model.model_name},
+                         {"function", python_name(options.function)},
+                         {"parameters", parameters},
+                         {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(options.weights).string())},
+                         {"weights_name", options.weights},
+                         {"takes_positions", model.takes_positions},
+                         {"max_positions", model.max_positions},
+                         {"vocab", model.vocab},
+                         {"artifacts", exported},
+                         {"vllm", vllm},
+                         {"llama_cpp", llama_cpp.empty() ? nlohmann::json(nullptr) : nlohmann::json(llama_cpp)}};
+  fs::path runtime = artifacts / "runtime";
+  fs::create_directories(runtime, ignored);
+  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(runtime / name) << contents;
+  std::ofstream(runtime / "spec.json") << spec.dump(2);
+  std::string python = choose_python(options.python);
+  std::vector<std::string> argv = {python, "-I", (runtime / "verify.py").string(), (runtime / "spec.json").string()};
+  if (options.verbose) argv.push_back("--verbose");
+  std::cerr << "verify: running the engines with " << python << "\n";
+  int status = spawn(argv, "", "");  // the table on stdout, progress on stderr, as they come
+  if (status < 0) {
+    std::cerr << "error: can't run `" << python << "`\n";
+    return 1;
+  }
+  return status == 0 ? 0 : 1;
+}
+
+}  // namespace ss

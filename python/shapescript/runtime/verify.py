@@ -1,0 +1,293 @@
+"""`shapescript verify FILE`: runs every artifact ShapeScript wrote for a model's forward on the same
+inputs and compares each with the compiled forward: the .pt2 program, the AOTInductor package, the
+Hugging Face folder in transformers, the same folder in real vLLM (in its own venv, made by
+scripts/engines.sh) and the GGUF file in llama.cpp. Prints one table on stdout (engine, largest
+difference, tokens/s, pass or fail); progress goes to stderr. Exit status 1 when an engine disagrees.
+
+The CLI (cli/verify.cpp) exports the artifacts and runs this script with a spec (JSON):
+  reference, model, function, parameters, weights, weights_name  as for hf.py (weights.py reads them)
+  takes_positions, max_positions, vocab                           the forward's inputs
+  artifacts   {engine: {"path": str, "error": str|null}}: pt2, aoti, hf, gguf (what the export said
+              when it failed; for gguf, "architecture": llama.cpp's, when it is one)
+  vllm        {"python": the vLLM venv's Python or null, "skip": why vLLM isn't run, or null}
+  llama_cpp   llama.cpp's folder (scripts/llama_cpp.sh) or null
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+import script  # noqa: E402
+import weights  # noqa: E402
+
+# Largest difference allowed, as a fraction of the largest logit: float32 summed in another order
+# (measured about 1e-6). llama.cpp's gpt2 reads GELU from a float16 table (measured about 2e-4).
+TOLERANCE = 1e-4
+GGUF_TOLERANCE = {"llama": 1e-4, "gpt2": 2e-3}
+NO_LENGTH_LIMIT = 100  # the longest input for a model without positions, which has no P
+
+
+def progress(message):
+    print(f"verify: {message}", file=sys.stderr, flush=True)
+
+
+def boundary_inputs(spec):
+    """(batch, tokens) sizes at the edges the types allow: one token, P tokens, batch 1 and more,
+    and lengths that are multiples of nothing."""
+    longest = spec["max_positions"] if spec["takes_positions"] else NO_LENGTH_LIMIT
+    sizes = [(1, 1), (1, longest), (3, min(7, longest)), (2, max(1, min(longest - 2, 61)))]
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    inputs = []
+    for b, n in dict.fromkeys(sizes):  # a model with P = 7 would repeat one
+        ids = torch.randint(3, spec["vocab"], (b, n), generator=generator)  # past llama.cpp's <unk>, <s>, </s>
+        inputs.append((ids, torch.arange(n).expand(b, n).contiguous()))
+    return inputs
+
+
+class Row:
+    def __init__(self, engine, status, difference=None, tokens_per_second=None, note=""):
+        self.engine, self.status, self.difference, self.tps, self.note = engine, status, difference, tokens_per_second, note
+
+
+def compare(engine, reference, outputs, tokens, seconds, tolerance, note=""):
+    """outputs: one tensor per input, of the reference's shape."""
+    largest = max(r.abs().max().item() for r in reference)
+    difference = 0.0
+    for expected, got in zip(reference, outputs):
+        if tuple(got.shape) != tuple(expected.shape):
+            return Row(engine, "FAIL", None, None, f"shape {list(got.shape)}, expected {list(expected.shape)}")
+        difference = max(difference, (got.float() - expected).abs().max().item() / largest)
+    ok = difference <= tolerance
+    return Row(engine, "pass" if ok else "FAIL", difference, tokens / seconds if seconds > 0 else None,
+               note if ok else f"differs by more than {tolerance:g} of the largest logit" + (f"; {note}" if note else ""))
+
+
+def timed(run, inputs):
+    import torch
+
+    with torch.no_grad():
+        run(*inputs[0])  # a first call compiles or loads lazily: not counted
+        start = time.perf_counter()
+        outputs = [run(ids, pos) for ids, pos in inputs]
+        return outputs, time.perf_counter() - start
+
+
+def run_reference(spec, reference, params, inputs):
+    model = getattr(reference, spec["model"])()
+    model.load_state_dict(params)
+    forward = getattr(reference, spec["function"])
+
+    def run(ids, pos):
+        return forward(model, ids, pos) if spec["takes_positions"] else forward(model, ids)
+
+    return timed(run, inputs)
+
+
+def run_pt2(path, spec, inputs):
+    import torch
+
+    program = torch.export.load(path).module()
+
+    def run(ids, pos):
+        return program(ids, pos) if spec["takes_positions"] else program(ids)
+
+    return timed(run, inputs)
+
+
+def run_aoti(path, spec, inputs):
+    import torch
+
+    package = torch._inductor.aoti_load_package(path)
+
+    def run(ids, pos):
+        return package(ids, pos) if spec["takes_positions"] else package(ids)
+
+    return timed(run, inputs)
+
+
+def run_transformers(path, spec, inputs):
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()  # stderr is verify's progress lines
+    model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=True, dtype=torch.float32).eval()
+
+    def run(ids, pos):
+        return model(input_ids=ids, position_ids=pos, use_cache=False).logits
+
+    return timed(run, inputs)
+
+
+def run_llama_cpp(path, folder, spec, inputs):
+    import numpy as np
+    import torch
+
+    os.environ["LLAMA_CPP_LIB_PATH"] = os.path.join(folder, "lib")
+    sys.path.insert(0, os.path.join(folder, "python"))
+    import llama_cpp
+
+    longest = max(ids.shape[1] for ids, _ in inputs)
+    llm = llama_cpp.Llama(model_path=path, n_ctx=max(64, longest), n_batch=max(64, longest), logits_all=True, type_k=0, type_v=0,
+                          flash_attn=False, verbose=False, n_threads=os.cpu_count() or 1)
+    outputs, seconds = [], 0.0
+    for ids, _ in inputs:  # llama.cpp evaluates one sequence at a time here
+        rows = []
+        for sequence in ids.tolist():
+            llm.reset()
+            start = time.perf_counter()
+            llm.eval(sequence)
+            seconds += time.perf_counter() - start
+            rows.append(torch.from_numpy(np.array(llm.scores[: llm.n_tokens], dtype=np.float32)))
+        outputs.append(torch.stack(rows))
+    return outputs, seconds
+
+
+def run_vllm(python, folder, spec, inputs):
+    """Every row of every input as one request, all served together; vLLM returns log-probabilities
+    (the logits less their log-sum-exp), which are compared with the reference's. vLLM samples at
+    least one token within its max_model_len (P), so a prompt holds at most P - 1 tokens: an input of
+    P tokens is served without its last, whose logits would predict a token past P."""
+    import torch
+
+    limit = spec["max_positions"] if spec["takes_positions"] else NO_LENGTH_LIMIT + 1
+    prompts = [row[: limit - 1] for ids, _ in inputs for row in ids.tolist()]
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory(prefix="shapescript-vllm-") as work:
+        request, result = os.path.join(work, "request.json"), os.path.join(work, "result.json")
+        jobs = [{"model": folder, "vocab": spec["vocab"], "max_model_len": limit, "prompts": prompts, "max_tokens": 1,
+                 "logprobs": True, "max_num_seqs": len(prompts)}]
+        with open(request, "w") as f:
+            json.dump({"jobs": jobs}, f)
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+        env["VLLM_NO_USAGE_STATS"] = "1"
+        log = open(os.path.join(work, "vllm.log"), "w")
+        process = subprocess.Popen([python, os.path.join(here, "vllm_engine.py"), request, result], stdout=log, stderr=subprocess.STDOUT,
+                                   env=env, cwd=work, start_new_session=True)
+        try:
+            process.wait(timeout=900)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGKILL):  # vLLM's engine core and workers too
+                try:
+                    os.killpg(process.pid, sig)
+                    process.wait(timeout=20)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+        log.close()
+        if not os.path.exists(result):
+            with open(os.path.join(work, "vllm.log")) as f:
+                tail = [line for line in f.read().splitlines() if "Error" in line][-1:]
+            raise RuntimeError("vLLM stopped without an answer" + (f": {tail[0].strip()}" if tail else ""))
+        with open(result) as f:
+            job = json.load(f)["jobs"][0]
+    if "error" in job:
+        raise RuntimeError(job["error"])
+    outputs, index = [], 0
+    for ids, _ in inputs:
+        rows = []
+        for _ in range(ids.shape[0]):
+            out = job["outputs"][index]
+            index += 1
+            rows.append(torch.tensor(out["prompt_logprobs"][1:] + out["logprobs"][:1], dtype=torch.float32))
+        outputs.append(torch.stack(rows))
+    return outputs, job["seconds"], job["tokens"], limit - 1
+
+
+def verify(spec):
+    import torch
+
+    reference = script.reference_module(spec)
+    params = weights.load_weights(spec, reference)
+    inputs = boundary_inputs(spec)
+    tokens = sum(ids.numel() for ids, _ in inputs)
+    shapes = ", ".join(f"{ids.shape[0]}x{ids.shape[1]}" for ids, _ in inputs)
+    progress(f"inputs of batch x tokens {shapes}")
+    progress("running the compiled forward")
+    expected, seconds = run_reference(spec, reference, params, inputs)
+    rows = [Row("compiled forward", "reference", 0.0, tokens / seconds)]
+    artifacts = spec["artifacts"]
+
+    def attempt(engine, key, run, tolerance=TOLERANCE):
+        artifact = artifacts.get(key, {})
+        if artifact.get("skip"):
+            rows.append(Row(engine, "skipped", note=artifact["skip"]))
+            return
+        if artifact.get("error"):
+            rows.append(Row(engine, "FAIL", note=artifact["error"]))
+            return
+        progress(f"running {engine}")
+        try:
+            outputs, seconds = run(artifact["path"])
+        except Exception as e:  # noqa: BLE001 - the engine's own reason, in the table
+            rows.append(Row(engine, "FAIL", note=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+            return
+        rows.append(compare(engine, expected, outputs, tokens, seconds, tolerance))
+
+    attempt(".pt2 (torch.export)", "pt2", lambda p: run_pt2(p, spec, inputs))
+    attempt("AOTInductor", "aoti", lambda p: run_aoti(p, spec, inputs))
+    attempt("transformers (--hf)", "hf", lambda p: run_transformers(p, spec, inputs))
+
+    vllm = spec["vllm"]
+    hf = artifacts.get("hf", {})
+    if vllm.get("skip"):
+        rows.append(Row("vLLM (--hf)", "skipped", note=vllm["skip"]))
+    elif hf.get("error"):
+        rows.append(Row("vLLM (--hf)", "FAIL", note=hf["error"]))
+    else:
+        progress("serving the folder with vLLM (starting it takes a minute)")
+        try:
+            outputs, seconds, served, longest = run_vllm(vllm["python"], hf["path"], spec, inputs)
+            log_softmax = [torch.log_softmax(e[:, :longest], dim=-1) for e in expected]
+            cut = any(e.shape[1] > longest for e in expected)
+            rows.append(compare("vLLM (--hf)", log_softmax, outputs, served, seconds, TOLERANCE,
+                                f"prompts of at most {longest} tokens: vLLM samples one more within P" if cut else ""))
+        except Exception as e:  # noqa: BLE001
+            rows.append(Row("vLLM (--hf)", "FAIL", note=str(e).splitlines()[0] if str(e) else type(e).__name__))
+
+    gguf = artifacts.get("gguf", {})
+    if not gguf.get("skip") and not gguf.get("error") and not spec.get("llama_cpp"):
+        gguf = {"skip": "no llama.cpp: run scripts/llama_cpp.sh"}
+        artifacts["gguf"] = gguf
+    tolerance = GGUF_TOLERANCE.get(gguf.get("architecture"), TOLERANCE)
+    attempt("llama.cpp (--gguf)", "gguf", lambda p: run_llama_cpp(p, spec["llama_cpp"], spec, inputs), tolerance)
+
+    print_table(rows)
+    failed = [r.engine for r in rows if r.status == "FAIL"]
+    if failed:
+        print(f"error: {', '.join(failed)} disagree{'s' if len(failed) == 1 else ''} with `{spec['function']}`", file=sys.stderr)
+        return 1
+    return 0
+
+
+def print_table(rows):
+    header = ("engine", "max difference", "tokens/s", "result")
+    cells = [header]
+    for r in rows:
+        difference = "-" if r.difference is None else ("0" if r.difference == 0 else f"{r.difference:.1e}")
+        tps = "-" if r.tps is None else f"{r.tps:,.0f}"
+        result = r.status + (f": {r.note}" if r.note else "")
+        cells.append((r.engine, difference, tps, result))
+    widths = [max(len(c[i]) for c in cells) for i in range(3)]
+    for c in cells:
+        print(f"{c[0]:<{widths[0]}}  {c[1]:>{widths[1]}}  {c[2]:>{widths[2]}}  {c[3]}".rstrip())
+    print("max difference: the largest difference from the compiled forward's logits (vLLM: log-probabilities), "
+          "as a fraction of the largest")
+
+
+def main(argv):
+    return script.run(argv, verify, (weights.WeightsError,))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

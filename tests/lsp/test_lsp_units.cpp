@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <set>
 
+#include "answers.h"
 #include "document_text.h"
 #include "transport.h"
 
@@ -96,4 +98,34 @@ TEST_CASE("a wrong Content-Length costs only its own frame") {
   f.reader.feed("Content-Length: many\r\n\r\n" + frame("{}") + "X-Other: 1\r\n\r\n" + frame("[]"));
   CHECK(f.bad.size() == 2);
   CHECK(f.messages == std::vector<std::string>{"{}", "[]"});
+}
+
+namespace {
+std::set<std::string> completion_labels(const std::string& text, const std::string& before) {
+  TextDocument document(text);
+  auto analysis = ss::analyze(ss::SourceFile("c.ss", text));
+  Converter at("file:///c.ss", document);
+  size_t offset = text.find(before);
+  REQUIRE(offset != std::string::npos);
+  json answer = completion(*analysis, at, static_cast<uint32_t>(offset + before.size()));
+  std::set<std::string> labels;
+  for (const json& item : answer["items"]) labels.insert(item["label"].get<std::string>());
+  return labels;
+}
+}  // namespace
+
+TEST_CASE("completion inside a lambda offers its parameter, and only there") {
+  std::string text =
+      "dim D = 4\n\n"
+      "fn f(x: [D]) -> [D]:\n"
+      "    y = x * 2.0\n"
+      "    z = x + (D |> map(step => step / D))\n"
+      "    return z\n";
+  auto inside = completion_labels(text, "step => step");
+  CHECK(inside.count("step"));
+  CHECK(inside.count("y"));
+  CHECK(inside.count("x"));
+  auto after = completion_labels(text, "return z");
+  CHECK(!after.count("step"));
+  CHECK(after.count("z"));
 }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "codegen_hf.h"
+#include "model_layout.h"
 #include "reach.h"
 #include "render.h"
 
@@ -250,25 +252,17 @@ std::string choose_python(const std::string& requested) {
 
 int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   RenderOptions render{use_color(options.color, stderr)};
-  // What vLLM would refuse (E33xx): with --vllm these were errors and export ended; here they are notes.
+  // What vLLM would refuse (the serving rules): with --vllm these were errors and export ended; here they are notes.
   std::vector<const Diagnostic*> serving;
   for (const Diagnostic& d : analysis.diagnostics)
-    // E3306 is about vLLM's CPU backend alone; its GPU backends serve the model (`check` shows it).
-    if (info(d.code).code.starts_with("E33") && d.code != DiagnosticCode::E3306) serving.push_back(&d);
+    if (info(d.code).category == DiagnosticCategory::serving) serving.push_back(&d);
   std::string function = options.function.empty() ? "forward" : options.function;
-  HfModel model = generate_hf(analysis, function);
+  HfModel model = generate_hf(analysis, find_model_layout(analysis, function));
   if (!model.error.empty()) {
     std::cerr << "error: can't write `" << function << "` as a Hugging Face model: " << model.error << "\n";
     return 1;
   }
-  std::string why_not;
-  if (!serving.empty()) {
-    why_not = serving.front()->message;
-    const std::string prefix = "a serving engine can't run this: ";
-    if (why_not.starts_with(prefix)) why_not = why_not.substr(prefix.size());
-  } else if (!model.not_servable.empty() || model.attention_layers == 0) {
-    why_not = model.not_servable.empty() ? "it has no attention layers for vLLM to replace" : model.not_servable;
-  }
+  const std::string& why_not = model.not_servable;
   if (options.vllm && !why_not.empty()) {
     std::cerr << "error: vLLM can't serve `" << function << "`: " << why_not << "\n";
     return 1;
@@ -332,8 +326,10 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
 int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   std::string function = options.function.empty() ? "forward" : options.function;
   const std::string failed = "error: exporting `" + function + "` failed: ";
-  // The language model's layout (embedding, blocks, output layer) is the one --hf reads.
-  HfModel model = generate_hf(analysis, function);
+  // The language model's layout (embedding, blocks, output layer) is the one --hf reads, and the
+  // folder's translation is what says whether one can be taken apart into llama.cpp's tensors.
+  ModelLayout layout = find_model_layout(analysis, function);
+  HfModel model = generate_hf(analysis, layout);
   if (!model.error.empty()) {
     std::cerr << "error: can't write `" << function << "` as a GGUF model: " << model.error << "\n";
     return 1;
@@ -348,16 +344,9 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
     std::cerr << "error: can't write `" << options.gguf << "`: the folder `" << output.parent_path().string() << "` does not exist\n";
     return 2;
   }
-  std::string embedding, output_layer;
-  std::set<std::string> stacked;
-  for (const HfTensor& t : model.tensors) {
-    if (t.key.ends_with("embed_tokens.weight")) embedding = t.source;
-    else if (t.key == "lm_head.weight") output_layer = t.source;
-    if (t.layer >= 0) stacked.insert(t.source);
-  }
-  if (model.tied) output_layer = embedding;
+  auto stacked = [&](const std::string& name) { return std::find(layout.stacked.begin(), layout.stacked.end(), name) != layout.stacked.end(); };
   nlohmann::json parameters = nlohmann::json::array();
-  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"stacked", stacked.count(p.name) > 0}});
+  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"stacked", stacked(p.name)}});
   nlohmann::json builtins = nlohmann::json::array();
   for (const BuiltinCall& call : builtin_calls_reached(analysis, function)) builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
   auto absolute_or_null = [](const std::string& path) {
@@ -371,8 +360,9 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"function", python_name(function)},
                          {"parameters", parameters},
                          {"layers", model.layers},
-                         {"embedding", embedding},
-                         {"output_layer", output_layer},
+                         {"embedding", layout.embedding},
+                         {"output_layer", layout.output_layer},
+                         {"embedding_tables", layout.embedding_tables},
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
                          {"vocab", model.vocab},

@@ -100,6 +100,9 @@ struct Analysis {
   std::vector<SymbolFact> symbols;
   std::vector<ExportSignature> exports;
   Semantics semantics;
+  // Why a serving engine can't run the model's forward, in a few words: the reason of the first
+  // serving rule (E33xx) it breaks. Empty when it breaks none, or when the rules didn't run.
+  std::string not_servable;
 
   bool has_errors() const;
   const Item* find_item(std::string_view name) const;

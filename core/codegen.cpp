@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "builtins.h"
+#include "walk.h"
 
 namespace ss {
 
@@ -240,27 +241,16 @@ class Generator : public PythonWriter {
     return b && !b->statements.empty() && b->statements.back().kind == Statement::Kind::return_;
   }
 
-  // Whether `e` or a statement of `b` calls the built-in `name`; a nested `for` is a loop of its
-  // own (the innermost loop that calls `update` is the training loop).
-  bool calls_builtin(const Expr* e, std::string_view name) const {
-    if (!e) return false;
-    if (auto facts = a_.semantics.calls.find(e); facts != a_.semantics.calls.end() && facts->second.builtin && facts->second.builtin->name == name)
-      return true;
-    for (const ExprPtr& operand : e->operands)
-      if (calls_builtin(operand.get(), name)) return true;
-    for (const Argument& argument : e->arguments)
-      if (calls_builtin(argument.value.get(), name)) return true;
-    return false;
-  }
+  // Whether a statement of `b` calls the built-in `name`; a nested `for` is a loop of its own
+  // (the innermost loop that calls `update` is the training loop).
   bool calls_builtin(const Block* b, std::string_view name) const {
     if (!b) return false;
-    for (const Statement& st : b->statements) {
-      if (st.kind == Statement::Kind::for_) continue;
-      if (calls_builtin(st.value.get(), name) || calls_builtin(st.body.get(), name)) return true;
-      for (const auto& [condition, body] : st.branches)
-        if (calls_builtin(condition.get(), name) || calls_builtin(body.get(), name)) return true;
-    }
-    return false;
+    auto is_call = [&](const Expr& e) {
+      const CallFacts* facts = facts_of(e);
+      return facts && facts->builtin && facts->builtin->name == name ? Walk::stop : Walk::into;
+    };
+    auto own_loop = [](const Statement& s) { return s.kind == Statement::Kind::for_ ? Walk::skip : Walk::into; };
+    return !for_each_expr(*b, is_call, own_loop);
   }
 
   std::string for_statement(const Statement& s, int depth) override {

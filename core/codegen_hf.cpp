@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <set>
-#include <sstream>
 
 #include "builtins.h"
 #include "codegen.h"
+#include "codegen_hf_plan.h"
 #include "python_writer.h"
+#include "walk.h"
 
 namespace ss {
 
@@ -83,21 +83,18 @@ class HfGenerator : public PythonWriter {
  public:
   explicit HfGenerator(const Analysis& analysis) : PythonWriter(analysis) {}
 
-  HfModel run(const std::string& function_name) {
+  HfModel run(const ModelLayout& layout) {
     HfModel out;
-    out.function = function_name;
-    const Item* fn = nullptr;
-    for (const Item& item : a_.program.items)
-      if (item.kind == Item::Kind::function && item.name == function_name) fn = &item;
-    if (!fn) {
-      out.error = "`" + file_name(a_.file.path()) + "` has no `fn " + function_name + "`";
+    out.function = layout.function;
+    if (!layout.forward) {
+      out.error = "`" + file_name(a_.file.path()) + "` has no `fn " + layout.function + "`";
       return out;
     }
+    layout_ = &layout;
+    const Item* fn = layout.forward;
     try {
-      auto types = a_.semantics.functions.find(fn);
-      if (types == a_.semantics.functions.end()) refuse("`" + fn->name + "` has no checked signature");
-      if (!types->second.parameters.empty() && types->second.parameters[0].kind == ValueType::Kind::model)
-        model_ = a_.find_item(types->second.parameters[0].name);
+      if (!layout.types) refuse("`" + fn->name + "` has no checked signature");
+      model_ = layout.model;
       if (model_)
         for (const Item::Param& p : model_->params) {
           HfParameter parameter{p.name, {}};
@@ -105,22 +102,29 @@ class HfGenerator : public PythonWriter {
           out.parameters.push_back(parameter);
         }
       out.model_name = model_ ? model_->name : "";
-      if (model_ && is_language_model(*fn, types->second)) language_model(*fn, types->second, out);
-      else generic(*fn, types->second, out);
+      if (layout.is_language_model()) language_model(*fn, *layout.types, out);
+      else generic(*fn, *layout.types, out);
     } catch (const Unsupported& u) {
       out.error = u.what;
     }
+    // One verdict: the serving rules' first reason, else what the translation found.
+    out.not_servable = why_not_servable();
     return out;
   }
 
  private:
+  const ModelLayout* layout_ = nullptr;
   const Item* model_ = nullptr;
   Scope* scope_ = nullptr;
   std::map<const Item*, std::unique_ptr<ClassInfo>> classes_;
-  std::vector<std::string> class_code_;  // in dependency order
+  HfModelingPlan plan_;  // what the folder's code must contain, filled as the program is translated
   std::vector<const Item*> plain_queue_;
   std::set<const Item*> plain_done_;
-  std::string not_servable_;
+  std::string not_servable_;  // what the translation found that an engine can't replace
+
+  // The one verdict on serving: the serving rules' first reason (E33xx, when the caller ran them),
+  // else what the translation found. Empty: servable, so a key-value cache is sound.
+  std::string why_not_servable() const { return !a_.not_servable.empty() ? a_.not_servable : not_servable_; }
 
   // ---------------------------------------------------------------------------------------------
   // Facts
@@ -173,34 +177,10 @@ class HfGenerator : public PythonWriter {
     refuse(what + " has a size that isn't fixed");
   }
 
-  static void walk_block(const Block& block, const std::function<void(const Expr&)>& visit) {
-    for (const Statement& s : block.statements) {
-      if (s.value) visit(*s.value);
-      if (s.end) visit(*s.end);
-      for (auto& [condition, body] : s.branches) {
-        if (condition) visit(*condition);
-        if (body) walk_block(*body, visit);
-      }
-      if (s.body) walk_block(*s.body, visit);
-    }
-  }
-
   // ---------------------------------------------------------------------------------------------
   // The language model's shape: forward(m, ids[, pos]) embeds, loops over blocks, returns linear(h, m.W).
 
-  bool is_model_field(const Expr* e, const std::string& model_var) const {
-    return e && e->kind == Expr::Kind::attribute && !e->operands.empty() && e->operands[0] && e->operands[0]->kind == Expr::Kind::name &&
-           e->operands[0]->text == model_var;
-  }
-
-  bool is_language_model(const Item& fn, const FunctionTypes& types) const {
-    if (types.parameters.size() < 2 || types.parameters.size() > 3 || !fn.body || fn.body->statements.empty()) return false;
-    const ValueType& ids = types.parameters[1];
-    if (!ids.is_tensor() || ids.tensor.rank() != 2 || ids.tensor.element.kind != ElementKind::index) return false;
-    const Statement& last = fn.body->statements.back();
-    if (last.kind != Statement::Kind::return_ || !last.value || !is_builtin(*last.value, "linear") || last.value->arguments.size() != 2) return false;
-    return is_model_field(last.value->arguments[1].value.get(), fn.parameters[0].name);
-  }
+  bool is_model_field(const Expr* e) const { return layout_->model_field(e).has_value(); }
 
   const Item::Param& model_param(const std::string& name) const {
     for (const Item::Param& p : model_->params)
@@ -213,13 +193,13 @@ class HfGenerator : public PythonWriter {
     if (!scope_) return std::nullopt;
     switch (scope_->kind) {
       case ScopeKind::base:
-        if (is_model_field(&e, scope_->model_var)) return e.text;
+        if (is_model_field(&e)) return e.text;
         return std::nullopt;
       case ScopeKind::layer:
-        if (e.kind == Expr::Kind::subscript && is_model_field(e.operands[0].get(), scope_->model_var) && e.index.size() == 1 &&
+        if (e.kind == Expr::Kind::subscript && is_model_field(e.operands[0].get()) && e.index.size() == 1 &&
             e.index[0].kind == SizeNode::Kind::name && e.index[0].name == scope_->loop_var)
           return e.operands[0]->text;
-        if (is_model_field(&e, scope_->model_var))
+        if (is_model_field(&e))
           refuse(where(e.span) + ": `" + text(e.span) + "` is used inside the loop over blocks without `[" + scope_->loop_var +
                  "]`; only parameters stacked along the blocks axis can be split into per-block layers");
         return std::nullopt;
@@ -250,21 +230,27 @@ class HfGenerator : public PythonWriter {
 
   // Pass 1: how each weight is used, and which calls become submodules.
   void collect(const Expr& e) {
-    if (scope_->skip.count(&e)) return;
+    for_each_expr(e, [&](const Expr& x) { return collect_one(x); });
+  }
+  void collect(const Block& b) {
+    for_each_expr(b, [&](const Expr& x) { return collect_one(x); });
+  }
+  Walk collect_one(const Expr& e) {
+    if (scope_->skip.count(&e)) return Walk::skip;
     if (auto key = weight_key(e)) {
       weight(*key, e.span).other_use = true;
-      return;
+      return Walk::skip;
     }
     if ((scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && e.kind == Expr::Kind::name && e.text == scope_->model_var)
       refuse(where(e.span) + ": the model `" + e.text + "` is passed on whole; pass its parameters instead (`" + e.text + ".W`)");
     if (e.kind == Expr::Kind::call) {
-      if (&e == scope_->token_embedding) return;
+      if (&e == scope_->token_embedding) return Walk::skip;
       if ((is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
         if (auto key = weight_key(*e.arguments[1].value)) {
           Weight& w = weight(*key, e.span);
           (is_builtin(e, "linear") ? w.linear_use : w.embedding_use) = true;
           collect(*e.arguments[0].value);
-          return;
+          return Walk::skip;
         }
       if (const Item* callee = user_function(e)) {
         std::vector<bool> positions;
@@ -297,7 +283,7 @@ class HfGenerator : public PythonWriter {
           }
           scope_->instance_of_call[&e] = scope_->instances.size();
           scope_->instances.push_back(instance);
-          return;
+          return Walk::skip;
         }
       }
       if (engine_attention(e)) {
@@ -306,25 +292,11 @@ class HfGenerator : public PythonWriter {
         if (scope_->kind == ScopeKind::layer || scope_->kind == ScopeKind::module) ++scope_->attention_calls;
       }
     }
-    for (const ExprPtr& o : e.operands)
-      if (o) collect(*o);
-    for (const Argument& a : e.arguments)
-      if (a.value) collect(*a.value);
+    return Walk::into;
   }
 
   bool contains_attention(const Item& fn) const {
-    bool found = false;
-    if (fn.body) walk_block(*fn.body, [&](const Expr& e) {
-        std::function<void(const Expr&)> walk = [&](const Expr& x) {
-          if (engine_attention(x)) found = true;
-          for (const ExprPtr& o : x.operands)
-            if (o) walk(*o);
-          for (const Argument& a : x.arguments)
-            if (a.value) walk(*a.value);
-        };
-        walk(e);
-      });
-    return found;
+    return fn.body && !for_each_expr(*fn.body, [&](const Expr& e) { return engine_attention(e) ? Walk::stop : Walk::into; });
   }
 
   // Decides each weight's kind once pass 1 has seen every use.
@@ -355,25 +327,24 @@ class HfGenerator : public PythonWriter {
     }
   }
 
-  // The weights' and submodules' lines of a class's __init__.
-  std::string weight_init(int depth) {
-    std::string out;
+  // The weights and submodules of the scope's module, as its __init__ makes them.
+  std::vector<HfMember> weight_members() {
+    std::vector<HfMember> out;
     for (const std::string& key : scope_->weight_order) {
       const Weight& w = scope_->weights.at(key);
       if (w.kind == Weight::Kind::owned || w.attr == "embed_tokens") continue;
-      std::vector<std::string> axes;
+      HfMember member;
+      member.attr = w.attr;
       for (size_t i = w.skip_axes; i < w.type->axes.size(); ++i) {
         constant(w.type->axes[i], "`" + key + "`");
-        axes.push_back(python_bare(size_node(w.type->axes[i])));
+        member.axes.push_back(python_bare(size_node(w.type->axes[i])));
       }
-      std::string made;
-      if (w.kind == Weight::Kind::linear) made = "nn.Linear(" + axes[1] + ", " + axes[0] + ", bias=False)";
-      else if (w.kind == Weight::Kind::embedding) made = "nn.Embedding(" + axes[0] + ", " + axes[1] + ")";
-      else made = "nn.Parameter(torch.empty(" + join(axes) + "))";
-      out += indent(depth) + "self." + w.attr + " = " + made + "\n";
+      member.kind = w.kind == Weight::Kind::linear      ? HfMember::Kind::linear
+                    : w.kind == Weight::Kind::embedding ? HfMember::Kind::embedding
+                                                        : HfMember::Kind::parameter;
+      out.push_back(member);
     }
-    for (const Instance& instance : scope_->instances)
-      out += indent(depth) + "self." + instance.name + " = " + instance.cls->name + "(config, layer_idx)\n";
+    for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name});
     return out;
   }
 
@@ -441,7 +412,7 @@ class HfGenerator : public PythonWriter {
     scope_ = &scope;
     locals_.clear();
     needed_axes_.clear();
-    if (fn.body) walk_block(*fn.body, [&](const Expr& e) { collect(e); });
+    if (fn.body) collect(*fn.body);
     settle_weights();
     std::string name = camel(fn.name);
     for (auto& [item, other] : classes_)
@@ -457,25 +428,16 @@ class HfGenerator : public PythonWriter {
           typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
       }
     std::string body = fn.body ? block(*fn.body, 2) : "        pass\n";
-    std::string init = weight_init(2);
+    HfModuleClass code;
+    code.members = weight_members();
     int calls = scope_attention_calls();
     if (scope.attention_calls > 1)
       refuse("`" + fn.name + "` calls `scaled_dot_product_attention` more than once; vLLM needs one attention call per attention module");
-    std::ostringstream out;
-    out << "class " << name << "(nn.Module):\n";
-    out << "    \"\"\"" << file_name(a_.file.path()) << ": " << signature_line(fn) << "\"\"\"\n\n";
-    out << "    def __init__(self, config, layer_idx):\n        super().__init__()\n";
-    out << "        self.config = config\n        self.layer_idx = layer_idx\n";
-    if (scope.attention_calls) {
-      out << "        self.is_causal = True\n";
-      out << "        self.scaling = " << scope.scaling << "\n";
-      int64_t groups = scope.kv_heads ? scope.heads / scope.kv_heads : 1;
-      out << "        self.num_key_value_groups = " << groups << "\n";
-    }
-    out << init;
-    out << "\n    def forward(self" << (inputs.empty() ? "" : ", " + join(inputs)) << ", attention_mask=None, **kwargs):\n";
-    out << axis_reads(typed, body, 2);
-    out << body;
+    code.name = name;
+    code.doc = file_name(a_.file.path()) + ": " + signature_line(fn);
+    attention_members(scope, code);
+    code.inputs = inputs;
+    code.body = axis_reads(typed, body, 2) + body;
     cls->name = name;
     cls->weight_paths.clear();
     for (auto& [key, path] : weight_paths()) cls->weight_paths[key] = path;
@@ -490,7 +452,7 @@ class HfGenerator : public PythonWriter {
         cls->kv_heads = instance.cls->kv_heads;
         cls->head_dim = instance.cls->head_dim;
       }
-    class_code_.push_back(out.str());
+    plan_.modules.push_back(std::move(code));
     scope_ = saved_scope;
     locals_ = saved_locals;
     needed_axes_ = saved_axes;
@@ -502,57 +464,37 @@ class HfGenerator : public PythonWriter {
 
   void language_model(const Item& fn, const FunctionTypes& types, HfModel& out) {
     out.causal_lm = true;
-    const std::string model_var = fn.parameters[0].name;
-    const std::string ids_var = fn.parameters[1].name;
-    const std::string pos_var = fn.parameters.size() == 3 ? fn.parameters[2].name : "";
+    const ModelLayout& layout = *layout_;
+    const std::string& model_var = layout.model_var;
+    const std::string& ids_var = layout.ids_var;
+    const std::string& pos_var = layout.pos_var;
     const std::vector<Statement>& statements = fn.body->statements;
     // The loop over blocks: the one top-level `for`.
-    size_t loop_at = statements.size();
-    for (size_t i = 0; i < statements.size(); ++i)
-      if (statements[i].kind == Statement::Kind::for_) {
-        if (loop_at != statements.size())
-          refuse(where(statements[i].span) + ": a second `for` in `" + fn.name + "`; a language model's forward loops over its blocks once");
-        loop_at = i;
-      }
-    if (loop_at == statements.size())
+    for (size_t i = layout.loop_at + 1; layout.loops > 1 && i < statements.size(); ++i)
+      if (statements[i].kind == Statement::Kind::for_)
+        refuse(where(statements[i].span) + ": a second `for` in `" + fn.name + "`; a language model's forward loops over its blocks once");
+    if (!layout.loop)
       refuse("`" + fn.name + "` has no `for` over blocks; write the blocks as `for l in 0..L:` with parameters stacked along `L`");
-    const Statement& loop = statements[loop_at];
-    auto bound = [&](const Expr* e) -> int64_t {
-      const ValueType* t = e ? type_of(*e) : nullptr;
-      if (e && e->kind == Expr::Kind::number && e->is_integer) return static_cast<int64_t>(e->number);
-      if (t && t->known_size && t->known_size->constant_value()) return *t->known_size->constant_value();
-      refuse(where(loop.span) + ": the loop over blocks must have a fixed number of iterations, such as `0..L`");
+    const Statement& loop = *layout.loop;
+    const size_t loop_at = layout.loop_at;
+    auto fixed = [&](std::optional<int64_t> bound) -> int64_t {
+      if (!bound) refuse(where(loop.span) + ": the loop over blocks must have a fixed number of iterations, such as `0..L`");
+      return *bound;
     };
-    if (bound(loop.value.get()) != 0) refuse(where(loop.span) + ": the loop over blocks must start at 0");
-    int64_t layers = bound(loop.end.get());
+    if (fixed(layout.loop_start) != 0) refuse(where(loop.span) + ": the loop over blocks must start at 0");
+    int64_t layers = fixed(layout.layers);
     for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i)
       if (statements[i].kind == Statement::Kind::for_ || statements[i].kind == Statement::Kind::return_)
         refuse(where(statements[i].span) + ": `" + fn.name + "` must end by returning the output layer after its blocks");
 
     // The token embedding: embedding(ids, m.E) before the loop.
-    const Expr* token_embedding = nullptr;
-    for (size_t i = 0; i < loop_at && !token_embedding; ++i)
-      if (statements[i].value) {
-        std::function<void(const Expr&)> find = [&](const Expr& e) {
-          if (token_embedding) return;
-          if (is_builtin(e, "embedding") && e.arguments.size() == 2 && e.arguments[0].value && e.arguments[0].value->kind == Expr::Kind::name &&
-              e.arguments[0].value->text == ids_var && is_model_field(e.arguments[1].value.get(), model_var)) {
-            token_embedding = &e;
-            return;
-          }
-          for (const ExprPtr& o : e.operands)
-            if (o) find(*o);
-          for (const Argument& a : e.arguments)
-            if (a.value) find(*a.value);
-        };
-        find(*statements[i].value);
-      }
+    const Expr* token_embedding = layout.token_embedding;
     if (!token_embedding)
       refuse("`" + fn.name + "` doesn't embed `" + ids_var + "` with `embedding(" + ids_var + ", " + model_var + ".W)` before its blocks");
-    std::string table = token_embedding->arguments[1].value->text;
-    const Expr& output = *statements.back().value;
-    std::string output_weight = output.arguments[1].value->text;
-    out.tied = output_weight == table;
+    const std::string& table = layout.embedding;
+    const Expr& output = *layout.output;
+    const std::string& output_weight = layout.output_layer;
+    out.tied = layout.tied;
     const Item::Param& table_param = model_param(table);
     const Item::Param& output_param = model_param(output_weight);
     if (table_param.type.axes.size() != 2 || output_param.type.axes.size() != 2)
@@ -577,18 +519,13 @@ class HfGenerator : public PythonWriter {
              std::to_string(carried.size()));
     std::vector<std::string> free;
     if (loop.body)
-      walk_block(*loop.body, [&](const Expr& e) {
-        std::function<void(const Expr&)> find = [&](const Expr& x) {
-          if (x.kind == Expr::Kind::name && before.count(x.text) && x.text != carried[0] && x.text != model_var &&
-              std::find(free.begin(), free.end(), x.text) == free.end() &&
+      for_each_expr(*loop.body, [&](const Expr& e) {
+        for_each_free_name(e, [&](const Expr& x) {
+          if (before.count(x.text) && x.text != carried[0] && x.text != model_var && std::find(free.begin(), free.end(), x.text) == free.end() &&
               std::find(assigned.begin(), assigned.end(), x.text) == assigned.end())
             free.push_back(x.text);
-          for (const ExprPtr& o : x.operands)
-            if (o) find(*o);
-          for (const Argument& a : x.arguments)
-            if (a.value) find(*a.value);
-        };
-        find(e);
+        });
+        return Walk::skip;  // for_each_free_name walked its parts
       });
     if (std::find(free.begin(), free.end(), ids_var) != free.end())
       refuse(where(loop.span) + ": the blocks read the token ids `" + ids_var + "`; only the embedding may");
@@ -601,7 +538,7 @@ class HfGenerator : public PythonWriter {
     scope_ = &layer;
     locals_.clear();
     needed_axes_.clear();
-    if (loop.body) walk_block(*loop.body, [&](const Expr& e) { collect(e); });
+    if (loop.body) collect(*loop.body);
     settle_weights();
     for (auto& [key, w] : layer.weights) {
       int64_t stacked = constant(w.type->axes[0], "`" + key + "`");
@@ -620,7 +557,8 @@ class HfGenerator : public PythonWriter {
     std::string layer_body = loop.body ? block(*loop.body, 2) : "";
     if (uses_name(layer_body, python_name(loop.variable)))
       refuse(where(loop.span) + ": the blocks use `" + loop.variable + "` other than to index stacked parameters");
-    std::string layer_init = weight_init(2);
+    HfModuleClass& layer_code = plan_.layer;
+    layer_code.members = weight_members();
     int layer_attention = scope_attention_calls();
     int64_t heads = layer.heads, kv_heads = layer.kv_heads, head_dim = layer.head_dim;
     for (const Instance& instance : layer.instances)
@@ -632,18 +570,11 @@ class HfGenerator : public PythonWriter {
     std::map<std::string, std::string> layer_paths = weight_paths();
     std::set<std::string> linears;
     for (const std::string& p : scope_linear_paths()) linears.insert("layers.*." + p);
-    std::ostringstream layer_code;
-    layer_code << "class ShapeScriptDecoderLayer(nn.Module):\n";
-    layer_code << "    \"\"\"One block: the body of `" << source_line(loop.span) << "`.\"\"\"\n\n";
-    layer_code << "    def __init__(self, config, layer_idx):\n        super().__init__()\n";
-    layer_code << "        self.config = config\n        self.layer_idx = layer_idx\n";
-    if (layer.attention_calls) {
-      layer_code << "        self.is_causal = True\n        self.scaling = " << layer.scaling << "\n";
-      layer_code << "        self.num_key_value_groups = " << (layer.kv_heads ? layer.heads / layer.kv_heads : 1) << "\n";
-    }
-    layer_code << layer_init;
-    layer_code << "\n    def forward(self, " << join(layer_inputs) << ", attention_mask=None, **kwargs):\n";
-    layer_code << layer_body << "        return " << python_name(carried[0]) << "\n";
+    layer_code.name = "ShapeScriptDecoderLayer";
+    layer_code.doc = "One block: the body of `" + source_line(loop.span) + "`.";
+    attention_members(layer, layer_code);
+    layer_code.inputs = layer_inputs;
+    layer_code.body = layer_body + "        return " + python_name(carried[0]) + "\n";
     if (layer.attention_calls > 1) refuse("a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
     out.attention_layers = layer_attention == 1 ? layers : 0;
     if (layer_attention != 1)
@@ -686,7 +617,7 @@ class HfGenerator : public PythonWriter {
     for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i) post += statement(statements[i], 2);
     std::string hidden_states = python_bare(expression(*output.arguments[0].value));
     std::string flush = flush_prelude(2);
-    std::string base_init = weight_init(2);
+    plan_.base_members = weight_members();
     std::map<std::string, std::string> base_paths = weight_paths();
     for (const std::string& p : scope_linear_paths()) linears.insert(p);
     if (!scope_->instances.empty()) refuse("`" + fn.name + "` calls functions with weights outside its blocks; only blocks become layers");
@@ -694,37 +625,13 @@ class HfGenerator : public PythonWriter {
     if (uses_name(pre + post, python_name(ids_var)))
       refuse("`" + fn.name + "` uses the token ids `" + ids_var + "` other than to embed them");
 
-    std::ostringstream base_code;
-    base_code << "class ShapeScriptModel(ShapeScriptPreTrainedModel):\n";
-    base_code << "    \"\"\"" << file_name(a_.file.path()) << ": " << signature_line(fn)
-              << ", up to the output layer: returns the hidden states.\"\"\"\n\n";
-    base_code << "    def __init__(self, config):\n        super().__init__(config)\n";
-    base_code << "        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)\n";
-    base_code << base_init;
-    base_code << "        self.layers = nn.ModuleList([ShapeScriptDecoderLayer(config, i) for i in range(config.num_hidden_layers)])\n";
-    base_code << "        self.post_init()\n\n";
-    base_code << "    def get_input_embeddings(self):\n        return self.embed_tokens\n\n";
-    base_code << "    def set_input_embeddings(self, value):\n        self.embed_tokens = value\n\n";
-    base_code << "    def forward(self, input_ids=None, inputs_embeds=None, position_ids=None, attention_mask=None, use_cache=None,\n"
-                 "                return_dict=None, **kwargs):\n";
-    base_code << "        if inputs_embeds is None:\n            inputs_embeds = self.embed_tokens(input_ids)\n";
-    if (!pos_var.empty()) {
-      base_code << "        if position_ids is None:  # after the tokens a cache holds, if any\n";
-      base_code << "            start = kwargs[\"cache\"].get_seq_length() if kwargs.get(\"cache\") is not None else 0\n";
-      base_code << "            position_ids = torch.arange(start, start + inputs_embeds.shape[1], device=inputs_embeds.device)"
-                   ".expand(inputs_embeds.shape[0], -1)\n";
-      base_code << "        " << python_name(pos_var) << " = position_ids\n";
-    }
-    base_code << "        if attention_mask is not None and attention_mask.dim() == 2 and not bool(attention_mask.all()):\n";
-    base_code << "            raise ValueError(\"padded batches aren't supported: each attention masks later positions itself, not padding\")\n";
-    base_code << "        attention_mask = None  # causal: each attention masks later positions itself\n";
+    plan_.base_doc = file_name(a_.file.path()) + ": " + signature_line(fn) + ", up to the output layer: returns the hidden states.";
+    plan_.positions = pos_var.empty() ? "" : python_name(pos_var);
     std::vector<std::pair<std::string, const ValueType*>> base_typed = {{"inputs_embeds", &types.parameters[1]}};
     if (!pos_var.empty()) base_typed.push_back({python_name(pos_var), &types.parameters[2]});
     std::string base_body = pre + call_layers + post + flush + indent(2) + "# " + source_line(statements.back().span) + "\n" +
                             indent(2) + "hidden_states = " + hidden_states + "\n";
-    base_code << axis_reads(base_typed, base_body, 2) << base_body;
-    base_code << "        if return_dict is False:\n            return (hidden_states,)\n";
-    base_code << "        return BaseModelOutputWithPast(last_hidden_state=hidden_states)\n";
+    plan_.base_body = axis_reads(base_typed, base_body, 2) + base_body;
 
     // Tensors.
     for (auto& [key, path] : base_paths) out.tensors.push_back({key, -1, "model." + path});
@@ -763,63 +670,17 @@ class HfGenerator : public PythonWriter {
         {"shapescript_function", quote(fn.name)},
     };
 
-    extra_code_ = layer_code.str() + base_code.str();
-    std::ostringstream modeling;
-    modeling << header();
-    modeling << "\n\nclass ShapeScriptPreTrainedModel(PreTrainedModel):\n";
-    modeling << "    config_class = ShapeScriptConfig\n    base_model_prefix = \"model\"\n";
-    modeling << "    _no_split_modules = [\"ShapeScriptDecoderLayer\"]\n";
-    modeling << "    _supports_attention_backend = True\n    _supports_sdpa = True\n";
-    for (const std::string& code : class_code_) modeling << "\n\n" << code;
-    modeling << "\n\n" << layer_code.str();
-    modeling << "\n\n" << base_code.str();
-    modeling << "\n\nclass ShapeScriptForCausalLM(ShapeScriptPreTrainedModel, GenerationMixin):\n";
-    if (out.tied) modeling << "    _tied_weights_keys = {\"lm_head.weight\": \"model.embed_tokens.weight\"}\n";
-    modeling << "    _tp_plan = {\"lm_head\": \"colwise_gather_output\"}\n\n";
-    modeling << "    def __init__(self, config):\n        super().__init__(config)\n        self.model = ShapeScriptModel(config)\n";
-    modeling << "        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)\n        self.post_init()\n\n";
-    modeling << "    def forward(self, input_ids=None, inputs_embeds=None, position_ids=None, attention_mask=None, labels=None,\n"
-                "                use_cache=None, cache=None, past_key_values=None, logits_to_keep=0, return_dict=None, **kwargs):\n";
+    plan_.causal_lm = true;
+    plan_.function = fn.name;
+    plan_.output_line = source_line(statements.back().span);
+    plan_.tied = out.tied;
     // A key-value cache is sound only when nothing but attention works across positions: what
-    // the serving rules (E33xx, reported in `a_.diagnostics` when the caller enables them) prove.
-    bool servable = not_servable_.empty() && layer_attention == 1 &&
-                    std::none_of(a_.diagnostics.begin(), a_.diagnostics.end(),
-                                 [](const Diagnostic& d) { return info(d.code).code.starts_with("E33"); });
-    if (servable) {
-      modeling << "        cache = cache if cache is not None else past_key_values  # transformers 5.24 renamed it `cache`\n";
-      modeling << "        if use_cache and cache is None:\n";
-      modeling << "            cache = DynamicCache(config=self.config)\n";
-      modeling << "        if cache is not None:\n            kwargs[\"cache\"] = cache\n";
-    } else {
-      modeling << "        # No key-value cache: " << fn.name << " works across positions outside attention, so each step runs\n";
-      modeling << "        # the whole sequence.\n";
-    }
-    modeling << "        outputs = self.model(input_ids=input_ids, inputs_embeds=inputs_embeds, position_ids=position_ids,\n"
-                "                             attention_mask=attention_mask, return_dict=True, **kwargs)\n";
-    modeling << "        hidden_states = outputs.last_hidden_state\n";
-    modeling << "        keep = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep\n";
-    modeling << "        # " << source_line(statements.back().span) << "\n";
-    modeling << "        logits = self.lm_head(hidden_states[:, keep, :])\n";
-    modeling << "        loss = None\n        if labels is not None:\n";
-    modeling << "            loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size, **kwargs)\n";
-    // The cache by position: its keyword is `past_key_values` before transformers 5.24, `cache` since.
-    modeling << "        return CausalLMOutputWithPast(loss, logits, " << (servable ? "cache" : "None") << ")\n\n";
-    if (servable) {
-      modeling << "    def prepare_inputs_for_generation(self, input_ids, cache=None, past_key_values=None, attention_mask=None,\n"
-                  "                                      inputs_embeds=None, use_cache=True, **kwargs):\n";
-      modeling << "        # Each step runs only the tokens the cache hasn't seen.\n";
-      modeling << "        cache = cache if cache is not None else past_key_values\n";
-      modeling << "        seen = cache.get_seq_length() if cache is not None else 0\n";
-      modeling << "        return {\"input_ids\": input_ids[:, seen:], \"cache\": cache, \"use_cache\": use_cache, \"attention_mask\": attention_mask}\n";
-    } else {
-      modeling << "    def prepare_inputs_for_generation(self, input_ids, attention_mask=None, inputs_embeds=None, **kwargs):\n";
-      modeling << "        # Without a cache every step sees the whole sequence.\n";
-      modeling << "        return {\"input_ids\": input_ids, \"attention_mask\": attention_mask}\n";
-    }
+    // the serving rules (E33xx, run when the caller enables them) prove.
+    plan_.cache = why_not_servable().empty();
     // tp plan: the blocks' linears split as core/tensor_parallel.cpp proves they may be (heads and
     // feed-forward features across devices); every other nn.Linear, or all when nothing is proven, replicated.
     std::map<std::string, std::string> styles;
-    if (auto proven = tensor_parallel_plan(a_, *loop.body, model_var, loop.variable)) {
+    if (auto proven = tensor_parallel_plan(a_, layout)) {
       for (auto& [field, style] : *proven) {
         auto path = layer_paths.find(field);
         std::string module = path != layer_paths.end() && path->second.ends_with(".weight")
@@ -832,12 +693,8 @@ class HfGenerator : public PythonWriter {
         styles[module] = style;
       }
     }
-    std::string plan;
-    for (const std::string& p : linears)
-      plan += (plan.empty() ? "" : ", ") + quote(p) + ": " + quote(styles.count(p) ? styles[p] : "replicate");
-    out.modeling = modeling.str();
-    out.configuration = configuration(plan, true);
-    out.not_servable = not_servable_;
+    for (const std::string& p : linears) plan_.tp_plan.push_back({p, styles.count(p) ? styles[p] : "replicate"});
+    write_files(out);
   }
 
   std::string dims_json() const {
@@ -846,84 +703,27 @@ class HfGenerator : public PythonWriter {
     return "{" + out + "}";
   }
 
-  std::string header() const {
-    std::ostringstream out;
-    out << "# Generated by ShapeScript from " << file_name(a_.file.path()) << ". Edit the .ss file and export again, not this one.\n";
-    if (uses_name(code_so_far(), "math.")) out << "import math\n\n";
-    out << "import torch\n";
-    out << "import torch.nn.functional as F\n";
-    out << "from torch import nn\n";
-    if (uses_einops_) out << "import einops\n";
-    out << "from transformers import DynamicCache, GenerationMixin, PreTrainedModel\n";
-    out << "from transformers.modeling_outputs import BaseModelOutputWithPast, CausalLMOutputWithPast\n";
-    out << "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n\n";
-    out << "from .configuration_shapescript import ShapeScriptConfig\n\n";
-    for (auto& [name, value] : a_.semantics.dims) out << python_name(name) << " = " << value << "\n";
-    if (uses_name(code_so_far(), "_ss_mode")) out << "\n" << mode_definition;
-    out << R"PY(
-
-def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    # transformers' eager attention: query [b H n Dh], key and value [b Hkv m Dh] -> [b n H Dh]; causal
-    # (later positions masked) when no mask is given.
-    key = key.repeat_interleave(module.num_key_value_groups, dim=1)
-    value = value.repeat_interleave(module.num_key_value_groups, dim=1)
-    scores = torch.matmul(query, key.transpose(2, 3)) * scaling
-    if attention_mask is None:
-        n, m = query.shape[-2], key.shape[-2]
-        later = torch.ones(n, m, dtype=torch.bool, device=query.device).tril(m - n).logical_not()
-        scores = scores.masked_fill(later, float("-inf"))
-    elif attention_mask.dtype == torch.bool:
-        scores = scores.masked_fill(attention_mask.logical_not(), float("-inf"))
-    else:
-        scores = scores + attention_mask[:, :, :, : key.shape[-2]]
-    weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
-    weights = F.dropout(weights, p=dropout, training=module.training)
-    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
-
-
-def _heads_first(attn_output, query):
-    # An attention function returns [b n H Dh] (vLLM's: [b*n H*Dh]); ShapeScript's layout is [b H n Dh].
-    b, h, n, _ = query.shape
-    return attn_output.reshape(b, n, h, -1).transpose(1, 2)
-)PY";
-    if (uses_causal_) {
-      out << "\n\ndef _causal(n, m):\n"
-             "    # causal[n m]: True where key position j is at or before query position i (j <= i).\n"
-             "    return torch.ones(n, m, dtype=torch.bool).tril()\n";
-    }
-    for (const std::string& fn : plain_code_) out << "\n\n" << fn;
-    return out.str();
+  // The plan's top of the module, from what its code uses, and the files from the plan.
+  void write_files(HfModel& out) {
+    plan_.source = file_name(a_.file.path());
+    std::string code = plan_.layer.scaling + plan_.layer.body + plan_.base_body;
+    for (const HfModuleClass& c : plan_.modules) code += c.scaling + c.body;
+    for (const std::string& f : plan_.functions) code += f;
+    plan_.imports_math = uses_name(code, "math.");
+    plan_.defines_mode = uses_name(code, "_ss_mode");
+    plan_.imports_einops = uses_einops_;
+    plan_.defines_causal = uses_causal_;
+    for (auto& [name, value] : a_.semantics.dims) plan_.dims.push_back({python_name(name), value});
+    HfFiles files = emit_hf(plan_);
+    out.configuration = std::move(files.configuration);
+    out.modeling = std::move(files.modeling);
   }
 
-  std::string code_so_far() const {
-    std::string all;
-    for (const std::string& c : class_code_) all += c;
-    for (const std::string& c : plain_code_) all += c;
-    return all + extra_code_;
-  }
-  std::vector<std::string> plain_code_;
-  std::string extra_code_;
-
-  std::string configuration(const std::string& plan, bool language_model) const {
-    std::ostringstream out;
-    out << "# Generated by ShapeScript from " << file_name(a_.file.path()) << ".\n";
-    out << "from transformers import PretrainedConfig\n\n\n";
-    out << "class ShapeScriptConfig(PretrainedConfig):\n";
-    out << "    model_type = \"shapescript\"\n";
-    if (language_model) out << "    base_model_tp_plan = {" << plan << "}\n";
-    out << "\n    def __init__(self, vocab_size=0, hidden_size=0, num_hidden_layers=0, num_attention_heads=1, num_key_value_heads=None,\n"
-           "                 head_dim=None, max_position_embeddings=4096, tie_word_embeddings=False, dims=None,\n"
-           "                 shapescript_source=None, shapescript_function=None, initializer_range=0.02, **kwargs):\n";
-    out << "        self.vocab_size = vocab_size\n        self.hidden_size = hidden_size\n";
-    out << "        self.num_hidden_layers = num_hidden_layers\n        self.num_attention_heads = num_attention_heads\n";
-    out << "        self.num_key_value_heads = num_key_value_heads if num_key_value_heads is not None else num_attention_heads\n";
-    out << "        self.head_dim = head_dim if head_dim is not None else hidden_size // max(num_attention_heads, 1)\n";
-    out << "        self.max_position_embeddings = max_position_embeddings\n";
-    out << "        self.dims = dims or {}\n";
-    out << "        self.shapescript_source = shapescript_source\n        self.shapescript_function = shapescript_function\n";
-    out << "        self.initializer_range = initializer_range\n";
-    out << "        super().__init__(tie_word_embeddings=tie_word_embeddings, **kwargs)\n";
-    return out.str();
+  // An attention's members of the module that calls it (the one its `scope` is).
+  static void attention_members(const Scope& scope, HfModuleClass& code) {
+    code.attention = scope.attention_calls > 0;
+    code.scaling = scope.scaling;
+    code.key_value_groups = scope.kv_heads ? scope.heads / scope.kv_heads : 1;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -936,32 +736,21 @@ def _heads_first(attn_output, query):
     for (size_t i = model_ ? 1 : 0; i < fn.parameters.size(); ++i) inputs.push_back(python_name(fn.parameters[i].name));
     for (size_t i = 0; i < types.parameters.size(); ++i)
       if (i > 0 && types.parameters[i].kind == ValueType::Kind::model) refuse("`" + fn.name + "` takes a second model");
-    std::ostringstream modeling;
-    modeling << "# Generated by ShapeScript from " << file_name(a_.file.path()) << ". Edit the .ss file and export again, not this one.\n";
-    modeling << "# `" << fn.name << "` as a transformers model: its module, compiled as `shapescript export` compiles it, then the wrapper.\n";
-    modeling << "from transformers import PreTrainedModel\n\n";
-    modeling << "from .configuration_shapescript import ShapeScriptConfig\n\n";
-    modeling << python;
-    modeling << "\n\nclass ShapeScriptPreTrainedModel(PreTrainedModel):\n";
-    modeling << "    config_class = ShapeScriptConfig\n    base_model_prefix = \"model\"\n";
-    modeling << "\n\nclass ShapeScriptModel(ShapeScriptPreTrainedModel):\n";
-    modeling << "    \"\"\"" << file_name(a_.file.path()) << ": " << signature_line(fn) << "\"\"\"\n\n";
-    modeling << "    def __init__(self, config):\n        super().__init__(config)\n";
+    plan_.function = fn.name;
+    plan_.function_python = python_name(fn.name);
+    plan_.module = python;
+    plan_.signature = signature_line(fn);
     if (model_)
       for (const Item::Param& p : model_->params) {
-        std::vector<std::string> axes;
-        for (const SizeNode& axis : p.type.axes) axes.push_back(std::to_string(constant(axis, "`" + p.name + "`")));
-        modeling << "        self." << python_name(p.name) << " = nn.Parameter(torch.empty(" << join(axes) << "))\n";
+        HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, ""};
+        for (const SizeNode& axis : p.type.axes) parameter.axes.push_back(std::to_string(constant(axis, "`" + p.name + "`")));
+        plan_.parameters.push_back(parameter);
         out.tensors.push_back({p.name, -1, python_name(p.name)});
       }
-    modeling << "        self.post_init()\n\n";
-    modeling << "    def forward(self" << (inputs.empty() ? "" : ", " + join(inputs)) << ", **kwargs):\n";
-    std::vector<std::string> args;
-    if (model_) args.push_back("self");
-    for (const std::string& i : inputs) args.push_back(i);
-    modeling << "        return " << python_name(fn.name) << "(" << join(args) << ")\n";
-    out.modeling = modeling.str();
-    out.configuration = configuration("", false);
+    plan_.inputs = inputs;
+    if (model_) plan_.call_arguments.push_back("self");
+    for (const std::string& i : inputs) plan_.call_arguments.push_back(i);
+    write_files(out);
     out.config = {
         {"model_type", "\"shapescript\""},
         {"architectures", "[\"ShapeScriptModel\"]"},
@@ -970,7 +759,7 @@ def _heads_first(attn_output, query):
         {"shapescript_source", quote(file_name(a_.file.path()))},
         {"shapescript_function", quote(fn.name)},
     };
-    out.not_servable = model_ ? "`" + fn.name + "` isn't a language model's forward" : "`" + fn.name + "` takes no model";
+    not_servable_ = model_ ? "`" + fn.name + "` isn't a language model's forward" : "`" + fn.name + "` takes no model";
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -980,7 +769,7 @@ def _heads_first(attn_output, query):
     if (scope_ && scope_->kind == ScopeKind::layer) refuse(where(s.span) + ": `return` inside the loop over blocks");
   }
 
-  bool step_reads(const Expr& e, const std::string& name) const override { return mentions(e, name, false); }
+  bool step_reads(const Expr& e, const std::string& name) const override { return reads_variable(e, name, false); }
 
   std::string for_statement(const Statement& s, int depth) override {
     bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
@@ -1020,7 +809,7 @@ def _heads_first(attn_output, query):
   }
 
   std::string attribute(const Expr& e) override {
-    if (scope_ && (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && is_model_field(&e, scope_->model_var))
+    if (scope_ && (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && is_model_field(&e))
       refuse(where(e.span) + ": `" + text(e.span) + "` can't be translated here");
     return PythonWriter::attribute(e);
   }
@@ -1140,7 +929,7 @@ def _heads_first(attn_output, query):
     std::string body = fn.body ? block(*fn.body, 1) : "    pass\n";
     std::string code = "def " + python_name(fn.name) + "(" + join(parameters) + "):\n    \"\"\"" + file_name(a_.file.path()) + ": " +
                        signature_line(fn) + "\"\"\"\n" + axis_reads(typed, body, 1) + body;
-    plain_code_.push_back(code);
+    plan_.functions.push_back(code);
     scope_ = saved_scope;
     locals_ = saved_locals;
     needed_axes_ = saved_axes;
@@ -1150,6 +939,6 @@ def _heads_first(attn_output, query):
 
 }  // namespace
 
-HfModel generate_hf(const Analysis& analysis, const std::string& function) { return HfGenerator(analysis).run(function); }
+HfModel generate_hf(const Analysis& analysis, const ModelLayout& layout) { return HfGenerator(analysis).run(layout); }
 
 }  // namespace ss

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "model_layout.h"
 
 namespace ss {
 
@@ -36,11 +37,11 @@ struct HfModel {
   int64_t layers = 0, attention_layers = 0, heads = 0, vocab = 0;
   bool takes_positions = false;
   int64_t max_positions = 0;
-  std::string not_servable;  // why vLLM can't serve it, beyond the checker's E33xx rules
+  std::string not_servable;  // why vLLM can't serve it (the serving rules' reason first); empty: it can
 };
 
-// Translates `function` (a model's forward, or with a model's parameters any function) of a file
-// without errors.
-HfModel generate_hf(const Analysis& analysis, const std::string& function);
+// Translates the function `layout` was found for (a model's forward, or with a model's parameters
+// any function) of a file without errors.
+HfModel generate_hf(const Analysis& analysis, const ModelLayout& layout);
 
 }  // namespace ss

@@ -7,7 +7,7 @@ namespace ss {
 namespace {
 const std::vector<DiagnosticInfo>& table() {
   static const std::vector<DiagnosticInfo> entries = {
-#define DIAGNOSTIC(code, name, summary) {#code, #name, summary},
+#define DIAGNOSTIC(code, name, category, summary) {#code, #name, DiagnosticCategory::category, summary},
 #include "diagnostic_codes.def"
 #undef DIAGNOSTIC
   };

@@ -11,14 +11,18 @@
 namespace ss {
 
 enum class DiagnosticCode {
-#define DIAGNOSTIC(code, name, summary) code,
+#define DIAGNOSTIC(code, name, category, summary) code,
 #include "diagnostic_codes.def"
 #undef DIAGNOSTIC
 };
 
+// What a diagnostic is about: the column of diagnostic_codes.def.
+enum class DiagnosticCategory { syntax, name, shape, call, model, flow, training, exporting, serving, engine };
+
 struct DiagnosticInfo {
   std::string_view code;     // "E1701"
   std::string_view name;     // "export-uses-python"
+  DiagnosticCategory category;
   std::string_view summary;  // one line, what `explain` lists
 };
 const DiagnosticInfo& info(DiagnosticCode code);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "walk.h"
+
 namespace ss {
 
 namespace pywrite {
@@ -126,34 +128,11 @@ std::string PythonWriter::signature_line(const Item& item) const {
   return flat;
 }
 
-bool PythonWriter::mentions(const Expr& e, const std::string& name, bool sizes) {
-  if (e.kind == Expr::Kind::name && e.text == name) return true;
-  if (e.kind == Expr::Kind::lambda && e.text == name) return false;  // shadowed
-  for (const ExprPtr& o : e.operands)
-    if (o && mentions(*o, name, sizes)) return true;
-  for (const Argument& a : e.arguments)
-    if (a.value && mentions(*a.value, name, sizes)) return true;
-  if (sizes)
-    for (const SizeNode& i : e.index)
-      if (mentions_size(i, name)) return true;
-  return false;
-}
-
-bool PythonWriter::mentions_size(const SizeNode& node, const std::string& name) {
-  if ((node.kind == SizeNode::Kind::name || node.kind == SizeNode::Kind::scaled) && node.name == name) return true;
-  for (const SizeNode& c : node.children)
-    if (mentions_size(c, name)) return true;
-  return false;
-}
-
 void PythonWriter::assigned_names(const Block& b, std::vector<std::string>& names) {
-  for (const Statement& s : b.statements) {
+  for_each_statement(b, [&](const Statement& s) {
     for (auto& [name, span] : s.targets)
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    if (s.body) assigned_names(*s.body, names);
-    for (auto& [condition, body] : s.branches)
-      if (body) assigned_names(*body, names);
-  }
+  });
 }
 
 bool PythonWriter::is_static(const Expr& e) const {

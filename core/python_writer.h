@@ -15,6 +15,7 @@
 #include "analysis.h"
 #include "builtins.h"
 #include "codegen.h"
+#include "walk.h"
 
 namespace ss {
 
@@ -83,7 +84,7 @@ class PythonWriter {
   virtual std::string for_statement(const Statement& s, int depth) = 0;
   virtual std::string if_statement(const Statement& s, int depth) = 0;
   // Whether a `|>` step reads `name` (the pt2 generator also looks into subscripts' sizes).
-  virtual bool step_reads(const Expr& e, const std::string& name) const { return mentions(e, name); }
+  virtual bool step_reads(const Expr& e, const std::string& name) const { return reads_variable(e, name); }
 
   // ---- Facts
 
@@ -91,9 +92,6 @@ class PythonWriter {
   const CallFacts* facts_of(const Expr& e) const;
   std::string text(Span span) const { return std::string(a_.file.slice(span)); }
   std::string signature_line(const Item& item) const;
-  // Whether `e` reads the variable `name`; with `sizes`, also in the sizes of a subscript.
-  static bool mentions(const Expr& e, const std::string& name, bool sizes = true);
-  static bool mentions_size(const SizeNode& node, const std::string& name);
   // Names a block assigns, in order.
   static void assigned_names(const Block& b, std::vector<std::string>& names);
   // Static: depends only on dims and numbers, so plain Python runs it while tracing.

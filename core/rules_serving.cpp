@@ -1,15 +1,17 @@
 // E33xx: what a serving engine can run. An engine such as vLLM packs the tokens of many requests
 // along `n` and runs the embedding, attention and the output layer itself, so the model's forward
 // must have that shape, and nothing else may combine positions along `n`.
-#include <functional>
 #include <set>
 
 #include "check_internal.h"
+#include "model_layout.h"
+#include "walk.h"
 
 namespace ss {
 
 namespace {
 
+const std::string kCantRun = "a serving engine can't run this: ";
 const char* kPackingNote =
     "a serving engine packs the tokens of many requests along `n`, one request after another, so everything but attention "
     "must treat each position on its own; it replaces `scaled_dot_product_attention(…, attn_mask=causal[n n])` with its "
@@ -23,35 +25,45 @@ class ServingRules {
   ServingRules(Checker& checker, Severity severity) : checker_(checker), a_(checker.analysis()), severity_(severity) {}
 
   void run(const std::string& name) {
-    const Item* forward = nullptr;
-    for (const Item& item : a_.program.items)
-      if (item.kind == Item::Kind::function && item.name == name) forward = &item;
-    if (!forward) return;
-    auto types = a_.semantics.functions.find(forward);
-    if (types == a_.semantics.functions.end()) return;
-    const std::vector<ValueType>& parameters = types->second.parameters;
-    // Only a model's forward is served: one that takes the model first.
-    if (parameters.empty() || parameters[0].kind != ValueType::Kind::model) return;
-    model_parameter_ = forward->parameters[0].name;
-    auto token = check_signature(*forward, parameters);
-    if (!token) return;
-    check_embedding(*forward);
-    check_output_layer(*forward);
-    follow(*forward, {*token});
+    layout_ = find_model_layout(a_, name);
+    run_rules();
+    a_.not_servable = first_reason_;
   }
 
  private:
   Checker& checker_;
   Analysis& a_;
   Severity severity_;
-  std::string model_parameter_, ids_parameter_;
+  ModelLayout layout_;
   std::set<std::pair<const Item*, std::set<std::string>>> visited_;
+  std::string first_reason_;  // the reason of the rule broken first in the file
+  uint32_t first_at_ = UINT32_MAX;
 
-  void report(DiagnosticCode code, Span span, std::string message, std::string label, bool packing_help = true) {
+  void run_rules() {
+    // Only a model's forward is served: one that takes the model first.
+    if (!layout_.types || layout_.model_var.empty()) return;
+    const Item& forward = *layout_.forward;
+    auto token = check_signature(forward, layout_.types->parameters);
+    if (!token) return;
+    check_embedding(forward);
+    check_output_layer(forward);
+    follow(forward, {*token});
+  }
+
+  // Diagnostics are listed by where they start; the verdict gives the first one's reason.
+  void record(Span span, const std::string& reason) {
+    if (span.begin >= first_at_) return;
+    first_at_ = span.begin;
+    first_reason_ = reason;
+  }
+
+  // `reason` completes "a serving engine can't run this: ", and is what the verdict says.
+  void report(DiagnosticCode code, Span span, const std::string& reason, std::string label, bool packing_help = true) {
     Diagnostic d;
     d.code = code;
     d.severity = severity_;
-    d.message = std::move(message);
+    d.message = kCantRun + reason;
+    record(span, reason);
     d.primary = {span, std::move(label)};
     d.notes.push_back(kPackingNote);
     if (packing_help) d.helps.push_back(kPackingHelp);
@@ -68,7 +80,8 @@ class ServingRules {
       Diagnostic d;
       d.code = DiagnosticCode::E3301;
       d.severity = severity_;
-      d.message = "a serving engine can't run this: " + what;
+      d.message = kCantRun + what;
+      record(span, what);
       d.primary = {span, "a serving engine calls `forward(m, ids)` or `forward(m, ids, pos)`"};
       d.notes.push_back("the engine passes the model, the token ids `[b n] Index[V]` of the packed requests and, if the model takes them, their positions `[b n] Index[P]`");
       checker_.report(std::move(d));
@@ -90,32 +103,7 @@ class ServingRules {
       if (!is_index_matrix(pos) || !(pos.tensor.axes[0].size == ids.axes[0].size) || !(pos.tensor.axes[1].size == ids.axes[1].size))
         return fail(forward.parameters[2].type.span, "positions must be `[b n] Index[P]`, with the ids' axes");
     }
-    ids_parameter_ = forward.parameters[1].name;
     return variables[0];
-  }
-
-  bool is_model_field(const Expr* e) const {
-    return e && e->kind == Expr::Kind::attribute && !e->operands.empty() && e->operands[0]->kind == Expr::Kind::name &&
-           e->operands[0]->text == model_parameter_;
-  }
-
-  static void each_expr(const Block& block, const std::function<void(const Expr&)>& visit) {
-    std::function<void(const Expr&)> walk = [&](const Expr& e) {
-      visit(e);
-      for (const ExprPtr& o : e.operands)
-        if (o) walk(*o);
-      for (const Argument& a : e.arguments)
-        if (a.value) walk(*a.value);
-    };
-    for (const Statement& s : block.statements) {
-      if (s.value) walk(*s.value);
-      if (s.end) walk(*s.end);
-      for (auto& [condition, body] : s.branches) {
-        if (condition) walk(*condition);
-        if (body) each_expr(*body, visit);
-      }
-      if (s.body) each_expr(*s.body, visit);
-    }
   }
 
   const CallFacts* facts(const Expr& e) const {
@@ -126,25 +114,19 @@ class ServingRules {
   // The ids are embedded exactly once, with a table of the model; other embeddings (of positions,
   // say) are the model's own business.
   void check_embedding(const Item& forward) {
-    std::vector<const Expr*> of_ids;
-    if (forward.body)
-      each_expr(*forward.body, [&](const Expr& e) {
-        const CallFacts* f = e.kind == Expr::Kind::call ? facts(e) : nullptr;
-        if (f && f->builtin && f->builtin->name == "embedding" && !e.arguments.empty() && e.arguments[0].value &&
-            e.arguments[0].value->kind == Expr::Kind::name && e.arguments[0].value->text == ids_parameter_)
-          of_ids.push_back(&e);
-      });
-    std::string expected = "embedding(" + ids_parameter_ + ", " + model_parameter_ + ".W)";
+    const std::vector<const Expr*>& of_ids = layout_.ids_embeddings;
+    const std::string& ids = layout_.ids_var;
+    std::string expected = "embedding(" + ids + ", " + layout_.model_var + ".W)";
     if (of_ids.empty()) {
       report(DiagnosticCode::E3302, forward.name_span,
-             "a serving engine can't run this: `" + forward.name + "` must embed `" + ids_parameter_ + "` with `" + expected + "`",
-             "no `embedding` of `" + ids_parameter_ + "` here", false);
-    } else if (of_ids[0]->arguments.size() < 2 || !is_model_field(of_ids[0]->arguments[1].value.get())) {
+             "`" + forward.name + "` must embed `" + ids + "` with `" + expected + "`",
+             "no `embedding` of `" + ids + "` here", false);
+    } else if (of_ids[0]->arguments.size() < 2 || !layout_.model_field(of_ids[0]->arguments[1].value.get())) {
       report(DiagnosticCode::E3302, of_ids[0]->span,
-             "a serving engine can't run this: `" + forward.name + "` must embed `" + ids_parameter_ + "` with a table of the model, `" + expected + "`",
+             "`" + forward.name + "` must embed `" + ids + "` with a table of the model, `" + expected + "`",
              "the engine embeds the ids itself, with the model's table", false);
     } else if (of_ids.size() > 1) {
-      report(DiagnosticCode::E3302, of_ids[1]->span, "a serving engine can't run this: `" + forward.name + "` embeds `" + ids_parameter_ + "` more than once",
+      report(DiagnosticCode::E3302, of_ids[1]->span, "`" + forward.name + "` embeds `" + ids + "` more than once",
              "a second `embedding` of the ids", false);
     }
   }
@@ -152,12 +134,9 @@ class ServingRules {
   void check_output_layer(const Item& forward) {
     const Statement* last = forward.body && !forward.body->statements.empty() ? &forward.body->statements.back() : nullptr;
     const Expr* value = last && last->kind == Statement::Kind::return_ ? last->value.get() : nullptr;
-    const CallFacts* f = value && value->kind == Expr::Kind::call ? facts(*value) : nullptr;
-    bool output_layer = f && f->builtin && f->builtin->name == "linear" && value->arguments.size() == 2 &&
-                        is_model_field(value->arguments[1].value.get());
-    if (!output_layer)
+    if (!layout_.output)
       report(DiagnosticCode::E3303, value ? value->span : forward.name_span,
-             "a serving engine can't run this: `" + forward.name + "` must end by returning the output layer, `linear(h, " + model_parameter_ + ".W)`",
+             "`" + forward.name + "` must end by returning the output layer, `linear(h, " + layout_.model_var + ".W)`",
              "the engine runs the output layer itself, for the tokens it samples", false);
   }
 
@@ -168,28 +147,23 @@ class ServingRules {
   }
 
   static bool contains(const Expr& root, const Expr& target) {
-    if (&root == &target) return true;
-    for (const ExprPtr& o : root.operands)
-      if (o && contains(*o, target)) return true;
-    for (const Argument& a : root.arguments)
-      if (a.value && contains(*a.value, target)) return true;
-    return false;
+    return !for_each_expr(root, [&](const Expr& e) { return &e == &target ? Walk::stop : Walk::into; });
   }
 
   // The einsum call in `e` whose first two operands are names: q and k of hand-written attention.
   const Expr* find_einsum(const Expr& e, const std::string& first) const {
-    if (e.kind == Expr::Kind::call) {
-      const CallFacts* f = facts(e);
-      if (f && f->builtin && f->builtin->name == "einsum" && e.arguments.size() >= 3 && e.arguments[0].value &&
-          e.arguments[1].value && e.arguments[0].value->kind == Expr::Kind::name && e.arguments[1].value->kind == Expr::Kind::name &&
-          (first.empty() || e.arguments[0].value->text == first))
-        return &e;
-    }
-    for (const ExprPtr& o : e.operands)
-      if (const Expr* found = o ? find_einsum(*o, first) : nullptr) return found;
-    for (const Argument& a : e.arguments)
-      if (const Expr* found = a.value ? find_einsum(*a.value, first) : nullptr) return found;
-    return nullptr;
+    const Expr* found = nullptr;
+    for_each_expr(e, [&](const Expr& x) {
+      const CallFacts* f = x.kind == Expr::Kind::call ? facts(x) : nullptr;
+      if (f && f->builtin && f->builtin->name == "einsum" && x.arguments.size() >= 3 && x.arguments[0].value && x.arguments[1].value &&
+          x.arguments[0].value->kind == Expr::Kind::name && x.arguments[1].value->kind == Expr::Kind::name &&
+          (first.empty() || x.arguments[0].value->text == first)) {
+        found = &x;
+        return Walk::stop;
+      }
+      return Walk::into;
+    });
+    return found;
   }
 
   // Hand-written attention, `att = einsum(q, k: ..) |> .. |> softmax(..)` then `einsum(att, v: ..)`,
@@ -220,12 +194,12 @@ class ServingRules {
   void follow(const Item& fn, const std::set<std::string>& tokens) {
     if (!visited_.insert({&fn, tokens}).second || !fn.body) return;
     bool reported = false;  // one E3304 per function: the first place that mixes positions
-    each_expr(*fn.body, [&](const Expr& e) {
+    for_each_expr(*fn.body, [&](const Expr& e) {
       if (e.kind == Expr::Kind::name) {
         auto type = a_.semantics.types.find(&e);
         if (type != a_.semantics.types.end() && type->second.known_size)
           if (auto v = token_variable_in(*type->second.known_size, tokens))
-            report(DiagnosticCode::E3305, e.span, "a serving engine can't run this: positions computed from `" + *v + "`",
+            report(DiagnosticCode::E3305, e.span, "positions computed from `" + *v + "`",
                    "in a packed batch, the index along `" + *v + "` isn't a token's position");
         return;
       }
@@ -245,7 +219,7 @@ class ServingRules {
       for (const Axis& axis : f->works_across)
         if (auto v = token_variable_in(axis.size, tokens)) {
           report(DiagnosticCode::E3304, f->callee_span,
-                 "a serving engine can't run this: this works along `" + *v + "`, which mixes its positions",
+                 "this works along `" + *v + "`, which mixes its positions",
                  "works across `" + *v + "`");
           if (auto fix = attention_fix(*fn.body, e, *v)) a_.diagnostics.back().fixes.push_back(std::move(*fix));
           reported = true;

@@ -18,8 +18,7 @@ struct Value {
 
 struct Planner {
   const Analysis& a;
-  const std::string& model_var;
-  const std::string& loop_var;
+  const ModelLayout& layout;
   std::map<std::string, std::string> plan;
   std::set<std::string> other_uses;  // fields used other than as a linear's weight
   bool failed = false;
@@ -76,15 +75,14 @@ struct Planner {
       case Expr::Kind::subscript: {
         // `m.w_q[l]`: one block's slice of a stacked weight.
         const Expr* base = e->operands.empty() ? nullptr : e->operands[0].get();
-        if (base && base->kind == Expr::Kind::attribute && !base->operands.empty() && base->operands[0]->kind == Expr::Kind::name &&
-            base->operands[0]->text == model_var && e->index.size() == 1 && e->index[0].kind == SizeNode::Kind::name &&
-            e->index[0].name == loop_var)
-          return {Split::whole, base->text};
+        if (auto field = layout.model_field(base); field && e->index.size() == 1 && e->index[0].kind == SizeNode::Kind::name &&
+                                                    e->index[0].name == layout.loop->variable)
+          return {Split::whole, *field};
         Value v = expr(base, env);
         return v.split == Split::whole ? use_field(v) : fail();
       }
       case Expr::Kind::attribute:
-        if (!e->operands.empty() && e->operands[0]->kind == Expr::Kind::name && e->operands[0]->text == model_var) return {Split::whole, e->text};
+        if (auto field = layout.model_field(e)) return {Split::whole, *field};
         return fail();
       case Expr::Kind::unary: return use_field(expr(e->operands[0].get(), env));
       case Expr::Kind::binary: {
@@ -223,9 +221,10 @@ struct Planner {
 
 }  // namespace
 
-std::optional<std::map<std::string, std::string>> tensor_parallel_plan(const Analysis& analysis, const Block& body,
-                                                                       const std::string& model_var, const std::string& loop_var) {
-  Planner planner{analysis, model_var, loop_var, {}, {}, false, 0};
+std::optional<std::map<std::string, std::string>> tensor_parallel_plan(const Analysis& analysis, const ModelLayout& layout) {
+  if (!layout.loop || !layout.loop->body) return std::nullopt;
+  const Block& body = *layout.loop->body;
+  Planner planner{analysis, layout, {}, {}, false, 0};
   std::map<std::string, Value> env;  // everything outside the block is whole
   for (const Statement& s : body.statements) {
     if (s.kind != Statement::Kind::assign || s.targets.size() != 1) return std::nullopt;

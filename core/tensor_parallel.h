@@ -9,14 +9,14 @@
 #include <string>
 
 #include "analysis.h"
+#include "model_layout.h"
 
 namespace ss {
 
-// The plan for the body of `for loop_var in 0..L:` in a forward whose model is `model_var`: model
-// field -> "colwise" or "rowwise", for every field `linear` uses there. Nothing when some value
+// The plan for the blocks of a language model (`layout.loop`'s body, its model `layout.model_var`):
+// model field -> "colwise" or "rowwise", for every field `linear` uses there. Nothing when some value
 // would be split where the computation needs it whole (a fused projection split by `split`, a
 // norm over split features, a block that returns split values...): the caller then replicates.
-std::optional<std::map<std::string, std::string>> tensor_parallel_plan(const Analysis& analysis, const Block& body,
-                                                                       const std::string& model_var, const std::string& loop_var);
+std::optional<std::map<std::string, std::string>> tensor_parallel_plan(const Analysis& analysis, const ModelLayout& layout);
 
 }  // namespace ss

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "builtins.h"
+#include "walk.h"
 
 namespace ss::lsp {
 
@@ -78,10 +79,11 @@ struct CompletionList {
   }
 };
 
-// Names assigned in `block` before `offset`, and loop variables of loops around it.
+// Names assigned in `block` before `offset`, loop variables of loops around it, and the
+// parameters of lambdas around it (`i` in `map(i => |)`).
 void collect_locals(const Analysis& analysis, const Block& block, uint32_t offset, CompletionList& list) {
-  for (const Statement& statement : block.statements) {
-    if (statement.span.begin >= offset) break;
+  for_each_statement(block, [&](const Statement& statement) {
+    if (statement.span.begin >= offset) return Walk::stop;
     if (statement.kind == Statement::Kind::assign) {
       for (const auto& [name, span] : statement.targets) {
         std::string detail;
@@ -91,16 +93,29 @@ void collect_locals(const Analysis& analysis, const Block& block, uint32_t offse
       }
     }
     bool inside = offset <= statement.span.end;
-    if (statement.kind == Statement::Kind::for_ && inside) {
+    if (!inside) return Walk::skip;
+    auto lambda_parameters = [&](const Expr& e) {
+      for_each_expr(e, [&](const Expr& x) {
+        if (x.kind == Expr::Kind::lambda && x.text_span.end < offset && offset <= x.span.end)
+          list.add(x.text, completion_kind::variable, "lambda parameter", "", 0);
+      });
+    };
+    if (statement.value) lambda_parameters(*statement.value);
+    if (statement.end) lambda_parameters(*statement.end);
+    for (const auto& [condition, body] : statement.branches)
+      if (condition) lambda_parameters(*condition);
+    if (statement.kind == Statement::Kind::for_) {
       list.add(statement.variable, completion_kind::variable, "loop index", "", 0);
-      if (statement.body) collect_locals(analysis, *statement.body, offset, list);
+      return Walk::into;
     }
-    if (statement.kind == Statement::Kind::if_ && inside) {
+    if (statement.kind == Statement::Kind::if_) {
+      // Only the branch the cursor is in: another branch's names aren't bound there.
       for (const auto& [condition, body] : statement.branches)
         if (body && body->span.begin <= offset && offset <= body->span.end) collect_locals(analysis, *body, offset, list);
       if (statement.body && statement.body->span.begin <= offset) collect_locals(analysis, *statement.body, offset, list);
     }
-  }
+    return Walk::skip;
+  });
 }
 
 std::string item_detail(const Analysis& analysis, const Item& item) {
@@ -278,7 +293,7 @@ const Item* enclosing_item(const Analysis& analysis, uint32_t offset) {
 json diagnostic_to_lsp(const Diagnostic& d, const Converter& at, const ServingSeverity& serving) {
   std::string_view code = info(d.code).code;
   int level = d.severity == Severity::error ? severity::error : d.severity == Severity::warning ? severity::warning : severity::information;
-  if (serving.hint && code.starts_with("E33")) level = severity::hint;
+  if (serving.hint && info(d.code).category == DiagnosticCategory::serving) level = severity::hint;
   std::string message = d.message;
   for (const std::string& note : d.notes) message += "\nnote: " + note;
   for (const std::string& help : d.helps) message += "\nhelp: " + help;

@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <random>
 #include <thread>
+#include <set>
 
+#include "answers.h"
 #include "document_text.h"
 #include "server.h"
 #include "transport.h"
@@ -152,4 +154,32 @@ TEST_CASE("a server on a loop of its own, reading and writing pipes, answers a h
   INFO(by_id[2].dump());
   CHECK(by_id[2]["result"]["contents"]["value"].get<std::string>().find("x: [b D]") != std::string::npos);
   CHECK(by_id.count(3));
+namespace {
+std::set<std::string> completion_labels(const std::string& text, const std::string& before) {
+  TextDocument document(text);
+  auto analysis = ss::analyze(ss::SourceFile("c.ss", text));
+  Converter at("file:///c.ss", document);
+  size_t offset = text.find(before);
+  REQUIRE(offset != std::string::npos);
+  json answer = completion(*analysis, at, static_cast<uint32_t>(offset + before.size()));
+  std::set<std::string> labels;
+  for (const json& item : answer["items"]) labels.insert(item["label"].get<std::string>());
+  return labels;
+}
+}  // namespace
+
+TEST_CASE("completion inside a lambda offers its parameter, and only there") {
+  std::string text =
+      "dim D = 4\n\n"
+      "fn f(x: [D]) -> [D]:\n"
+      "    y = x * 2.0\n"
+      "    z = x + (D |> map(step => step / D))\n"
+      "    return z\n";
+  auto inside = completion_labels(text, "step => step");
+  CHECK(inside.count("step"));
+  CHECK(inside.count("y"));
+  CHECK(inside.count("x"));
+  auto after = completion_labels(text, "return z");
+  CHECK(!after.count("step"));
+  CHECK(after.count("z"));
 }

@@ -14,6 +14,7 @@ The CLI runs it with a spec (JSON):
   parameters             [{name, shape, stacked}]: stacked along the blocks axis or not
   layers                 the number of blocks
   embedding, output_layer  the parameters `embedding(ids, m.E)` and `linear(h, m.W)` read
+  embedding_tables       the parameters any `embedding` of the forward reads rows of (tokens, positions)
   takes_positions, max_positions, vocab
   builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
@@ -51,6 +52,7 @@ class Model:
         self.stacked = [p["name"] for p in spec["parameters"] if p["stacked"]]
         self.embedding = spec["embedding"]
         self.output_layer = spec["output_layer"]
+        self.embedding_tables = spec["embedding_tables"]
         self.others = [
             p["name"] for p in spec["parameters"] if not p["stacked"] and p["name"] not in (self.embedding, self.output_layer)
         ]
@@ -125,8 +127,8 @@ def random_params(model, seed=0):
     params = {}
     for name, shape in model.shapes.items():
         vector_shape = shape[1:] if name in model.stacked else shape
-        if name in (model.embedding,) or (len(vector_shape) == 2 and vector_shape[0] > 4 * vector_shape[1] and name not in model.stacked):
-            value = torch.randn(shape, generator=generator, dtype=torch.float64)  # an embedding table
+        if name in model.embedding_tables:
+            value = torch.randn(shape, generator=generator, dtype=torch.float64)  # rows looked up, not multiplied
         elif len(vector_shape) >= 2:
             value = torch.randn(shape, generator=generator, dtype=torch.float64) / math.sqrt(vector_shape[-1])
         else:

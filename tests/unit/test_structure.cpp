@@ -1,16 +1,19 @@
 // Unit tests of what the passes share: the one tree walker (core/walk.h), the one language-model
-// layout (core/model_layout.h) and the one serving verdict, and of the passes that read them.
+// layout (core/model_layout.h), the one serving verdict and the templates of generated code, and of
+// the passes that read them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "analysis.h"
 #include "codegen.h"
 #include "codegen_hf.h"
 #include "model_layout.h"
 #include "reach.h"
+#include "text_template.h"
 #include "walk.h"
 
 using namespace ss;
@@ -208,4 +211,32 @@ TEST_CASE("the serving verdict is the first broken rule's reason, and the rules 
     INFO(info(code).code);
     CHECK((info(code).category == DiagnosticCategory::serving) == (info(code).name.substr(0, 8) == "serving-"));
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Templates
+
+TEST_CASE("a template fills names, keeps or drops sections, and leaves out the tags' lines") {
+  TemplateValues values;
+  values.text = {{"name", "Tiny"}, {"dims", "{\"D\": 4}"}};
+  values.flags = {{"tied", true}, {"cache", false}};
+  std::string text =
+      "class ${name}:\n"
+      "${#tied}\n"
+      "    tied = True\n"
+      "${/tied}\n"
+      "    ${^cache}\n"
+      "    cache = None  # ${name}\n"
+      "    ${/cache}\n"
+      "${#cache}\n"
+      "    cache = Cache()\n"
+      "${^tied}\n"
+      "    never = 1\n"
+      "${/tied}\n"
+      "${/cache}\n"
+      "    dims = {${dims}}";
+  CHECK(fill_template(text, values) == "class Tiny:\n    tied = True\n    cache = None  # Tiny\n    dims = {{\"D\": 4}}");
+  CHECK_THROWS_AS(fill_template("${nothing}\n", values), std::out_of_range);
+  CHECK_THROWS_AS(fill_template("${#tied}\nx\n", values), std::out_of_range);
+  CHECK(!embedded_template("hf_module.py.tmpl").empty());
 }

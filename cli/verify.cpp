@@ -20,6 +20,7 @@
 #include "codegen.h"
 #include "codegen_hf.h"
 #include "export.h"
+#include "model_layout.h"
 #include "render.h"
 
 extern char** environ;
@@ -124,7 +125,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
     return 1;
   }
-  HfModel model = generate_hf(*analysis, options.function);
+  HfModel model = generate_hf(*analysis, find_model_layout(*analysis, options.function));
   if (!model.error.empty() || !model.causal_lm) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward, and `" << options.function
               << "` isn't one" << (model.error.empty() ? "" : ": " + model.error) << "\n";

@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "codegen.h"
 #include "codegen_hf.h"
+#include "model_layout.h"
 #include "render.h"
 
 int main(int argc, char** argv) {
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
     std::cout << ss::generate_python(*analysis).python;
     return 0;
   }
-  ss::HfModel model = ss::generate_hf(*analysis, argv[3]);
+  ss::HfModel model = ss::generate_hf(*analysis, ss::find_model_layout(*analysis, argv[3]));
   if (!model.error.empty()) {
     std::cout << "error: can't write `" << argv[3] << "` as a Hugging Face model: " << model.error << "\n";
     return 1;

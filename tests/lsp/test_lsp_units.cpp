@@ -154,6 +154,8 @@ TEST_CASE("a server on a loop of its own, reading and writing pipes, answers a h
   INFO(by_id[2].dump());
   CHECK(by_id[2]["result"]["contents"]["value"].get<std::string>().find("x: [b D]") != std::string::npos);
   CHECK(by_id.count(3));
+}
+
 namespace {
 std::set<std::string> completion_labels(const std::string& text, const std::string& before) {
   TextDocument document(text);

@@ -34,18 +34,18 @@ class Llama(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        nn.init.normal_(self.wte, mean=0.0, std=0.02)
+        nn.init.normal_(self.wte, mean=0, std=0.02)
         nn.init.ones_(self.attn_norm)
-        nn.init.normal_(self.wq, mean=0.0, std=0.02)
-        nn.init.normal_(self.wk, mean=0.0, std=0.02)
-        nn.init.normal_(self.wv, mean=0.0, std=0.02)
-        nn.init.normal_(self.wo, mean=0.0, std=0.02)
+        nn.init.normal_(self.wq, mean=0, std=0.02)
+        nn.init.normal_(self.wk, mean=0, std=0.02)
+        nn.init.normal_(self.wv, mean=0, std=0.02)
+        nn.init.normal_(self.wo, mean=0, std=0.02)
         nn.init.ones_(self.ffn_norm)
-        nn.init.normal_(self.w_gate, mean=0.0, std=0.02)
-        nn.init.normal_(self.w_up, mean=0.0, std=0.02)
-        nn.init.normal_(self.w_down, mean=0.0, std=0.02)
+        nn.init.normal_(self.w_gate, mean=0, std=0.02)
+        nn.init.normal_(self.w_up, mean=0, std=0.02)
+        nn.init.normal_(self.w_down, mean=0, std=0.02)
         nn.init.ones_(self.norm)
-        nn.init.normal_(self.w_out, mean=0.0, std=0.02)
+        nn.init.normal_(self.w_out, mean=0, std=0.02)
 
 
 def rope(x, pos):

@@ -28,9 +28,9 @@ class Tiny(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        nn.init.normal_(self.wte, mean=0.0, std=0.02)
-        nn.init.normal_(self.w_qkv, mean=0.0, std=0.02)
-        nn.init.normal_(self.w_o, mean=0.0, std=0.02)
+        nn.init.normal_(self.wte, mean=0, std=0.02)
+        nn.init.normal_(self.w_qkv, mean=0, std=0.02)
+        nn.init.normal_(self.w_o, mean=0, std=0.02)
         nn.init.ones_(self.norm)
 
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis.h"
-#include "render.h"
-#include "syntax.h"
+#include "check/analysis.h"
+#include "diagnostics/render.h"
+#include "syntax/syntax.h"
 
 namespace {
 

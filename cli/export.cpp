@@ -16,10 +16,10 @@
 #include <set>
 #include <sstream>
 
-#include "codegen_hf.h"
-#include "model_layout.h"
-#include "reach.h"
-#include "render.h"
+#include "emit/codegen_hf.h"
+#include "check/model_layout.h"
+#include "check/reach.h"
+#include "diagnostics/render.h"
 
 extern char** environ;
 

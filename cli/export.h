@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "analysis.h"
-#include "codegen.h"
+#include "check/analysis.h"
+#include "emit/codegen.h"
 
 namespace ss {
 

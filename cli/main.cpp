@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis.h"
-#include "explain.h"
+#include "check/analysis.h"
+#include "diagnostics/explain.h"
 #include "export.h"
 #include "language_server.h"
-#include "render.h"
+#include "diagnostics/render.h"
 #include "verify.h"
 
 namespace {

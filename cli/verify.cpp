@@ -17,11 +17,11 @@
 #include <map>
 #include <sstream>
 
-#include "codegen.h"
-#include "codegen_hf.h"
+#include "emit/codegen.h"
+#include "emit/codegen_hf.h"
 #include "export.h"
-#include "model_layout.h"
-#include "render.h"
+#include "check/model_layout.h"
+#include "diagnostics/render.h"
 
 extern char** environ;
 

@@ -2,7 +2,7 @@
  * @file Tree-sitter grammar for ShapeScript, an indentation-based language whose types carry
  *       tensor shapes.
  *
- * The node names and fields are a contract with the C++ core (`core/syntax.cpp`): see
+ * The node names and fields are a contract with the C++ core (`core/syntax/syntax.cpp`): see
  * CONTRACT.md next to this file before renaming anything.
  */
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "builtins.h"
-#include "walk.h"
+#include "check/builtins.h"
+#include "syntax/walk.h"
 
 namespace ss::lsp {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "analysis.h"
+#include "check/analysis.h"
 #include "document_text.h"
 
 namespace ss::lsp {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis.h"
+#include "check/analysis.h"
 #include "answers.h"
-#include "syntax.h"
+#include "syntax/syntax.h"
 #include "document_text.h"
 #include "transport.h"
 

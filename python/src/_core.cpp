@@ -5,10 +5,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis.h"
-#include "codegen.h"
+#include "check/analysis.h"
+#include "emit/codegen.h"
 #include "export.h"
-#include "render.h"
+#include "diagnostics/render.h"
 
 namespace py = pybind11;
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "analysis.h"
-#include "render.h"
+#include "check/analysis.h"
+#include "diagnostics/render.h"
 
 namespace ss_fuzz {
 namespace {

@@ -7,11 +7,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "analysis.h"
-#include "codegen.h"
-#include "codegen_hf.h"
-#include "model_layout.h"
-#include "render.h"
+#include "check/analysis.h"
+#include "emit/codegen.h"
+#include "emit/codegen_hf.h"
+#include "check/model_layout.h"
+#include "diagnostics/render.h"
 
 int main(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "";

@@ -41,7 +41,7 @@ def test_example_fails_with_its_code_and_the_fix_clears_it(page, tmp_path):
 
 
 def test_every_code_has_a_page():
-    declared = re.findall(r"^DIAGNOSTIC\((E\d{4}),", (ROOT / "core" / "diagnostic_codes.def").read_text(), flags=re.M)
+    declared = re.findall(r"^DIAGNOSTIC\((E\d{4}),", (ROOT / "core" / "diagnostics" / "diagnostic_codes.def").read_text(), flags=re.M)
     assert sorted(declared) == [p.stem for p in PAGES]
 
 

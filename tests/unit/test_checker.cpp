@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <string>
 
-#include "analysis.h"
-#include "builtins.h"
-#include "codegen.h"
-#include "diagnostic.h"
-#include "python_writer.h"
+#include "check/analysis.h"
+#include "check/builtins.h"
+#include "emit/codegen.h"
+#include "diagnostics/diagnostic.h"
+#include "emit/python_writer.h"
 
 using namespace ss;
 

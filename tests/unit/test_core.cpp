@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis.h"
-#include "explain.h"
-#include "render.h"
+#include "check/analysis.h"
+#include "diagnostics/explain.h"
+#include "diagnostics/render.h"
 
 using namespace ss;
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
-#include "builtins.h"
-#include "diagnostic.h"
+#include "check/builtins.h"
+#include "diagnostics/diagnostic.h"
 
 using namespace ss;
 

@@ -1,4 +1,4 @@
-// Unit tests for the symbolic size algebra (core/sizes.h).
+// Unit tests for the symbolic size algebra (core/check/sizes.h).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "sizes.h"
+#include "check/sizes.h"
 
 using ss::SizeBindings;
 using ss::SizeExpr;

@@ -1,5 +1,5 @@
-// Unit tests of what the passes share: the one tree walker (core/walk.h), the one language-model
-// layout (core/model_layout.h), the one serving verdict and the templates of generated code, and of
+// Unit tests of what the passes share: the one tree walker (core/syntax/walk.h), the one language-model
+// layout (core/check/model_layout.h), the one serving verdict and the templates of generated code, and of
 // the passes that read them.
 #include <catch2/catch.hpp>
 
@@ -8,13 +8,13 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "analysis.h"
-#include "codegen.h"
-#include "codegen_hf.h"
-#include "model_layout.h"
-#include "reach.h"
-#include "text_template.h"
-#include "walk.h"
+#include "check/analysis.h"
+#include "emit/codegen.h"
+#include "emit/codegen_hf.h"
+#include "check/model_layout.h"
+#include "check/reach.h"
+#include "emit/text_template.h"
+#include "syntax/walk.h"
 
 using namespace ss;
 

@@ -1,6 +1,6 @@
 """Writes a Hugging Face folder for `shapescript export --hf DIR`.
 
-The CLI compiles the model (core/codegen_hf.cpp) and runs this script with a spec (JSON):
+The CLI compiles the model (core/emit/codegen_hf.cpp) and runs this script with a spec (JSON):
   output         the folder to write
   config         config.json's contents
   configuration  configuration_shapescript.py's text

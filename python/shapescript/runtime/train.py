@@ -1,7 +1,7 @@
 """Runs a ShapeScript program for `shapescript run FILE`: its training built-ins, the progress line,
 Ctrl-C and resuming.
 
-The CLI compiles the file (core/codegen.cpp) and runs this script with a spec (JSON):
+The CLI compiles the file (core/emit/codegen.cpp) and runs this script with a spec (JSON):
   module       the generated Python module's text; its training built-ins call `_ss_train.NAME(...)`
   function     the function to run (`main`), which takes no arguments
   source       the .ss file, as the user wrote it; paths in the program are relative to its folder
@@ -112,7 +112,7 @@ def _write_checkpoint(path, model):
 
 
 # ---------------------------------------------------------------------------------------------
-# The training built-ins (core/builtins.cpp declares them; lowering writes `_ss_train.NAME(...)`).
+# The training built-ins (core/check/builtins.cpp declares them; lowering writes `_ss_train.NAME(...)`).
 
 
 def init(model_class, seed=0):

@@ -1,0 +1,131 @@
+// What checking a file produces: plain data for the CLI, the language server and the code generator.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "syntax/ast.h"
+#include "diagnostics/diagnostic.h"
+#include "syntax/source.h"
+#include "check/types.h"
+
+namespace ss {
+
+struct Builtin;
+class SyntaxTree;
+
+struct HoverFact {
+  Span span;
+  std::string text;  // Markdown: the shape in the user's terms, doc comments, Dims
+};
+
+struct DefinitionFact {
+  Span use;
+  Span target;
+};
+
+struct InlayFact {
+  uint32_t offset;    // after the assigned name
+  std::string label;  // ": [b n D]"
+};
+
+struct SymbolFact {
+  enum class Kind { dim, python_import, extern_fn, function, model, param };
+  Kind kind;
+  std::string name;
+  std::string detail;  // signature or type
+  Span span;
+  Span name_span;
+  std::vector<SymbolFact> children;
+};
+
+// How one axis of an exported function's input is declared to torch.export.
+struct ExportAxis {
+  enum class Kind { fixed, dim, derived, product, data_dependent };
+  Kind kind = Kind::fixed;
+  int64_t fixed = 0;
+  std::string dim;                   // dim, derived: the root's name
+  int64_t scale = 1, offset = 0;     // derived: scale*dim + offset
+  std::vector<std::string> factors;  // product: generic axes multiplied into one input axis
+  std::string label;                 // as written: "16gh"
+};
+
+struct ExportInput {
+  std::string name;
+  ElementType element;
+  std::vector<ExportAxis> axes;
+};
+
+struct ExportSignature {
+  std::string function;
+  std::string model;  // a model forward's model (`Llama`), whose parameters the program holds; else empty
+  Span name_span;
+  std::vector<ExportInput> inputs;
+  std::vector<std::string> dims;  // the torch.export.Dims, one per generic axis, in order of appearance
+};
+
+// What the checker learned about one call.
+struct CallFacts {
+  const Builtin* builtin = nullptr;       // a built-in call
+  const Item* function = nullptr;         // a call of a user `fn` or `extern fn`
+  std::string python;                     // a call through `import python`: the dotted callee
+  std::vector<Axis> works_across;         // axes it combines positions of (serving rules)
+  std::map<std::string, std::string> lowering;  // facts the code generator needs (axis index, pattern text, ...)
+  SizeBindings bindings;                  // the callee's generic axes, as the caller's sizes
+  Span callee_span;
+};
+
+// A function's parameter and result types, as its signature declares them.
+struct FunctionTypes {
+  std::vector<ValueType> parameters;
+  ValueType result;
+};
+
+struct Semantics {
+  std::unordered_map<const Expr*, ValueType> types;
+  std::map<const Item*, FunctionTypes> functions;
+  std::unordered_map<const Expr*, CallFacts> calls;
+  std::map<std::string, int64_t> dims;  // dim values
+};
+
+struct Analysis {
+  SourceFile file;
+  Program program;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<HoverFact> hovers;
+  std::vector<DefinitionFact> definitions;
+  std::vector<InlayFact> inlays;
+  std::vector<SymbolFact> symbols;
+  std::vector<ExportSignature> exports;
+  Semantics semantics;
+  // Why a serving engine can't run the model's forward, in a few words: the reason of the first
+  // serving rule (E33xx) it breaks. Empty when it breaks none, or when the rules didn't run.
+  std::string not_servable;
+
+  bool has_errors() const;
+  const Item* find_item(std::string_view name) const;
+
+  Analysis() = default;
+  Analysis(const Analysis&) = delete;  // semantics point into program
+  Analysis& operator=(const Analysis&) = delete;
+  Analysis(Analysis&&) = default;
+  Analysis& operator=(Analysis&&) = default;
+};
+
+struct AnalyzeOptions {
+  // Serving rules (E33xx) are reported at this severity on a model's forward; off when unset.
+  std::optional<Severity> serving_severity;
+  // The function a serving engine runs: the model's forward.
+  std::string serving_function = "forward";
+  // A model's forward (`fn forward(m: Tiny, ...)`) that `export --fn` exports with the model's
+  // parameters held in the program: checked by the export rules as an `export fn` is.
+  std::string model_forward;
+};
+
+// Checks one file. Never fails: a broken file yields as much as can be trusted.
+std::unique_ptr<Analysis> analyze(SourceFile file, const AnalyzeOptions& options = {});
+std::unique_ptr<Analysis> analyze_tree(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options = {});
+
+}  // namespace ss

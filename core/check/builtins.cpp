@@ -1,0 +1,723 @@
+#include "check/builtins.h"
+
+#include "emit/lowering.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ss {
+
+namespace {
+
+ValueType tensor_value(TensorType t) { return ValueType::of(std::move(t)); }
+
+// A tensor of the wrong shape or element type: the message, and "this is [..]" under it.
+void wrong_shape(CallContext& call, DiagnosticCode code, Span span, std::string message, const TensorType& found) {
+  call.report(code, span, std::move(message)).label("this is " + found.to_string());
+}
+
+
+// Elementwise maths keeps the shape; integers become reals.
+ValueType elementwise(CallContext& call, ElementKind result) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  x->element = ElementType{};
+  x->element.kind = result;
+  return tensor_value(*x);
+}
+
+ValueType rule_real(CallContext& call) { return elementwise(call, ElementKind::real); }
+ValueType rule_nonneg(CallContext& call) { return elementwise(call, ElementKind::nonneg); }
+
+void works_across(CallContext& call, const Axis& axis) {
+  if (call.facts) call.facts->works_across.push_back(axis);
+}
+
+void lowering(CallContext& call, std::string key, std::string value) {
+  if (call.facts) call.facts->lowering[std::move(key)] = std::move(value);
+}
+
+// Rules that reduce or normalize along the axis `over=`.
+ValueType along_axis(CallContext& call, bool keep_axis, ElementKind* element) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  auto axis = call.axis_argument(*x, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  works_across(call, x->axes[*axis]);
+  lowering(call, "dim", std::to_string(static_cast<int64_t>(*axis) - static_cast<int64_t>(x->rank())));
+  if (!keep_axis) x->axes.erase(x->axes.begin() + static_cast<std::ptrdiff_t>(*axis));
+  if (element) {
+    x->element = ElementType{};
+    x->element.kind = *element;
+  }
+  return tensor_value(*x);
+}
+
+ValueType rule_softmax(CallContext& call) {
+  ElementKind nonneg = ElementKind::nonneg;
+  return along_axis(call, true, &nonneg);
+}
+ValueType rule_log_softmax(CallContext& call) {
+  ElementKind real = ElementKind::real;
+  return along_axis(call, true, &real);
+}
+ValueType rule_reduce(CallContext& call) {
+  ElementKind real = ElementKind::real;
+  return along_axis(call, false, &real);
+}
+ValueType rule_max(CallContext& call) { return along_axis(call, false, nullptr); }
+
+// A weight given with weight= (and bias=) must be one vector along the normalized axis.
+void check_vector_along(CallContext& call, std::string_view keyword, const Axis& axis) {
+  const ValueType* weight = call.keyword_type(keyword);
+  const Argument* argument = call.keyword(keyword);
+  if (!weight || !argument || weight->is_unknown()) return;
+  Span span = argument->value ? argument->value->span : argument->span;
+  if (!weight->is_tensor() || weight->tensor.rank() != 1) {
+    call.report(DiagnosticCode::E0306, span, "`" + std::string(keyword) + "=` must have one axis, of size " + describe_axis(axis))
+        .label("this is " + (weight->is_tensor() ? weight->tensor.to_string() : weight->to_string()));
+    return;
+  }
+  call.expect_same_size(axis, weight->tensor.axes[0], span, "`" + std::string(keyword) + "=`'s axis");
+}
+
+ValueType rule_norm(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  auto axis = call.axis_argument(*x, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  works_across(call, x->axes[*axis]);
+  lowering(call, "dim", std::to_string(static_cast<int64_t>(*axis) - static_cast<int64_t>(x->rank())));
+  check_vector_along(call, "weight", x->axes[*axis]);
+  check_vector_along(call, "bias", x->axes[*axis]);
+  x->element = ElementType{};
+  return tensor_value(*x);
+}
+
+ValueType rule_linear(CallContext& call) {
+  auto x = call.tensor(0);
+  auto w = call.tensor(1);
+  if (!x || !w) return ValueType::unknown();
+  if (x->rank() == 0 || w->rank() != 2) {
+    call.report(DiagnosticCode::E0306, call.positional_span(x->rank() == 0 ? 0 : 1), x->rank() == 0 ? "`linear` needs an input with at least one axis"
+            : "`linear`'s weight must be `[out in]`, two axes, but it is " + w->to_string())
+        .label("this is " + (x->rank() == 0 ? x->to_string() : w->to_string()));
+    return ValueType::unknown();
+  }
+  const Axis& in = x->axes.back();
+  if (in.size != w->axes[1].size) {
+    auto d = call.report(DiagnosticCode::E0301, call.positional_span(1), "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
+            ", so the weight must be `[out " + in.label + "]`");
+    d.label("its `in` axis (the second) is " + describe_axis(w->axes[1]))
+        .secondary(call.positional_span(0), "the last axis is " + describe_axis(in))
+        .note("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
+    // The weight to suggest is the one whose result fits: `out` is the declared result's last axis
+    // when the call is what a function returns, else the weight's other axis (it looks transposed).
+    auto expected = call.expected_result();
+    if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
+      d.help("the result is declared " + expected->to_string() + " and the input's last axis is " + describe_axis(in) + ", so declare the weight as `[" +
+             expected->axes.back().label + " " + in.label + "]`");
+    else if (in.size == w->axes[0].size)
+      d.help("this weight looks transposed: declare it as `[" + w->axes[1].label + " " + w->axes[0].label + "]`");
+    d.emit();
+    // The result is still [.. out], out as the help reads the weight: what follows is checked against it.
+    x->axes.back() = expected && expected->rank() == x->rank() ? expected->axes.back() : in.size == w->axes[0].size ? w->axes[1] : w->axes[0];
+    x->element = ElementType{};
+    return tensor_value(*x);
+  }
+  works_across(call, in);
+  if (call.positional_count() > 2) {
+    if (auto bias = call.tensor(2); bias && (bias->rank() != 1 || !call.expect_same_size(w->axes[0], bias->axes[0], call.positional_span(2), "the bias"))) {
+      if (bias->rank() != 1) {
+        wrong_shape(call, DiagnosticCode::E0306, call.positional_span(2), "`linear`'s bias must be `[out]`, one axis, but it is " + bias->to_string(), *bias);
+      }
+    }
+  }
+  x->axes.back() = w->axes[0];
+  x->element = ElementType{};
+  return tensor_value(*x);
+}
+
+ValueType rule_embedding(CallContext& call) {
+  auto ids = call.tensor(0);
+  auto table = call.tensor(1);
+  if (!ids || !table) return ValueType::unknown();
+  if (table->rank() != 2) {
+    wrong_shape(call, DiagnosticCode::E0306, call.positional_span(1), "`embedding`'s table must be `[V D]`, two axes, but it is " + table->to_string(), *table);
+    return ValueType::unknown();
+  }
+  if (!ids->element.is_integer()) {
+    call.report(DiagnosticCode::E0401, call.positional_span(0), "`embedding` looks up integer ids, but these are `" + ids->element.to_string() + "`")
+        .label("these are `" + ids->element.to_string() + "`").help("give the ids the type `Index[" + table->axes[0].label + "]`");
+    return ValueType::unknown();
+  }
+  if (ids->element.kind == ElementKind::index && ids->element.bound != table->axes[0].size) {
+    call.report(DiagnosticCode::E0402, call.positional_span(1), "ids of type `" + ids->element.to_string() + "` index a table of " + describe_axis(table->axes[0]) + " rows")
+        .label("this table has " + describe_axis(table->axes[0]) + " rows")
+        .secondary(call.positional_span(0), "these ids are below " + ids->element.bound.to_user_string())
+        .note("an id of `Index[N]` may be any integer below N, so the table needs exactly N rows");
+  }
+  TensorType out = *ids;
+  out.axes.push_back(table->axes[1]);
+  out.element = ElementType{};
+  return tensor_value(out);
+}
+
+ValueType rule_scale(CallContext& call) {
+  auto x = call.tensor(0);
+  auto s = call.tensor(1);
+  if (!x || !s) return ValueType::unknown();
+  auto result = call.broadcast(*x, *s, call.call_span());
+  if (!result) return ValueType::unknown();
+  result->element = ElementType{};
+  return tensor_value(*result);
+}
+
+ValueType rule_masked_fill(CallContext& call) {
+  auto x = call.tensor(0);
+  auto mask = call.tensor(1);
+  auto value = call.tensor(2);
+  if (!x || !mask || !value) return ValueType::unknown();
+  if (mask->element.kind != ElementKind::bool_) {
+    wrong_shape(call, DiagnosticCode::E0401, call.positional_span(1), "`masked_fill`'s mask must be `Bool`, but it is `" + mask->element.to_string() + "`", *mask);
+  }
+  auto shape = call.broadcast(*x, *mask, call.positional_span(1));
+  if (!shape) return ValueType::unknown();
+  if (shape->rank() != x->rank()) {
+    wrong_shape(call, DiagnosticCode::E0304, call.positional_span(1), "the mask " + mask->to_string() + " has more axes than the tensor " + x->to_string(), *mask);
+  }
+  TensorType out = *x;
+  if (out.element.kind == ElementKind::nonneg) out.element.kind = ElementKind::real;
+  return tensor_value(out);
+}
+
+// The axes before the last two: `[.. n e]`'s `..`.
+TensorType leading_axes(const TensorType& t) {
+  TensorType lead;
+  lead.axes.assign(t.axes.begin(), t.axes.end() - 2);
+  return lead;
+}
+
+TensorType without_last(TensorType t) {
+  t.axes.pop_back();
+  return t;
+}
+
+// One of sdpa's tensors, for messages: its name and where the call gives it.
+struct Operand {
+  std::string_view name;
+  Span span;
+};
+
+// Broadcasts the leading axes of two of sdpa's operands as torch's batched matmuls do, matched from
+// the last; E0304 names both operands and the dim (as torch counts it in each) where they disagree.
+std::optional<TensorType> broadcast_leading(CallContext& call, const TensorType& a, Operand a_is, const TensorType& b, Operand b_is) {
+  TensorType out;
+  size_t rank = std::max(a.rank(), b.rank());
+  out.axes.resize(rank);
+  bool ok = true;
+  for (size_t i = 0; i < rank; ++i) {
+    const Axis* x = i < a.rank() ? &a.axes[a.rank() - 1 - i] : nullptr;
+    const Axis* y = i < b.rank() ? &b.axes[b.rank() - 1 - i] : nullptr;
+    Axis& target = out.axes[rank - 1 - i];
+    if (!x || (y && x->size.constant_value() == 1)) target = *y;
+    else if (!y || y->size.constant_value() == 1 || x->size == y->size) target = *x;
+    else {
+      std::string x_dim = dim_word(a.rank() - 1 - i), y_dim = dim_word(b.rank() - 1 - i);
+      call.report(DiagnosticCode::E0304, b_is.span,
+                  "`" + std::string(a_is.name) + "` and `" + std::string(b_is.name) + "` don't broadcast: " + x_dim + " of `" +
+                      std::string(a_is.name) + "` is " + describe_axis(*x) + ", but " + y_dim + " of `" + std::string(b_is.name) + "` is " +
+                      describe_axis(*y))
+          .label(y_dim + " is " + describe_axis(*y))
+          .secondary(a_is.span, x_dim + " is " + describe_axis(*x))
+          .note("the axes before `n e` are matched from the last, as in torch's batched matmul; each pair must be equal, or one of them 1");
+      ok = false;
+      target = *x;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+ValueType rule_sdpa(CallContext& call) {
+  auto q = call.tensor(0);
+  auto k = call.tensor(1);
+  auto v = call.tensor(2);
+  if (!q || !k || !v) return ValueType::unknown();
+  for (size_t i = 0; i < 3; ++i) {
+    const TensorType& t = i == 0 ? *q : i == 1 ? *k : *v;
+    if (t.rank() < 2) {
+      wrong_shape(call, DiagnosticCode::E0306, call.positional_span(i), "`scaled_dot_product_attention` needs `[.. n e]` tensors, with at least two axes", t);
+      return ValueType::unknown();
+    }
+  }
+  // q: [.. H n e], k: [.. Hkv m e], v: [.. Hkv m f] -> [.. H n f]. Each check reports on its own,
+  // and the result is what q and v say, so one run shows every disagreement.
+  bool ok = call.expect_same_size(q->axes.back(), k->axes.back(), call.positional_span(1), "the keys' last axis");
+  ok = call.expect_same_size(k->axes[k->rank() - 2], v->axes[v->rank() - 2], call.positional_span(2), "the values' positions") && ok;
+  works_across(call, k->axes[k->rank() - 2]);
+  // The leading axes broadcast as torch's batched matmuls do; k and v share theirs.
+  TensorType q_lead = leading_axes(*q);
+  Operand q_is{"q", call.positional_span(0)}, k_is{"k", call.positional_span(1)}, v_is{"v", call.positional_span(2)};
+  auto kv_lead = broadcast_leading(call, leading_axes(*k), k_is, leading_axes(*v), v_is);
+  if (!kv_lead) {
+    ok = false;
+    kv_lead = leading_axes(*k);  // reported: q is still compared with k's
+  }
+  TensorType out_lead = q_lead;
+  {
+    // Grouped-query attention: q has H heads (axis -3) and k, v have Hkv, with H a whole multiple of Hkv,
+    // proved by the sizes; each group of H / Hkv query heads reads one key/value head (torch's enable_gqa).
+    bool grouped = false;
+    if (q_lead.rank() >= 1 && kv_lead->rank() >= 1) {
+      const Axis& heads = q_lead.axes.back();
+      const Axis& kv_heads = kv_lead->axes.back();
+      bool broadcasts = heads.size == kv_heads.size || heads.size.constant_value() == 1 || kv_heads.size.constant_value() == 1;
+      if (!broadcasts) {
+        auto groups = kv_heads.size.is_zero() ? std::nullopt : heads.size.divide_exact(kv_heads.size);
+        if (groups && groups->constant_value() != 1) {
+          grouped = true;
+        } else if (q->rank() >= 4 || k->rank() >= 4) {
+          call.report(DiagnosticCode::E0310, call.positional_span(1),
+                      "`q` has " + describe_axis(heads) + " heads, but `k` has " + describe_axis(kv_heads) +
+                          " key/value heads, which may not divide them into whole groups")
+              .label(dim_word(k->rank() - 3) + ", the heads, is " + describe_axis(kv_heads))
+              .secondary(call.positional_span(0), dim_word(q->rank() - 3) + ", the heads, is " + describe_axis(heads))
+              .note("with fewer key/value heads than query heads (grouped-query attention), each group of H / Hkv query heads reads one "
+                    "key/value head, so H must be a whole multiple of Hkv")
+              .help("declare the query heads as a multiple of the key/value heads, as in `dim H = 4 * Hkv`, or give both the same heads");
+          ok = false;
+          grouped = true;  // reported: compare the other axes only
+        }
+      }
+    }
+    if (grouped) {
+      if (auto rest = broadcast_leading(call, without_last(q_lead), q_is, without_last(*kv_lead), k_is)) {
+        out_lead = *rest;
+        out_lead.axes.push_back(q_lead.axes.back());
+        if (ok) lowering(call, "gqa", "1");
+      } else {
+        ok = false;
+      }
+    } else if (auto joined = broadcast_leading(call, q_lead, q_is, *kv_lead, k_is)) {
+      out_lead = *joined;
+    } else {
+      ok = false;
+    }
+  }
+  if (const Argument* mask = call.keyword("attn_mask"); mask && mask->value) {
+    const Expr& e = *mask->value;
+    const ValueType* type = call.keyword_type("attn_mask");
+    if (type && type->is_tensor()) {
+      if (type->tensor.element.kind != ElementKind::bool_)
+        wrong_shape(call, DiagnosticCode::E0401, e.span, "`attn_mask` must be `Bool`, but it is `" + type->tensor.element.to_string() + "`", type->tensor);
+      // The mask is laid over the scores [.. n m]: it may broadcast to them, not grow them.
+      TensorType scores = out_lead;
+      scores.axes.push_back(q->axes[q->rank() - 2]);
+      scores.axes.push_back(k->axes[k->rank() - 2]);
+      if (auto laid = call.broadcast(type->tensor, scores, e.span)) {
+        if (laid->rank() != scores.rank()) {
+          wrong_shape(call, DiagnosticCode::E0304, e.span,
+                      "the mask " + type->tensor.to_string() + " has more axes than the attention scores " + scores.to_string(), type->tensor);
+        } else {
+          bool fits = true;
+          for (size_t i = 0; i < scores.rank(); ++i) fits = fits && laid->axes[i].size == scores.axes[i].size;
+          if (!fits)
+            wrong_shape(call, DiagnosticCode::E0304, e.span,
+                        "the mask " + type->tensor.to_string() + " is larger than the attention scores " + scores.to_string(), type->tensor);
+          // `causal[n m]` over exactly these positions is torch's own causal mask: is_causal=True.
+          else if (call.is_builtin_causal(e) && type->tensor.rank() == 2)
+            lowering(call, "causal", "1");
+        }
+      }
+    }
+  }
+  TensorType out = out_lead;
+  out.axes.push_back(q->axes[q->rank() - 2]);
+  out.axes.push_back(v->axes.back());
+  return tensor_value(out);
+}
+
+ValueType rule_rearrange(CallContext& call) {
+  auto x = call.tensor(0);
+  const AxisPattern* pattern = call.pattern();
+  if (!x || !pattern) return ValueType::unknown();
+  auto solution = call.solve_pattern(*pattern, {*x}, {call.positional_span(0)});
+  if (!solution) return ValueType::unknown();
+  TensorType out;
+  out.axes = solution->output;
+  out.element = x->element;
+  return tensor_value(out);
+}
+
+ValueType rule_split(CallContext& call) {
+  auto x = call.tensor(0);
+  const AxisPattern* pattern = call.pattern();
+  if (!x || !pattern) return ValueType::unknown();
+  // The factor of a group that the output lacks is the number of pieces.
+  std::set<std::string> output_names;
+  for (const SizeNode& s : pattern->output) {
+    if (s.kind == SizeNode::Kind::name) output_names.insert(s.name);
+    for (const SizeNode& c : s.children)
+      if (c.kind == SizeNode::Kind::name) output_names.insert(c.name);
+  }
+  const SizeNode* pieces = nullptr;
+  if (!pattern->inputs.empty())
+    for (const SizeNode& s : pattern->inputs[0])
+      if (s.kind == SizeNode::Kind::group)
+        for (const SizeNode& c : s.children)
+          if (c.kind == SizeNode::Kind::number || (c.kind == SizeNode::Kind::name && !output_names.count(c.name))) pieces = &c;
+  if (!pieces) {
+    call.report(DiagnosticCode::E0307, pattern->span, "`split` needs a group with a factor the output lacks, the number of pieces, as in `(3 H Dh)`")
+        .label("no factor to split by");
+    return ValueType::unknown();
+  }
+  AxisPattern with_pieces = *pattern;
+  with_pieces.output.insert(with_pieces.output.begin(), *pieces);
+  auto solution = call.solve_pattern(with_pieces, {*x}, {call.positional_span(0)});
+  if (!solution) return ValueType::unknown();
+  auto count = solution->output.front().size.constant_value();
+  if (!count || *count < 1 || *count > 64) {
+    call.report(DiagnosticCode::E0307, pieces->span, "`split` needs a fixed number of pieces, but " + describe_axis(solution->output.front()) + " is not")
+        .label("the number of pieces");
+    return ValueType::unknown();
+  }
+  TensorType piece;
+  piece.axes.assign(solution->output.begin() + 1, solution->output.end());
+  piece.element = x->element;
+  ValueType tuple;
+  tuple.kind = ValueType::Kind::tuple;
+  tuple.elements.assign(static_cast<size_t>(*count), tensor_value(piece));
+  lowering(call, "pieces", std::to_string(*count));
+  return tuple;
+}
+
+ValueType rule_einsum(CallContext& call) {
+  const AxisPattern* pattern = call.pattern();
+  if (!pattern) return ValueType::unknown();
+  std::vector<TensorType> tensors;
+  std::vector<Span> spans;
+  for (size_t i = 0; i < call.positional_count(); ++i) {
+    auto t = call.tensor(i);
+    if (!t) return ValueType::unknown();
+    tensors.push_back(*t);
+    spans.push_back(call.positional_span(i));
+  }
+  if (tensors.size() != pattern->inputs.size()) {
+    call.report(DiagnosticCode::E0307, pattern->span, "`einsum` has " + std::to_string(tensors.size()) + " operands but its pattern has " +
+            std::to_string(pattern->inputs.size()) + " inputs").label("one input per operand, separated by commas");
+    return ValueType::unknown();
+  }
+  auto solution = call.solve_pattern(*pattern, tensors, spans);
+  if (!solution) return ValueType::unknown();
+  // Axes named in the inputs but not the output are summed over: the einsum works across them.
+  std::set<std::string> output_names;
+  for (const SizeNode& s : pattern->output)
+    if (s.kind == SizeNode::Kind::name) output_names.insert(s.name);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < pattern->inputs.size(); ++i)
+    for (size_t j = 0; j < pattern->inputs[i].size(); ++j) {
+      const SizeNode& s = pattern->inputs[i][j];
+      if (s.kind == SizeNode::Kind::name && !output_names.count(s.name) && seen.insert(s.name).second &&
+          j < solution->input_axes[i].size())
+        works_across(call, solution->input_axes[i][j]);
+    }
+  TensorType out;
+  out.axes = solution->output;
+  return tensor_value(out);
+}
+
+ValueType rule_concat(CallContext& call) {
+  std::vector<TensorType> parts;
+  for (size_t i = 0; i < call.positional_count(); ++i) {
+    auto t = call.tensor(i);
+    if (!t) return ValueType::unknown();
+    parts.push_back(*t);
+  }
+  auto axis = call.axis_argument(parts[0], "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  TensorType out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].rank() != out.rank()) {
+      call.report(DiagnosticCode::E0306, call.positional_span(i), "`concat` joins tensors with the same number of axes, but " + parts[i].to_string() + " has " +
+              std::to_string(parts[i].rank()) + " and " + out.to_string() + " has " + std::to_string(out.rank()))
+          .label("this is " + parts[i].to_string());
+      return ValueType::unknown();
+    }
+    for (size_t a = 0; a < out.rank(); ++a)
+      if (a != *axis && out.axes[a].size != parts[i].axes[a].size) {
+        call.report(DiagnosticCode::E0301, call.positional_span(i), "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + " only, so the other axes must agree, but " +
+                dim_word(a) + " is " + describe_axis(parts[i].axes[a]) + " here and " + describe_axis(out.axes[a]) + " in the first")
+            .label(dim_word(a) + " is " + describe_axis(parts[i].axes[a]))
+            .secondary(call.positional_span(0), dim_word(a) + " is " + describe_axis(out.axes[a]));
+        return ValueType::unknown();
+      }
+    Axis& joined = out.axes[*axis];
+    joined.size = joined.size + parts[i].axes[*axis].size;
+    joined.label = size_label(joined.size);
+    joined.name.clear();
+  }
+  lowering(call, "dim", std::to_string(*axis));
+  return tensor_value(out);
+}
+
+ValueType rule_causal(CallContext&) { return ValueType::unknown(); }  // written `causal[n m]`: typed as a subscript
+
+ValueType rule_cross_entropy(CallContext& call) {
+  auto logits = call.tensor(0);
+  auto targets = call.tensor(1);
+  if (!logits || !targets) return ValueType::unknown();
+  auto axis = call.axis_argument(*logits, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  works_across(call, logits->axes[*axis]);
+  lowering(call, "dim", std::to_string(*axis));
+  return ValueType::scalar(ElementKind::nonneg);
+}
+
+ValueType rule_initializer(CallContext&) { return ValueType::unknown(); }  // typed by the parameter it initializes
+
+ValueType rule_dropout(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  return tensor_value(*x);
+}
+
+// ---- training: models, datasets, gradients, optimizers, modes, logs, checkpoints ----
+
+// The i-th argument as a model, or nullopt after E0801.
+std::optional<ValueType> model_argument(CallContext& call, size_t i) {
+  std::string_view builtin = call.facts && call.facts->builtin ? call.facts->builtin->name : "this built-in";
+  if (i >= call.positional_count()) return std::nullopt;
+  const ValueType& value = call.positional(i);
+  if (value.kind == ValueType::Kind::model) return value;
+  if (value.is_unknown()) return std::nullopt;
+  call.report(DiagnosticCode::E0801, call.positional_span(i), "`" + std::string(builtin) + "` needs a model, but this is " + value.to_string())
+      .label("not a model").help("make one with `init(M)` for a `model M:`");
+  return std::nullopt;
+}
+
+// A string argument (a path, a name); E0501 when it is something else.
+void string_argument(CallContext& call, size_t i, std::string_view what) {
+  if (i < call.positional_count() && (call.positional(i).kind == ValueType::Kind::string || call.positional(i).is_unknown())) return;
+  call.report(DiagnosticCode::E0501, i < call.positional_count() ? call.positional_span(i) : call.call_span(), "this must be a string: " + std::string(what))
+      .label("not a string");
+}
+
+ValueType rule_init(CallContext& call) {  // the checker evaluates `init(M)`'s model name as the model's type
+  auto model = model_argument(call, 0);
+  return model ? *model : ValueType::unknown();
+}
+
+ValueType rule_modes(CallContext& call) {
+  model_argument(call, 0);
+  return ValueType::none();
+}
+
+// A keyword that must be a size known when checking (`batch=B`): its value, or nullopt after E0804.
+std::optional<Axis> fixed_size_keyword(CallContext& call, std::string_view keyword) {
+  const Argument* argument = call.keyword(keyword);
+  const ValueType* value = call.keyword_type(keyword);
+  if (!argument || !value) return std::nullopt;
+  if (value->known_size && value->known_size->constant_value() && *value->known_size->constant_value() > 0) {
+    Axis axis;
+    axis.size = *value->known_size;
+    axis.label = argument->value && argument->value->kind == Expr::Kind::name ? argument->value->text : value->known_size->to_user_string();
+    axis.name = axis.label;
+    return axis;
+  }
+  if (value->is_unknown()) return std::nullopt;
+  call.report(DiagnosticCode::E0804, argument->span, "`" + std::string(keyword) + "=` must be a fixed size, such as a `dim`, but this is " + value->to_string())
+      .label("not a fixed size");
+  return std::nullopt;
+}
+
+ValueType rule_dataset(CallContext& call) {
+  string_argument(call, 0, "the path of a text file, whose bytes are the tokens");
+  auto batch = fixed_size_keyword(call, "batch");
+  auto length = fixed_size_keyword(call, "length");
+  auto vocab = fixed_size_keyword(call, "vocab");
+  if (!batch || !length || !vocab) return ValueType::unknown();
+  if (*vocab->size.constant_value() < 256) {
+    call.report(DiagnosticCode::E0804, call.keyword("vocab")->span, "a dataset's tokens are its file's bytes, 0 to 255, but `vocab=" + vocab->label + "` is " +
+            std::to_string(*vocab->size.constant_value())).label("fewer than 256 tokens")
+        .help("give the model a vocabulary of at least 256, such as `dim V = 256`");
+    return ValueType::unknown();
+  }
+  ValueType v;
+  v.kind = ValueType::Kind::dataset;
+  v.tensor.axes = {*batch, *length};
+  v.tensor.element.kind = ElementKind::index;
+  v.tensor.element.bound = vocab->size;
+  v.tensor.element.bound_label = vocab->label;
+  return v;
+}
+
+ValueType rule_next_batch(CallContext& call) {
+  if (call.positional_count() < 1) return ValueType::unknown();
+  const ValueType& data = call.positional(0);
+  if (data.kind != ValueType::Kind::dataset) {
+    if (!data.is_unknown()) {
+      call.report(DiagnosticCode::E0501, call.positional_span(0), "`next_batch` takes a dataset, but this is " + data.to_string())
+          .label("not a dataset").help("make one with `dataset(\"text.txt\", batch=B, length=T, vocab=V)`");
+    }
+    return ValueType::unknown();
+  }
+  ValueType ids = ValueType::of(data.tensor);
+  ValueType pair;
+  pair.kind = ValueType::Kind::tuple;
+  pair.elements = {ids, ids};  // the ids, and the next token after each: the targets
+  return pair;
+}
+
+ValueType rule_grad(CallContext& call) {
+  auto model = model_argument(call, 1);
+  if (call.positional_count() < 1) return ValueType::unknown();
+  const ValueType& loss = call.positional(0);
+  if (!loss.is_unknown() && !(loss.is_tensor() && loss.tensor.rank() == 0 && loss.tensor.element.is_real())) {
+    call.report(DiagnosticCode::E0802, call.positional_span(0), "`grad` differentiates a scalar loss, but this is " + loss.to_string())
+        .label("not a Real scalar")
+        .help("reduce it to one number first, as `cross_entropy(logits, targets, over=V)` or `mean(x, over=A)` do");
+    return ValueType::unknown();
+  }
+  if (!model) return ValueType::unknown();
+  ValueType pair;
+  pair.kind = ValueType::Kind::tuple;
+  pair.elements = {ValueType::scalar(ElementKind::real), *model};  // the loss, and its gradient: a value of the model's type
+  return pair;
+}
+
+ValueType rule_optimizer(CallContext& call) {
+  auto model = model_argument(call, 0);
+  if (!model) return ValueType::unknown();
+  ValueType v;
+  v.kind = ValueType::Kind::optimizer;
+  v.name = model->name;
+  return v;
+}
+
+ValueType rule_update(CallContext& call) {
+  if (call.positional_count() < 2) return ValueType::none();
+  const ValueType& optimizer = call.positional(0);
+  const ValueType& gradient = call.positional(1);
+  if (optimizer.kind != ValueType::Kind::optimizer) {
+    if (!optimizer.is_unknown()) {
+      call.report(DiagnosticCode::E0803, call.positional_span(0), "`update` takes an optimizer first, but this is " + optimizer.to_string())
+          .label("not an optimizer").help("make one with `adamw(m, lr=3e-4)` or `sgd(m, lr=0.1)`");
+    }
+    return ValueType::none();
+  }
+  if (gradient.is_unknown() || (gradient.kind == ValueType::Kind::model && gradient.name == optimizer.name)) return ValueType::none();
+  call.report(DiagnosticCode::E0803, call.positional_span(1), "this optimizer updates `" + optimizer.name + "`, but this is " +
+          (gradient.kind == ValueType::Kind::model ? "a gradient of `" + gradient.name + "`" : gradient.to_string()))
+      .label(gradient.kind == ValueType::Kind::model ? "another model's gradient" : "not a gradient")
+      .help("pass the gradient `grad(loss, m)` gives for the optimizer's model");
+  return ValueType::none();
+}
+
+ValueType rule_log_scalar(CallContext& call) {
+  string_argument(call, 0, "the scalar's name, such as \"loss\"");
+  if (call.positional_count() >= 2) {
+    const ValueType& value = call.positional(1);
+    if (!value.is_unknown() && !(value.is_tensor() && value.tensor.rank() == 0)) {
+      call.report(DiagnosticCode::E0306, call.positional_span(1), "`log_scalar` logs one number, but this is " + value.to_string())
+          .label("not a scalar");
+    }
+  }
+  return ValueType::none();
+}
+
+ValueType rule_save_checkpoint(CallContext& call) {
+  model_argument(call, 0);
+  string_argument(call, 1, "the checkpoint's path");
+  return ValueType::none();
+}
+
+}  // namespace
+
+const std::vector<Builtin>& builtins() {
+  using E = BuiltinEffect;
+  static const std::vector<Builtin> table = {
+      // name, signature, summary, effect, min/max positional, keywords, required keywords, pattern, works across, rule, torch
+      {"rearrange", "rearrange(x, in -> out)", "reorders, groups and splits axes (einops)", E::pure, 1, 1, {}, {}, true, "", rule_rearrange, "einops.rearrange", lower_rearrange},
+      {"split", "split(x, a (k b) -> a b)", "splits a group into k tensors, returned as a tuple", E::pure, 1, 1, {}, {}, true, "", rule_split, "einops.rearrange", lower_split},
+      {"einsum", "einsum(a, b: in_a, in_b -> out)", "sums products over the axes the output lacks", E::pure, 1, 8, {}, {}, true, "the axes the output lacks", rule_einsum, "torch.einsum", lower_einsum},
+      {"scale", "scale(x, s)", "multiplies by a scalar or broadcastable factor", E::pure, 2, 2, {}, {}, false, "", rule_scale, "torch.mul", lower_scale},
+      {"masked_fill", "masked_fill(x, mask: Bool, value)", "replaces x where mask is true", E::pure, 3, 3, {}, {}, false, "", rule_masked_fill, "torch.Tensor.masked_fill", lower_masked_fill},
+      {"causal", "causal[n m] -> [n m] Bool", "true where key position m is at or before query position n", E::pure, 0, 0, {}, {}, false, "", rule_causal, "torch.tril", lower_causal},
+      {"softmax", "softmax(x, over=A) -> NonNeg", "softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_softmax, "torch.softmax", lower_softmax},
+      {"log_softmax", "log_softmax(x, over=A)", "log of softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_log_softmax, "torch.log_softmax", lower_log_softmax},
+      {"linear", "linear(x: [.. in], w: [out in], bias: [out]?) -> [.. out]", "x times w transposed, plus bias", E::pure, 2, 3, {}, {}, false, "the last axis of x", rule_linear, "torch.nn.functional.linear", lower_linear},
+      {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding", lower_embedding},
+      {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm", lower_rms_norm, {{"eps", "1e-5"}}},
+      {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm", lower_layer_norm, {{"eps", "1e-5"}}},
+      {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?) -> [.. n f]",
+       "attention: softmax(q k^T * scale, masked) v", E::pure, 3, 3, {"attn_mask", "scale"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention},
+      {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt", lower_sqrt},
+      {"exp", "exp(x) -> NonNeg", "exponential, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.exp", lower_exp},
+      {"log", "log(x)", "natural logarithm, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.log", lower_log},
+      {"sin", "sin(x)", "sine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.sin", lower_sin},
+      {"cos", "cos(x)", "cosine, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.cos", lower_cos},
+      {"tanh", "tanh(x)", "hyperbolic tangent, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.tanh", lower_tanh},
+      {"sigmoid", "sigmoid(x) -> NonNeg", "logistic sigmoid, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sigmoid", lower_sigmoid},
+      {"relu", "relu(x) -> NonNeg", "max(x, 0), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.relu", lower_relu},
+      {"silu", "silu(x)", "x * sigmoid(x), elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.nn.functional.silu", lower_silu},
+      {"gelu", "gelu(x, approximate=\"none\"|\"tanh\")", "Gaussian error linear unit, elementwise", E::pure, 1, 1, {"approximate"}, {}, false, "", rule_real, "torch.nn.functional.gelu", lower_gelu},
+      {"abs", "abs(x) -> NonNeg", "absolute value, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.abs", lower_abs},
+      {"sum", "sum(x, over=A)", "sum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.sum", lower_sum},
+      {"mean", "mean(x, over=A)", "mean along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_reduce, "torch.mean", lower_mean},
+      {"max", "max(x, over=A)", "maximum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amax", lower_max},
+      {"min", "min(x, over=A)", "minimum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amin", lower_min},
+      {"concat", "concat(a, b, .., over=A)", "joins tensors along A", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_concat, "torch.cat", lower_concat},
+      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
+      {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy", lower_cross_entropy},
+      // Initializers: only as a model parameter's initializer.
+      {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_", lower_normal, {{"std", "0.02"}, {"mean", "0"}}},
+      {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones},
+      {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros},
+      // Training: names reserved for modes, datasets, logs, gradients and optimizers.
+      {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::pure, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout, {{"p", "0.1"}}},
+      // training: the part of the language an exported function can't use (E1703)
+      {"init", "init(M, seed=0) -> M", "a model M made by its parameters' initializers", E::training, 1, 1, {"seed"}, {}, false, "", rule_init, "", lower_training},
+      {"train_mode", "train_mode(m)", "puts the program in training mode: dropout on", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
+      {"eval_mode", "eval_mode(m)", "puts the program in evaluation mode: dropout off", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
+      {"dataset", "dataset(path, batch=B, length=T, vocab=V, seed=0) -> Dataset of [B T] Index[V]",
+       "batches of B windows of T bytes of a text file, drawn at random; the path is relative to the .ss file", E::training, 1, 1,
+       {"batch", "length", "vocab", "seed"}, {"batch", "length", "vocab"}, false, "", rule_dataset, "", lower_training},
+      {"next_batch", "next_batch(data) -> ([B T] Index[V], [B T] Index[V])", "the next batch: token ids, and the token after each (targets)",
+       E::training, 1, 1, {}, {}, false, "", rule_next_batch, "", lower_training},
+      {"grad", "grad(loss, m) -> (Real, M)", "the loss, and its gradient with respect to the model m's parameters (a value of m's type)",
+       E::training, 2, 2, {}, {}, false, "", rule_grad, "", lower_training},
+      {"adamw", "adamw(m, lr=1e-3, weight_decay=0.01, beta1=0.9, beta2=0.999) -> Optimizer of M", "the AdamW optimizer of m's parameters",
+       E::training, 1, 1, {"lr", "weight_decay", "beta1", "beta2"}, {}, false, "", rule_optimizer, "", lower_training},
+      {"sgd", "sgd(m, lr=0.01, momentum=0) -> Optimizer of M", "stochastic gradient descent on m's parameters", E::training, 1, 1,
+       {"lr", "momentum"}, {}, false, "", rule_optimizer, "", lower_training},
+      {"update", "update(opt, g)", "one optimizer step: moves the optimizer's model along the gradient g", E::training, 2, 2, {}, {}, false, "",
+       rule_update, "", lower_training},
+      {"log_scalar", "log_scalar(name, value)", "logs a scalar at the current step (shown by `shapescript run`, kept in its log)", E::training, 2, 2,
+       {}, {}, false, "", rule_log_scalar, "", lower_training},
+      {"save_checkpoint", "save_checkpoint(m, path)", "saves m's parameters where `--weights` reads them; the path is relative to the .ss file",
+       E::training, 2, 2, {}, {}, false, "", rule_save_checkpoint, "", lower_training},
+  };
+  return table;
+}
+
+std::string_view Builtin::default_of(std::string_view keyword) const {
+  for (auto& [name, value] : defaults)
+    if (name == keyword) return value;
+  return {};
+}
+
+bool is_elementwise(const Builtin& builtin) { return builtin.rule == rule_real || builtin.rule == rule_nonneg; }
+
+const Builtin* find_builtin(std::string_view name) {
+  for (const Builtin& b : builtins())
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+bool is_training_builtin(std::string_view name) {
+  const Builtin* b = find_builtin(name);
+  return b && b->effect == BuiltinEffect::training;
+}
+
+}  // namespace ss

@@ -1,0 +1,116 @@
+// The built-ins: one table, one entry each, with its shape rule, element types, PyTorch lowering
+// and the axes it works across (what the serving rules read).
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "check/analysis.h"
+#include "syntax/ast.h"
+#include "diagnostics/diagnostic.h"
+#include "check/types.h"
+
+namespace ss {
+
+enum class BuiltinEffect {
+  pure,         // a tensor operation torch.export records
+  initializer,  // only as a model parameter's initializer
+  training,     // a mode, dataset, log, gradient or optimizer: never in an exported function
+};
+
+// The checker's services a shape rule uses. Implemented by the checker.
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  virtual size_t positional_count() const = 0;
+  virtual const ValueType& positional(size_t i) const = 0;
+  virtual Span positional_span(size_t i) const = 0;
+  virtual const Argument* keyword(std::string_view name) const = 0;
+  virtual const ValueType* keyword_type(std::string_view name) const = 0;
+  virtual const AxisPattern* pattern() const = 0;
+  virtual Span call_span() const = 0;
+  virtual Span callee_span() const = 0;
+
+  // The i-th positional argument as a tensor, or nullopt (already reported) if it is not one.
+  virtual std::optional<TensorType> tensor(size_t i) = 0;
+  // Which axis of `tensor` the keyword `over=` (or another axis-valued keyword) names.
+  virtual std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span tensor_span) = 0;
+  // Sizes written in a subscript such as `causal[n m]`, resolved in the current scope.
+  virtual std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) = 0;
+  // Broadcasts two tensors as numpy does, reporting E0304 at `span`.
+  virtual std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) = 0;
+  // Solves `inputs` of the call's pattern against `tensors` and returns the output side's axes;
+  // names solved become axes in scope. Reports E0307/E0308/E0303 itself.
+  struct PatternSolution {
+    std::vector<Axis> output;
+    std::vector<std::vector<Axis>> input_axes;  // per input element, the actual axes (for lowering)
+    SizeBindings bindings;
+  };
+  virtual std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
+                                                       const std::vector<Span>& spans) = 0;
+  // Two sizes must be equal: reports E0301 with both in the user's terms.
+  virtual bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) = 0;
+  // Whether `e` is the built-in mask `causal[n m]`, not a subscript of a local named `causal`.
+  virtual bool is_builtin_causal(const Expr& e) const = 0;
+  // The type the call's value must have, when the checker knows it (the call is what a function
+  // with a declared result returns): what a help suggests should fit.
+  virtual std::optional<TensorType> expected_result() const = 0;
+  virtual void report(Diagnostic diagnostic) = 0;
+  // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
+  DiagnosticBuilder report(DiagnosticCode code, Span span, std::string message) {
+    return DiagnosticBuilder([this](Diagnostic d) { report(std::move(d)); }, code, span, std::move(message));
+  }
+
+  // What the rule learned, for code generation and the serving rules.
+  CallFacts* facts = nullptr;
+};
+
+using ShapeRule = ValueType (*)(CallContext&);
+
+// What the code generator hands a built-in's lowering: its arguments already written as Python.
+struct LowerContext {
+  std::vector<std::string> args;                // positional arguments
+  std::map<std::string, std::string> keywords;  // keyword arguments (except axis names such as over=)
+  const CallFacts* facts = nullptr;             // what the shape rule learned (axis indices, pieces, ...)
+  std::string pattern;                          // an axis pattern as einops writes it
+  std::string pattern_sizes;                    // ", p1=16, H=4": sizes einops can't infer
+  bool scalar = false;                          // every argument is a plain Python number
+};
+using LowerRule = std::string (*)(const LowerContext&);
+
+struct Builtin {
+  std::string_view name;
+  std::string_view signature;     // for completion, hover, signature help
+  std::string_view summary;
+  BuiltinEffect effect = BuiltinEffect::pure;
+  int min_positional = 0, max_positional = 0;
+  std::vector<std::string_view> keywords;           // accepted keyword arguments
+  std::vector<std::string_view> required_keywords;  // of which these must be given
+  bool takes_pattern = false;
+  std::string_view works_across;  // in words: what positions it combines ("the axis `over=`")
+  ShapeRule rule = nullptr;
+  std::string_view torch;         // the PyTorch function it lowers to
+  LowerRule lower = nullptr;      // writes the call as Python (core/emit/lowering.cpp)
+  // Each optional keyword's value when the call leaves it out, as Python: the one place a default
+  // is written. The signature shows the same (a unit test compares them); the lowering reads it.
+  std::vector<std::pair<std::string_view, std::string_view>> defaults = {};
+
+  std::string_view default_of(std::string_view keyword) const;
+};
+
+
+const std::vector<Builtin>& builtins();
+const Builtin* find_builtin(std::string_view name);
+
+// Element-wise maths (exp, silu, ...): each output element is a function of the same input element
+// only, so the built-in works on a tensor of any shape, split along any axis, or on a vector of indices.
+bool is_elementwise(const Builtin& builtin);
+
+// Training constructs' reserved names (modes, datasets, logs, gradients, optimizers).
+bool is_training_builtin(std::string_view name);
+
+}  // namespace ss

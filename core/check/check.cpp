@@ -1,0 +1,973 @@
+// The checker: names, sizes and element types of a whole file, and the export rules.
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+#include "check/analysis.h"
+#include "check/builtins.h"
+#include "check/check_internal.h"
+#include "diagnostics/names.h"
+#include "syntax/syntax.h"
+
+namespace ss {
+
+bool Analysis::has_errors() const {
+  return std::any_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
+}
+
+const Item* Analysis::find_item(std::string_view name) const {
+  for (const Item& item : program.items)
+    if (item.name == name && item.kind != Item::Kind::python_import) return &item;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checker
+
+std::optional<std::string> suggest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  // Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
+  auto distance = [&](std::string_view a, std::string_view b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[a.size()][b.size()];
+  };
+  size_t limit = name.size() <= 1 ? 0 : std::max<size_t>(1, name.size() / 3);
+  std::optional<std::string> best;
+  size_t best_distance = limit + 1;
+  for (const std::string& candidate : candidates) {
+    if (candidate == name || candidate.empty() || candidate[0] == '?') continue;
+    size_t d = distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+bool assignable(const ElementType& from, const ElementType& to) {
+  switch (to.kind) {
+    case ElementKind::real: return from.kind != ElementKind::bool_;
+    case ElementKind::nonneg: return from.kind == ElementKind::nonneg || from.kind == ElementKind::index;
+    case ElementKind::logit: return from.is_real();
+    case ElementKind::int_: return from.is_integer();
+    case ElementKind::index: return from.kind == ElementKind::index && from.bound == to.bound;
+    case ElementKind::bool_: return from.kind == ElementKind::bool_;
+  }
+  return false;
+}
+
+
+Checker::Checker(Analysis& analysis, const AnalyzeOptions& options) : a_(analysis), options_(options) {}
+
+void Checker::report(Diagnostic diagnostic) { a_.diagnostics.push_back(std::move(diagnostic)); }
+
+DiagnosticBuilder Checker::report(DiagnosticCode code, Span span, std::string message) {
+  return DiagnosticBuilder([this](Diagnostic d) { report(std::move(d)); }, code, span, std::move(message));
+}
+
+void Checker::error(DiagnosticCode code, Span span, std::string message, std::string label) {
+  report(code, span, std::move(message)).label(std::move(label));
+}
+
+std::string Checker::text(Span span) const { return squash_spaces(a_.file.slice(span)); }
+
+void Checker::run() {
+  report_syntax_errors();
+  declare_globals();
+  for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
+    if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
+  for (const Item& item : a_.program.items) {
+    if (item.kind == Item::Kind::model) check_model(item);
+    if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
+      signatures_[&item] = signature_of(item);
+      a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};
+    }
+  }
+  for (const Item& item : a_.program.items)
+    if (item.kind == Item::Kind::function) check_function(item);
+  check_export_rules();
+  collect_symbols();
+  if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
+  // A Python call in an exported function is E1701; that it also lacks `as` (E0403) is beside the point.
+  std::set<std::pair<uint32_t, uint32_t>> python_in_export;
+  for (const Diagnostic& d : a_.diagnostics)
+    if (d.code == DiagnosticCode::E1701) python_in_export.insert({d.primary.span.begin, d.primary.span.end});
+  std::erase_if(a_.diagnostics, [&](const Diagnostic& d) {
+    return d.code == DiagnosticCode::E0403 && python_in_export.count({d.primary.span.begin, d.primary.span.end});
+  });
+  std::stable_sort(a_.diagnostics.begin(), a_.diagnostics.end(),
+                   [](const Diagnostic& x, const Diagnostic& y) { return x.primary.span.begin < y.primary.span.begin; });
+}
+
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The first bracket in `text` (offsets from `base`) that is never closed, skipping strings and comments.
+std::optional<std::pair<uint32_t, char>> unclosed_bracket(std::string_view text, uint32_t base) {
+  std::vector<std::pair<uint32_t, char>> open;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {}
+    } else if (c == '(' || c == '[') {
+      open.emplace_back(base + static_cast<uint32_t>(i), c);
+    } else if (c == ')' || c == ']') {
+      char want = c == ')' ? '(' : '[';
+      if (!open.empty() && open.back().second == want) open.pop_back();
+      else return std::nullopt;  // a stray closing bracket: not this kind of mistake
+    }
+  }
+  if (open.empty()) return std::nullopt;
+  return open.front();
+}
+
+// A line that opens a block but lacks its `:`: the offset where the `:` belongs.
+std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t offset) {
+  LineColumn position = file.line_column(offset);
+  std::string_view line = file.line_text(position.line);
+  size_t first = line.find_first_not_of(' ');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view code = line.substr(first);
+  if (size_t hash = code.find('#'); hash != std::string_view::npos) code = code.substr(0, hash);
+  while (!code.empty() && (code.back() == ' ' || code.back() == '\t' || code.back() == '\r')) code.remove_suffix(1);
+  if (code.empty() || code.back() == ':') return std::nullopt;
+  static const std::vector<std::string_view> openers = {"fn ", "export fn ", "model ", "for ", "if ", "elif ", "else"};
+  bool opens = std::any_of(openers.begin(), openers.end(), [&](std::string_view o) { return code.starts_with(o); });
+  if (!opens || (code.starts_with("else") && code.size() > 4 && identifier_char(code[4]))) return std::nullopt;
+  if (unclosed_bracket(code, 0)) return std::nullopt;
+  return file.offset_of({position.line, static_cast<uint32_t>(first + code.size())});
+}
+
+}  // namespace
+
+// Whether `name` occurs as a word in text the parser could not read: a name defined there is
+// unknown to the checker, and saying so would only repeat the syntax error.
+bool Checker::lost_in_syntax_error(std::string_view name) const {
+  for (const SyntaxError& e : a_.program.syntax_errors) {
+    if (e.missing) continue;
+    std::string_view region = a_.file.slice(e.span);
+    for (size_t at = region.find(name); at != std::string_view::npos; at = region.find(name, at + 1)) {
+      bool starts = at == 0 || !identifier_char(region[at - 1]);
+      bool ends = at + name.size() == region.size() || !identifier_char(region[at + name.size()]);
+      if (starts && ends) return true;
+    }
+  }
+  return false;
+}
+
+void Checker::report_syntax_errors() {
+  for (const SyntaxError& e : a_.program.syntax_errors) {
+    if (e.missing) {
+      std::string what = e.expected;
+      bool word = !what.empty() && (std::isalpha(static_cast<unsigned char>(what[0])) || what[0] == '_');
+      error(DiagnosticCode::E0103, e.span, word && what.find('_') != std::string::npos ? "expected a " + what : "expected `" + what + "`",
+            "expected here");
+      continue;
+    }
+    // The two most common half-written lines get a precise message: a bracket left open, which
+    // swallows the lines after it, and a block's header without its `:`.
+    if (auto open = unclosed_bracket(a_.file.slice(e.span), e.span.begin)) {
+      std::string bracket(1, open->second), closing = open->second == '(' ? ")" : "]";
+      report(DiagnosticCode::E0103, {open->first, open->first + 1}, "expected `" + closing + "`: this `" + bracket + "` is never closed")
+          .label("never closed").note("newlines inside `( )` and `[ ]` don't end a line, so the lines after it were read as part of it")
+          .help("add `" + closing + "` where it ends");
+      continue;
+    }
+    if (auto colon = missing_block_colon(a_.file, e.span.begin)) {
+      report(DiagnosticCode::E0103, {*colon, *colon}, "expected `:` at the end of this line").label("expected `:`")
+          .note("a line that opens a block (`fn`, `model`, `for`, `if`, `elif`, `else`) ends with `:`")
+          .fix("add `:`", {*colon, *colon}, ":");
+      continue;
+    }
+    std::string found = text(e.span);
+    if (found.size() > 30) found = found.substr(0, 27) + "...";
+    Span span = e.span;
+    if (span.empty()) span.end = span.begin + 1;
+    error(DiagnosticCode::E0101, span, found.empty() ? "unexpected end of input" : "unexpected `" + found + "`",
+          "the parser could not read this");
+  }
+  // Tabs in indentation: the scanner accepts them, the language does not.
+  for (uint32_t line = 0; line < a_.file.line_count(); ++line) {
+    std::string_view text = a_.file.line_text(line);
+    size_t first = text.find_first_not_of(" \t");
+    std::string_view indent = text.substr(0, first == std::string_view::npos ? 0 : first);
+    size_t tab = indent.find('\t');
+    if (tab == std::string_view::npos) continue;
+    uint32_t offset = a_.file.offset_of({line, static_cast<uint32_t>(tab)});
+    error(DiagnosticCode::E0102, {offset, offset + 1}, "a tab in indentation", "indent with spaces");
+  }
+}
+
+void Checker::declare_globals() {
+  for (const Item& item : a_.program.items) {
+    std::string name = item.name;
+    if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
+    auto [it, inserted] = globals_.try_emplace(name, &item);
+    if (!inserted) {
+      report(DiagnosticCode::E0202, item.name_span, "`" + name + "` is defined twice").label("defined again here")
+          .secondary(it->second->name_span, "first defined here");
+    } else if (find_builtin(name) && item.kind != Item::Kind::python_import) {
+      report(DiagnosticCode::E0202, item.name_span, "`" + name + "` is a built-in").label("this hides the built-in `" + name + "`")
+          .help("choose another name");
+    }
+  }
+}
+
+void Checker::evaluate_dim(const Item& item) {
+  if (!item.dim_value) return;
+  Scope scope;
+  scope.mode = SizeMode::fixed;
+  auto axis = resolve_size(*item.dim_value, scope);
+  if (!axis) return;
+  auto value = axis->size.constant_value();
+  if (!value) return;
+  if (*value <= 0) {
+    error(DiagnosticCode::E0309, item.dim_value->span, "`" + item.name + "` must be a positive integer, but it is " + std::to_string(*value),
+          "this is " + std::to_string(*value));
+    return;
+  }
+  a_.semantics.dims[item.name] = *value;
+  dim_spans_[item.name] = item.name_span;
+  hover(item.name_span, "```shapescript\ndim " + item.name + " = " + std::to_string(*value) + "\n```" + doc_suffix(item.doc));
+}
+
+std::string Checker::doc_suffix(const std::string& doc) const { return doc.empty() ? "" : "\n\n" + doc; }
+
+void Checker::hover(Span span, std::string text) {
+  if (!span.empty()) a_.hovers.push_back({span, std::move(text)});
+}
+
+void Checker::definition(Span use, Span target) {
+  if (!use.empty() && !target.empty() && !(use == target)) a_.definitions.push_back({use, target});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sizes
+
+std::vector<std::string> Checker::size_names(const Scope& scope) const {
+  std::vector<std::string> names;
+  for (auto& [name, value] : a_.semantics.dims) names.push_back(name);
+  for (auto& [name, binding] : scope.axes) names.push_back(name);
+  for (auto& [name, local] : scope.locals) names.push_back(name);
+  return names;
+}
+
+void Checker::unknown_name(const std::string& name, Span span, const std::vector<std::string>& candidates, std::string_view what) {
+  if (lost_in_syntax_error(name)) return;
+  report(DiagnosticCode::E0201, span, "no " + std::string(what) + " named `" + name + "`")
+      .label("not defined")
+      .suggest(span, suggest_name(name, candidates));
+}
+
+std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span span, Scope& scope) {
+  Axis axis;
+  axis.label = name;
+  axis.name = name;
+  if (auto dim = a_.semantics.dims.find(name); dim != a_.semantics.dims.end()) {
+    axis.size = SizeExpr::constant(dim->second);
+    axis.bound_at = dim_spans_[name];
+    definition(span, dim_spans_[name]);
+    return axis;
+  }
+  if (auto bound = scope.axes.find(name); bound != scope.axes.end()) {
+    axis.size = bound->second.size;
+    axis.bound_at = bound->second.at;
+    if (!bound->second.label.empty() && bound->second.label != name && scope.mode != SizeMode::signature) axis.label = name;
+    definition(span, bound->second.at);
+    return axis;
+  }
+  if (auto local = scope.locals.find(name); local != scope.locals.end()) {
+    const ValueType& type = local->second.type;
+    if (type.is_tensor() && type.tensor.rank() == 0 && type.tensor.element.is_integer()) {
+      axis.size = type.known_size ? *type.known_size : SizeExpr::variable(name);
+      definition(span, local->second.at);
+      return axis;
+    }
+  }
+  if (globals_.count(name) && globals_.at(name)->kind == Item::Kind::dim) return std::nullopt;  // a broken dim, reported already
+  if (scope.mode == SizeMode::signature || scope.mode == SizeMode::assertion) {
+    // A new generic axis: a size variable, equal wherever the same name appears.
+    axis.size = SizeExpr::variable(name);
+    axis.bound_at = span;
+    scope.axes[name] = {axis.size, span, name};
+    scope.generics.push_back(name);
+    return axis;
+  }
+  unknown_name(name, span, size_names(scope), scope.mode == SizeMode::fixed ? "dim" : "size");
+  return std::nullopt;
+}
+
+std::optional<Axis> Checker::resolve_size(const SizeNode& node, Scope& scope) {
+  try {
+    return resolve_size_unchecked(node, scope);
+  } catch (const std::overflow_error&) {
+    error(DiagnosticCode::E0301, node.span, "this size is too large to compute", "overflows 64 bits");
+    return std::nullopt;
+  }
+}
+
+std::optional<Axis> Checker::resolve_size_unchecked(const SizeNode& node, Scope& scope) {
+  Axis axis;
+  axis.label = text(node.span);
+  switch (node.kind) {
+    case SizeNode::Kind::error: return std::nullopt;
+    case SizeNode::Kind::number:
+      axis.size = SizeExpr::constant(node.number);
+      return axis;
+    case SizeNode::Kind::name: return resolve_size_name(node.name, node.span, scope);
+    case SizeNode::Kind::scaled: {
+      Span name_span{static_cast<uint32_t>(node.span.end - node.name.size()), node.span.end};
+      auto inner = resolve_size_name(node.name, name_span, scope);
+      if (!inner) return std::nullopt;
+      axis.size = SizeExpr::constant(node.number) * inner->size;
+      axis.bound_at = inner->bound_at;
+      return axis;
+    }
+    case SizeNode::Kind::unknown: {
+      // A data-dependent size: a variable of its own, known only when the program runs.
+      std::string name = "?" + node.name;
+      axis.size = SizeExpr::variable(name);
+      axis.name = node.name;
+      if (!scope.axes.count(name)) scope.axes[name] = {axis.size, node.span, axis.label};
+      axis.bound_at = scope.axes[name].at;
+      return axis;
+    }
+    case SizeNode::Kind::group: {
+      SizeExpr product = SizeExpr::constant(1);
+      for (const SizeNode& child : node.children) {
+        auto factor = resolve_size(child, scope);
+        if (!factor) return std::nullopt;
+        product = product * factor->size;
+      }
+      if (node.children.size() == 1) {
+        auto only = resolve_size(node.children[0], scope);
+        if (only) axis.name = only->name;
+      }
+      axis.size = product;
+      return axis;
+    }
+    case SizeNode::Kind::binary: {
+      if (node.children.size() != 2) return std::nullopt;
+      auto left = resolve_size(node.children[0], scope);
+      auto right = resolve_size(node.children[1], scope);
+      if (!left || !right) return std::nullopt;
+      switch (node.op) {
+        case '+': axis.size = left->size + right->size; break;
+        case '-': axis.size = left->size - right->size; break;
+        case '*': axis.size = left->size * right->size; break;
+        case '/': {
+          auto quotient = right->size.is_zero() ? std::nullopt : left->size.divide_exact(right->size);
+          if (!quotient) {
+            auto d = report(DiagnosticCode::E0302, node.span,
+                            "`" + axis.label + "` does not divide exactly: " + describe_axis(*left) + " is not a multiple of " + describe_axis(*right));
+            d.label("not a whole number");
+            if (!left->bound_at.empty() && left->size.is_constant()) d.secondary(left->bound_at, "`" + left->label + "` is " + left->size.to_user_string());
+            if (!right->bound_at.empty() && right->size.is_constant() && !(right->bound_at == left->bound_at))
+              d.secondary(right->bound_at, "`" + right->label + "` is " + right->size.to_user_string());
+            d.note("sizes are whole numbers, so `/` must divide exactly");
+            auto divisor = right->size.constant_value();
+            std::vector<std::string> names = left->size.variables();
+            if (divisor && *divisor > 1 && names.size() == 1 && left->size == SizeExpr::variable(names[0]))
+              d.help("name the quotient instead: write `" + names[0] + "` as `" + std::to_string(*divisor) + "h` where it is bound, and use `h` here");
+            d.emit();
+            return std::nullopt;
+          }
+          axis.size = *quotient;
+          break;
+        }
+        default: return std::nullopt;
+      }
+      if (auto value = axis.size.constant_value(); value && *value < 0) {
+        error(DiagnosticCode::E0309, node.span, "`" + axis.label + "` is negative (" + std::to_string(*value) + ")", "a size can't be negative");
+        return std::nullopt;
+      }
+      return axis;
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+std::optional<ElementType> Checker::element_type(const ElementTypeNode& node, Scope& scope) {
+  ElementType element;
+  const std::string& name = node.name;
+  if (name == "Real") element.kind = ElementKind::real;
+  else if (name == "NonNeg") element.kind = ElementKind::nonneg;
+  else if (name == "Int") element.kind = ElementKind::int_;
+  else if (name == "Bool") element.kind = ElementKind::bool_;
+  else if (name == "Index") {
+    element.kind = ElementKind::index;
+    if (!node.bound) {
+      error(DiagnosticCode::E0203, node.span, "`Index` needs its bound, as in `Index[V]`", "bound missing");
+      return std::nullopt;
+    }
+    auto bound = resolve_size(*node.bound, scope);
+    if (!bound) return std::nullopt;
+    element.bound = bound->size;
+    element.bound_label = bound->label;
+  } else if (name == "Logit") {
+    element.kind = ElementKind::logit;
+    if (!node.over) {
+      error(DiagnosticCode::E0203, node.span, "`Logit` needs the axis it is over, as in `Logit over V`", "axis missing");
+      return std::nullopt;
+    }
+    element.over = *node.over;
+  } else {
+    if (lost_in_syntax_error(name)) return std::nullopt;
+    static const std::vector<std::string> known = {"Real", "NonNeg", "Int", "Bool", "Index", "Logit"};
+    std::vector<std::string> candidates = known;
+    for (auto& [global, item] : globals_)
+      if (item->kind == Item::Kind::model) candidates.push_back(global);
+    report(DiagnosticCode::E0203, node.name_span, "no element type or model named `" + name + "`")
+        .label("unknown type")
+        .suggest(node.name_span, suggest_name(name, candidates));
+    return std::nullopt;
+  }
+  return element;
+}
+
+ValueType Checker::type_from_node(const TypeNode& node, Scope& scope) {
+  // A model name stands alone: `m: Tiny`.
+  if (!node.is_tensor && node.element) {
+    auto global = globals_.find(node.element->name);
+    if (global != globals_.end() && global->second->kind == Item::Kind::model) {
+      ValueType model;
+      model.kind = ValueType::Kind::model;
+      model.name = node.element->name;
+      definition(node.element->name_span, global->second->name_span);
+      return model;
+    }
+  }
+  TensorType tensor;
+  bool ok = true;
+  for (const SizeNode& size : node.axes) {
+    auto axis = resolve_size(size, scope);
+    if (!axis) {
+      ok = false;
+      continue;
+    }
+    tensor.axes.push_back(std::move(*axis));
+  }
+  if (node.element) {
+    auto element = element_type(*node.element, scope);
+    if (!element) return ValueType::unknown();
+    if (element->kind == ElementKind::logit &&
+        std::none_of(tensor.axes.begin(), tensor.axes.end(), [&](const Axis& x) { return x.name == element->over; })) {
+      error(DiagnosticCode::E0305, node.element->over_span, "`Logit over " + element->over + "` names an axis this type lacks",
+            "not an axis of " + tensor.to_string());
+    }
+    tensor.element = *element;
+  }
+  if (!ok) return ValueType::unknown();
+  return ValueType::of(std::move(tensor));
+}
+
+FunctionSignature Checker::signature_of(const Item& item) {
+  FunctionSignature signature;
+  Scope scope;
+  scope.mode = SizeMode::signature;
+  for (const Parameter& p : item.parameters) {
+    signature.names.push_back(p.name);
+    signature.parameters.push_back(type_from_node(p.type, scope));
+  }
+  size_t parameter_generics = scope.generics.size();
+  if (item.result) signature.result = type_from_node(*item.result, scope);
+  signature.generics.insert(scope.generics.begin(), scope.generics.end());
+  for (auto& [name, binding] : scope.axes)
+    if (name.starts_with("?")) signature.generics.insert(name);
+  signature.result_only.insert(scope.generics.begin() + static_cast<std::ptrdiff_t>(parameter_generics), scope.generics.end());
+  // A result's sizes must follow from the arguments' (or be `?k`, known when the program runs).
+  for (auto it = scope.generics.begin() + static_cast<std::ptrdiff_t>(parameter_generics); it != scope.generics.end(); ++it) {
+    std::vector<std::string> names;
+    for (const std::string& g : scope.generics)
+      if (!signature.result_only.count(g) || g == *it) names.push_back(g);
+    for (auto& [name, value] : a_.semantics.dims) names.push_back(name);
+    auto suggestion = suggest_name(*it, names);
+    report(DiagnosticCode::E0308, scope.axes[*it].at, "`" + *it + "` in the result type of `" + item.name + "` is not an axis of any parameter")
+        .label("bound by no parameter")
+        .note("a caller works out the result's sizes from its arguments' sizes, so each one must come from a parameter")
+        .help(suggestion ? "did you mean `" + *suggestion + "`?"
+                         : "use a parameter's axis, or write `?" + *it + "` for a size known only when the program runs");
+  }
+  signature.scope_axes = scope.axes;
+  signature.generic_order = scope.generics;
+  return signature;
+}
+
+std::string Checker::signature_text(const Item& item) const {
+  std::string out = std::string(item.exported ? "export " : "") + (item.kind == Item::Kind::extern_fn ? "extern fn " : "fn ") + item.name + "(";
+  for (size_t i = 0; i < item.parameters.size(); ++i)
+    out += (i ? ", " : "") + item.parameters[i].name + ": " + text(item.parameters[i].type.span);
+  out += ")";
+  if (item.result) out += " -> " + text(item.result->span);
+  if (item.kind == Item::Kind::extern_fn) out += " = \"" + item.extern_target + "\"";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models
+
+void Checker::check_model(const Item& item) {
+  std::map<std::string, Span> seen;
+  std::string hover_text = "```shapescript\nmodel " + item.name + ":\n";
+  for (const Item::Param& param : item.params) {
+    if (auto [first, inserted] = seen.try_emplace(param.name, param.name_span); !inserted) {
+      report(DiagnosticCode::E0202, param.name_span, "`" + item.name + "` has two parameters named `" + param.name + "`")
+          .label("defined again here").secondary(first->second, "first defined here");
+      continue;
+    }
+    // A name that is no dim reads as a generic axis here, so that E0602 can say the size isn't fixed.
+    Scope scope;
+    scope.mode = SizeMode::signature;
+    ValueType type = type_from_node(param.type, scope);
+    hover_text += "    param " + param.name + ": " + text(param.type.span) + "\n";
+    if (type.is_tensor())
+      for (const Axis& axis : type.tensor.axes)
+        if (!axis.size.is_constant()) {
+          std::vector<std::string> dims;
+          for (auto& [name, value] : a_.semantics.dims) dims.push_back(name);
+          std::vector<std::string> variables = axis.size.variables();
+          auto suggestion = variables.size() == 1 ? suggest_name(variables[0], dims) : std::nullopt;
+          report(DiagnosticCode::E0602, axis.bound_at.empty() ? param.type.span : axis.bound_at,
+                 "`" + param.name + "`'s size must be fixed, but " + describe_axis(axis) + " is not")
+              .label("not a dim")
+              .note("a model's parameters are created before any input is seen, so every size is a dim or a number")
+              .help(suggestion ? "did you mean `" + *suggestion + "`?" : "declare its size with `dim`, as in `dim P = 1024`, and use that");
+          type = ValueType::unknown();
+          break;
+        }
+    model_fields_[&item][param.name] = type;
+    hover(param.name_span, "```shapescript\nparam " + param.name + ": " + type.to_string() + "\n```" + doc_suffix(param.doc));
+    if (param.init) check_initializer(*param.init);
+  }
+  hover(item.name_span, hover_text + "```" + doc_suffix(item.doc));
+}
+
+void Checker::check_initializer(const Expr& init) {
+  const Expr* callee = &init;
+  if (init.kind == Expr::Kind::call && !init.operands.empty()) callee = init.operands[0].get();
+  const Builtin* builtin = callee->kind == Expr::Kind::name ? find_builtin(callee->text) : nullptr;
+  if (builtin && builtin->effect == BuiltinEffect::initializer) {
+    if (init.kind == Expr::Kind::call)
+      for (const Argument& argument : init.arguments) {
+        if (!argument.keyword) {
+          error(DiagnosticCode::E0501, argument.span, "`" + std::string(builtin->name) + "` takes keyword arguments only", "give it a name");
+          continue;
+        }
+        if (std::find(builtin->keywords.begin(), builtin->keywords.end(), *argument.keyword) == builtin->keywords.end()) {
+          std::vector<std::string> accepted(builtin->keywords.begin(), builtin->keywords.end());
+          auto suggestion = suggest_name(*argument.keyword, accepted);
+          auto d = report(DiagnosticCode::E0502, argument.keyword_span, "`" + std::string(builtin->name) + "` has no argument `" + *argument.keyword + "`");
+          d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
+          if (!suggestion) d.note("`" + std::string(builtin->name) + "` is `" + std::string(builtin->signature) + "`");
+        }
+      }
+    return;
+  }
+  std::vector<std::string> initializers;
+  for (const Builtin& b : builtins())
+    if (b.effect == BuiltinEffect::initializer) initializers.emplace_back(b.name);
+  report(DiagnosticCode::E0601, callee->span, "`" + text(callee->span) + "` is not an initializer")
+      .label("expected `normal(std=..)`, `ones` or `zeros`")
+      .suggest(callee->span, callee->kind == Expr::Kind::name ? suggest_name(callee->text, initializers) : std::nullopt);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Functions
+
+void Checker::check_function(const Item& item) {
+  const FunctionSignature& signature = signatures_[&item];
+  Scope scope;
+  scope.mode = SizeMode::body;
+  scope.function = &item;
+  scope.axes = signature.scope_axes;
+  for (size_t i = 0; i < item.parameters.size(); ++i) {
+    const Parameter& p = item.parameters[i];
+    scope.locals[p.name] = {signature.parameters[i], p.name_span};
+    hover(p.name_span, parameter_hover(item, i, signature));
+  }
+  hover(item.name_span, function_hover(item, signature));
+  current_ = &item;
+  bool returned = false;
+  if (item.body) returned = check_block(*item.body, scope);
+  if (item.result && !returned && item.body && !item.body->statements.empty()) {
+    error(DiagnosticCode::E0701, item.name_span, "`" + item.name + "` says it returns " + text(item.result->span) + " but does not return",
+          "no `return` at the end");
+  }
+  current_ = nullptr;
+}
+
+bool Checker::check_block(const Block& block, Scope& scope) {
+  bool returned = false;
+  for (const Statement& statement : block.statements) returned = check_statement(statement, scope) || returned;
+  return returned;
+}
+
+bool Checker::check_statement(const Statement& statement, Scope& scope) {
+  switch (statement.kind) {
+    case Statement::Kind::assign: {
+      ValueType value = statement.value ? eval(*statement.value, scope) : ValueType::unknown();
+      if (value.kind == ValueType::Kind::python && statement.value) {
+        python_without_as(*statement.value, std::nullopt);
+        value = ValueType::unknown();  // reported once, here, not again at each use
+      }
+      if (statement.targets.size() == 1) {
+        bind_local(statement.targets[0].first, statement.targets[0].second, value, scope);
+      } else if (value.kind == ValueType::Kind::tuple && value.elements.size() == statement.targets.size()) {
+        for (size_t i = 0; i < statement.targets.size(); ++i)
+          bind_local(statement.targets[i].first, statement.targets[i].second, value.elements[i], scope);
+      } else {
+        if (!value.is_unknown()) {
+          std::string have = value.kind == ValueType::Kind::tuple ? std::to_string(value.elements.size()) + " values" : "one value";
+          error(DiagnosticCode::E0505, statement.value->span,
+                std::to_string(statement.targets.size()) + " names are assigned " + have, "this gives " + have);
+        }
+        for (auto& [name, span] : statement.targets) bind_local(name, span, ValueType::unknown(), scope);
+      }
+      return false;
+    }
+    case Statement::Kind::return_: {
+      if (!statement.value) return true;
+      returned_ = statement.value.get();
+      ValueType value = eval(*statement.value, scope);
+      returned_ = nullptr;
+      check_return(*statement.value, value, scope);
+      return true;
+    }
+    case Statement::Kind::expression:
+      if (statement.value) eval(*statement.value, scope);
+      return false;
+    case Statement::Kind::for_: {
+      for (const Expr* bound : {statement.value.get(), statement.end.get()}) {
+        if (!bound) continue;
+        ValueType type = eval(*bound, scope);
+        if (!type.is_unknown() && !(type.is_tensor() && type.tensor.rank() == 0 && type.tensor.element.is_integer()))
+          error(DiagnosticCode::E0703, bound->span, "a `for` range's ends must be integers, but this is " + type.to_string(), "not an integer");
+      }
+      // `for l in 0..N` counts below N, so `l` is an `Index[N]`: `m.norm[l]` is known to be in range.
+      ValueType index = ValueType::scalar(ElementKind::int_);
+      if (statement.end)
+        if (auto end = a_.semantics.types.find(statement.end.get()); end != a_.semantics.types.end() && end->second.known_size) {
+          index = ValueType::scalar(ElementKind::index);
+          index.tensor.element.bound = *end->second.known_size;
+          index.tensor.element.bound_label = text(statement.end->span);
+        }
+      bind_local(statement.variable, statement.variable_span, index, scope);
+      scope.blocks.emplace_back("the loop", scope.locals);
+      if (statement.body) check_block(*statement.body, scope);
+      scope.blocks.pop_back();
+      return false;
+    }
+    case Statement::Kind::if_: {
+      bool all_return = statement.body != nullptr;
+      for (auto& [condition, body] : statement.branches) {
+        if (condition) {
+          ValueType type = eval(*condition, scope);
+          if (!type.is_unknown() && !(type.is_tensor() && type.tensor.rank() == 0 && type.tensor.element.kind == ElementKind::bool_))
+            error(DiagnosticCode::E0401, condition->span, "an `if` condition must be a `Bool` scalar, but this is " + type.to_string(),
+                  "not a Bool");
+        }
+        scope.blocks.emplace_back("the `if`", scope.locals);
+        bool returned = body ? check_block(*body, scope) : false;
+        scope.blocks.pop_back();
+        all_return = all_return && returned;
+      }
+      if (statement.body) {
+        scope.blocks.emplace_back("the `if`", scope.locals);
+        all_return = check_block(*statement.body, scope) && all_return;
+        scope.blocks.pop_back();
+      }
+      return all_return;
+    }
+    case Statement::Kind::error: return false;
+  }
+  return false;
+}
+
+std::optional<TensorType> Checker::expected_type(const Expr& e, const Scope& scope) {
+  if (&e != returned_ || !scope.function || !scope.function->result) return std::nullopt;
+  const ValueType& result = signatures_[scope.function].result;
+  if (!result.is_tensor()) return std::nullopt;
+  return result.tensor;
+}
+
+bool Checker::names_builtin(const std::string& name, const Scope& scope) const {
+  return find_builtin(name) && !scope.locals.count(name) && !scope.axes.count(name) && !a_.semantics.dims.count(name) && !globals_.count(name);
+}
+
+void Checker::bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope) {
+  if (name.empty()) return;
+  // Inside a `for` or `if`, a name from before the block keeps its type: the loop compiles to
+  // `torch.while_loop` and the branches to `torch.cond`, whose carried values have one shape.
+  if (!scope.blocks.empty())
+    if (auto before = scope.blocks.back().second.find(name); before != scope.blocks.back().second.end()) {
+      const ValueType& old = before->second.type;
+      std::optional<DiagnosticCode> code;
+      std::string why;
+      if (old.is_unknown() || type.is_unknown()) {
+      } else if (old.is_tensor() != type.is_tensor() || (old.is_tensor() && old.tensor.rank() != type.tensor.rank())) {
+        code = DiagnosticCode::E0306;
+      } else if (old.is_tensor()) {
+        for (size_t i = 0; i < old.tensor.rank() && !code; ++i)
+          if (old.tensor.axes[i].size != type.tensor.axes[i].size) {
+            code = DiagnosticCode::E0301;
+            why = ": " + dim_word(i) + " is " + describe_axis(type.tensor.axes[i]) + ", not " + describe_axis(old.tensor.axes[i]);
+          }
+        if (!code && !assignable(type.tensor.element, old.tensor.element)) code = DiagnosticCode::E0401;
+      }
+      if (code) {
+        const std::string& block = scope.blocks.back().first;
+        report(*code, span, "`" + name + "` is " + old.to_string() + " before " + block + ", which can't change it, but this is " + type.to_string())
+            .label(why.empty() ? "this is " + type.to_string() : why.substr(2))
+            .secondary(before->second.at, "`" + name + "` is " + old.to_string() + " here")
+            .note("a name rebound inside `for` or `if` keeps its type, so that the block compiles to `torch.while_loop` or `torch.cond`")
+            .help("use a new name for the new value");
+        scope.locals[name] = {old, span};
+        return;
+      }
+    }
+  scope.locals[name] = {type, span};
+  if (!type.is_unknown()) {
+    hover(span, "```shapescript\n" + name + ": " + type.to_string() + "\n```");
+    if (type.is_tensor() || type.kind == ValueType::Kind::tuple) a_.inlays.push_back({span.end, ": " + type.to_string()});
+  }
+}
+
+void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scope) {
+  const Item* fn = scope.function;
+  if (!fn) return;
+  if (!fn->result) {
+    if (value.is_unknown() || value.kind == ValueType::Kind::python) return;
+    report(DiagnosticCode::E0702, expr.span, "`" + fn->name + "` returns " + value.to_string() + ", but declares no result type")
+        .label("this is " + value.to_string()).secondary(fn->name_span, "declared without `->`")
+        .help("declare what it returns: `-> " + value.to_string() + "`");
+    return;
+  }
+  const FunctionSignature& signature = signatures_[fn];
+  const ValueType& expected = signature.result;
+  if (value.kind == ValueType::Kind::python) {
+    python_without_as(expr, text(fn->result->span));
+    return;
+  }
+  if (value.is_unknown() || expected.is_unknown()) return;
+  if (!value.is_tensor() || !expected.is_tensor()) {
+    if (value.kind != expected.kind || value.name != expected.name)
+      error(DiagnosticCode::E0702, expr.span, "`" + fn->name + "` returns " + value.to_string() + ", but its result type is " + expected.to_string(),
+            "this is " + value.to_string());
+    return;
+  }
+  const TensorType& got = value.tensor;
+  const TensorType& want = expected.tensor;
+  if (got.rank() != want.rank()) {
+    report(DiagnosticCode::E0702, expr.span, "`" + fn->name + "` returns " + got.to_string() + " (" + std::to_string(got.rank()) + " axes), but its result type is " +
+            want.to_string() + " (" + std::to_string(want.rank()) + " axes)").label("this is " + got.to_string())
+        .secondary(fn->result->span, "the result type");
+    return;
+  }
+  SizeBindings bindings;
+  for (size_t i = 0; i < want.rank(); ++i) {
+    UnifyResult r;
+    try {
+      r = unify_sizes(want.axes[i].size, got.axes[i].size, bindings, signature.result_only);
+    } catch (const std::overflow_error&) {
+      continue;
+    }
+    if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound || r.status == UnifyStatus::deferred) continue;
+    const SizeNode& written = fn->result->axes[i];
+    auto d = report(DiagnosticCode::E0301, expr.span,
+                    "`" + fn->name + "` returns " + got.to_string() + ", but its result type says " + want.to_string() + ": " + dim_word(i) +
+                        " is " + describe_axis(got.axes[i]) + ", not " + describe_axis(want.axes[i]));
+    d.label(dim_word(i) + " is " + describe_axis(got.axes[i])).secondary(written.span, "the result type says " + describe_axis(want.axes[i]));
+    if (!want.axes[i].bound_at.empty() && !(want.axes[i].bound_at == written.span) && want.axes[i].size.is_constant())
+      d.secondary(want.axes[i].bound_at, "`" + want.axes[i].label + "` is " + want.axes[i].size.to_user_string() + " here");
+    const Axis& made = got.axes[i];
+    if (!made.bound_at.empty() && made.label != made.size.to_user_string() && !(made.bound_at == written.span))
+      d.secondary(made.bound_at, "`" + made.label + "` is " + made.size.to_user_string() + " here");
+    d.emit();
+    return;
+  }
+  if (!assignable(got.element, want.element)) {
+    error(DiagnosticCode::E0702, expr.span,
+          "`" + fn->name + "` returns `" + got.element.to_string() + "` elements, but its result type says `" + want.element.to_string() + "`",
+          "these are `" + got.element.to_string() + "`");
+  }
+}
+
+// `e` is a Python value where a typed one is needed.
+void Checker::python_without_as(const Expr& expr, std::optional<std::string> expected_type) {
+  auto d = report(DiagnosticCode::E0403, expr.span, "`" + text(expr.span) + "` is a Python value, whose type the checker can't know");
+  d.label("Python value").help("say what it is with `as`, as in `" + text(expr.span) + " as " + expected_type.value_or("[D]") + "`");
+  if (expected_type) d.fix("assert its type with `as " + *expected_type + "`", {expr.span.end, expr.span.end}, " as " + *expected_type);
+  d.emit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hover text
+
+std::string Checker::export_dims_text(const FunctionSignature& signature) const {
+  std::string dynamic, fixed;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < signature.parameters.size(); ++i) {
+    const ValueType& type = signature.parameters[i];
+    if (!type.is_tensor()) continue;
+    for (size_t a = 0; a < type.tensor.rank(); ++a) {
+      const Axis& axis = type.tensor.axes[a];
+      if (!seen.insert(axis.label).second) continue;
+      ExportAxis e = export_axis(axis);
+      if (e.kind == ExportAxis::Kind::fixed) {
+        fixed += (fixed.empty() ? "" : ", ") + ("`" + axis.label + "`") + (axis.label == std::to_string(e.fixed) ? "" : " = " + std::to_string(e.fixed));
+      } else {
+        std::string how = e.kind == ExportAxis::Kind::dim            ? "`Dim(\"" + e.dim + "\")`"
+                          : e.kind == ExportAxis::Kind::derived      ? "`" + axis.size.to_string() + "`, derived from `Dim(\"" + e.dim + "\")`"
+                          : e.kind == ExportAxis::Kind::product      ? "a `Dim` of its own, checked to equal `" + axis.size.to_string() + "`"
+                                                                     : "a data-dependent size";
+        dynamic += "\n- `" + axis.label + "` → " + how;
+      }
+    }
+  }
+  std::string out = "\n\n**torch.export**: dynamic:";
+  out += dynamic.empty() ? " none" : dynamic;
+  out += "\n\nfixed: " + (fixed.empty() ? std::string("none") : fixed);
+  return out;
+}
+
+std::string Checker::function_hover(const Item& item, const FunctionSignature& signature) const {
+  std::string out = "```shapescript\n" + signature_text(item) + "\n```" + doc_suffix(item.doc);
+  if (item.exported) out += export_dims_text(signature);
+  return out;
+}
+
+std::string Checker::parameter_hover(const Item& item, size_t index, const FunctionSignature& signature) const {
+  const ValueType& type = signature.parameters[index];
+  std::string out = "```shapescript\n" + item.parameters[index].name + ": " + type.to_string() + "\n```";
+  if (item.exported && type.is_tensor()) {
+    out += "\n";
+    for (size_t a = 0; a < type.tensor.rank(); ++a) {
+      const Axis& axis = type.tensor.axes[a];
+      ExportAxis e = export_axis(axis);
+      std::string how = e.kind == ExportAxis::Kind::fixed     ? "fixed" + (axis.label == std::to_string(e.fixed) ? "" : " (" + std::to_string(e.fixed) + ")")
+                        : e.kind == ExportAxis::Kind::dim     ? "dynamic: `Dim(\"" + e.dim + "\")`"
+                        : e.kind == ExportAxis::Kind::derived ? "dynamic: `" + axis.size.to_string() + "`, derived from `Dim(\"" + e.dim + "\")`"
+                        : e.kind == ExportAxis::Kind::product ? "dynamic: a `Dim` checked to equal `" + axis.size.to_string() + "`"
+                                                              : "data-dependent";
+      out += "\n- " + dim_word(a) + " `" + axis.label + "`: " + how;
+    }
+  }
+  return out;
+}
+
+ExportAxis Checker::export_axis(const Axis& axis) {
+  ExportAxis e;
+  e.label = axis.label;
+  if (auto value = axis.size.constant_value()) {
+    e.kind = ExportAxis::Kind::fixed;
+    e.fixed = *value;
+    return e;
+  }
+  std::vector<std::string> variables = axis.size.variables();
+  if (variables.size() == 1 && variables[0].starts_with("?")) {
+    e.kind = ExportAxis::Kind::data_dependent;
+    e.dim = variables[0].substr(1);
+    return e;
+  }
+  if (variables.size() == 1)
+    if (auto linear = axis.size.linear_in(variables[0])) {
+      auto scale = linear->first.constant_value();
+      auto offset = linear->second.constant_value();
+      if (scale && offset && *scale > 0) {
+        e.dim = variables[0];
+        e.scale = *scale;
+        e.offset = *offset;
+        e.kind = (*scale == 1 && *offset == 0) ? ExportAxis::Kind::dim : ExportAxis::Kind::derived;
+        return e;
+      }
+    }
+  e.kind = ExportAxis::Kind::product;
+  e.factors = variables;
+  e.scale = axis.size.coefficient_gcd();
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Symbols and exports
+
+void Checker::collect_symbols() {
+  for (const Item& item : a_.program.items) {
+    SymbolFact symbol;
+    symbol.name = item.name;
+    symbol.span = item.span;
+    symbol.name_span = item.name_span;
+    switch (item.kind) {
+      case Item::Kind::dim:
+        symbol.kind = SymbolFact::Kind::dim;
+        if (auto it = a_.semantics.dims.find(item.name); it != a_.semantics.dims.end()) symbol.detail = std::to_string(it->second);
+        break;
+      case Item::Kind::python_import: symbol.kind = SymbolFact::Kind::python_import; symbol.detail = "import python"; break;
+      case Item::Kind::extern_fn: symbol.kind = SymbolFact::Kind::extern_fn; symbol.detail = signature_text(item); break;
+      case Item::Kind::function: symbol.kind = SymbolFact::Kind::function; symbol.detail = signature_text(item); break;
+      case Item::Kind::model:
+        symbol.kind = SymbolFact::Kind::model;
+        for (const Item::Param& param : item.params)
+          symbol.children.push_back({SymbolFact::Kind::param, param.name, text(param.type.span), param.span, param.name_span, {}});
+        break;
+    }
+    a_.symbols.push_back(std::move(symbol));
+    if (exported_root(item)) {
+      const FunctionSignature& signature = signatures_[&item];
+      ExportSignature e;
+      e.function = item.name;
+      e.name_span = item.name_span;
+      if (!item.exported) e.model = signature.parameters[0].name;  // its parameters become the program's
+      for (size_t i = item.exported ? 0 : 1; i < item.parameters.size(); ++i) {
+        ExportInput input;
+        input.name = item.parameters[i].name;
+        const ValueType& type = signature.parameters[i];
+        if (type.is_tensor()) {
+          input.element = type.tensor.element;
+          for (const Axis& axis : type.tensor.axes) {
+            ExportAxis ea = export_axis(axis);
+            input.axes.push_back(ea);
+          }
+        }
+        e.inputs.push_back(std::move(input));
+      }
+      for (const std::string& g : signature.generic_order)
+        if (!g.starts_with("?") && !signature.result_only.count(g)) e.dims.push_back(g);
+      a_.exports.push_back(std::move(e));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::unique_ptr<Analysis> analyze_tree(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options) {
+  auto analysis = std::make_unique<Analysis>();
+  analysis->file = std::move(file);
+  analysis->program = lower_tree(analysis->file, tree);
+  Checker checker(*analysis, options);
+  checker.run();
+  return analysis;
+}
+
+std::unique_ptr<Analysis> analyze(SourceFile file, const AnalyzeOptions& options) {
+  SyntaxTree tree = parse_source(file.text());
+  return analyze_tree(std::move(file), tree, options);
+}
+
+}  // namespace ss

@@ -1,0 +1,1100 @@
+// Expressions: names, arithmetic with broadcasting, calls of built-ins and functions, patterns.
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "check/check_internal.h"
+#include "diagnostics/names.h"
+
+namespace ss {
+
+namespace {
+
+// The label at the place an axis was bound: a dim's value, or where a generic axis was named.
+std::string bound_label(const Axis& axis) {
+  if (auto value = axis.size.constant_value()) return "`" + axis.label + "` is " + std::to_string(*value);
+  return "`" + axis.label + "` bound here";
+}
+
+bool is_int_scalar(const ValueType& v) {
+  return v.is_tensor() && v.tensor.rank() == 0 && v.tensor.element.is_integer();
+}
+
+ElementType combine_elements(const ElementType& a, const ElementType& b, const std::string& op) {
+  ElementType out;
+  if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=" || op == "and" || op == "or") {
+    out.kind = ElementKind::bool_;
+    return out;
+  }
+  if (a.is_integer() && b.is_integer()) {
+    out.kind = op == "/" ? ElementKind::real : ElementKind::int_;
+    return out;
+  }
+  bool nonneg_a = a.kind == ElementKind::nonneg || a.kind == ElementKind::index;
+  bool nonneg_b = b.kind == ElementKind::nonneg || b.kind == ElementKind::index;
+  out.kind = (nonneg_a && nonneg_b && op != "-") ? ElementKind::nonneg : ElementKind::real;
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The call context handed to built-in shape rules.
+
+class CallChecker final : public CallContext {
+ public:
+  CallChecker(Checker& checker, const Expr& call, Scope& scope, std::vector<const Argument*> positional,
+              std::vector<ValueType> positional_types, std::map<std::string, std::pair<const Argument*, ValueType>> keywords,
+              const AxisPattern* pattern)
+      : checker_(checker), call_(call), scope_(scope), positional_(std::move(positional)), positional_types_(std::move(positional_types)),
+        keywords_(std::move(keywords)), pattern_(pattern) {}
+
+  size_t positional_count() const override { return positional_.size(); }
+  const ValueType& positional(size_t i) const override { return positional_types_.at(i); }
+  Span positional_span(size_t i) const override { return positional_.at(i)->span; }
+  const Argument* keyword(std::string_view name) const override {
+    auto it = keywords_.find(std::string(name));
+    return it == keywords_.end() ? nullptr : it->second.first;
+  }
+  const ValueType* keyword_type(std::string_view name) const override {
+    auto it = keywords_.find(std::string(name));
+    return it == keywords_.end() ? nullptr : &it->second.second;
+  }
+  const AxisPattern* pattern() const override { return pattern_; }
+  Span call_span() const override { return call_.span; }
+  Span callee_span() const override { return call_.operands.empty() ? call_.span : call_.operands[0]->span; }
+
+  std::optional<TensorType> tensor(size_t i) override {
+    if (i >= positional_.size()) return std::nullopt;
+    return checker_.require_tensor(positional_types_[i], positional_[i]->value.get(), positional_[i]->span);
+  }
+  std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span tensor_span) override {
+    return checker_.axis_argument(tensor, this->keyword(keyword), keyword, tensor_span, scope_);
+  }
+  std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) override {
+    std::vector<Axis> axes;
+    for (const SizeNode& s : sizes) {
+      auto axis = checker_.resolve_size(s, scope_);
+      if (!axis) return std::nullopt;
+      axes.push_back(*axis);
+    }
+    return axes;
+  }
+  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) override { return checker_.broadcast(a, b, span); }
+  std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
+                                               const std::vector<Span>& spans) override {
+    auto solution = checker_.solve_pattern(pattern, tensors, spans, scope_);
+    if (solution && facts) facts->bindings = solution->bindings;  // the code generator passes solved sizes to einops
+    return solution;
+  }
+  bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) override {
+    return checker_.expect_same_size(expected, actual, span, what);
+  }
+  bool is_builtin_causal(const Expr& e) const override {
+    auto facts = checker_.analysis().semantics.calls.find(&e);
+    return e.kind == Expr::Kind::subscript && facts != checker_.analysis().semantics.calls.end() && facts->second.builtin &&
+           facts->second.builtin->name == "causal";
+  }
+  std::optional<TensorType> expected_result() const override { return checker_.expected_type(call_, scope_); }
+  using CallContext::report;
+  void report(Diagnostic diagnostic) override { checker_.report(std::move(diagnostic)); }
+
+ private:
+  Checker& checker_;
+  const Expr& call_;
+  Scope& scope_;
+  std::vector<const Argument*> positional_;
+  std::vector<ValueType> positional_types_;
+  std::map<std::string, std::pair<const Argument*, ValueType>> keywords_;
+  const AxisPattern* pattern_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+ValueType Checker::eval(const Expr& expr, Scope& scope) {
+  ValueType type;
+  try {
+    type = eval_uncached(expr, scope);
+  } catch (const std::overflow_error&) {
+    error(DiagnosticCode::E0301, expr.span, "a size here is too large to compute", "overflows 64 bits");
+    type = ValueType::unknown();
+  }
+  a_.semantics.types[&expr] = type;
+  return type;
+}
+
+ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
+  switch (expr.kind) {
+    case Expr::Kind::name: return eval_name(expr, scope);
+    case Expr::Kind::number: {
+      ValueType v = ValueType::scalar(expr.is_integer ? ElementKind::int_ : ElementKind::real);
+      if (expr.is_integer && expr.number < 9.0e15) v.known_size = SizeExpr::constant(static_cast<int64_t>(expr.number));
+      if (!expr.is_integer && expr.number >= 0) v.tensor.element.kind = ElementKind::nonneg;
+      return v;
+    }
+    case Expr::Kind::string: {
+      ValueType v;
+      v.kind = ValueType::Kind::string;
+      return v;
+    }
+    case Expr::Kind::binary: return eval_binary(expr, scope);
+    case Expr::Kind::unary: return eval_unary(expr, scope);
+    case Expr::Kind::call: return eval_call(expr, scope);
+    case Expr::Kind::attribute: return eval_attribute(expr, scope);
+    case Expr::Kind::subscript: return eval_subscript(expr, scope);
+    case Expr::Kind::as: return eval_as(expr, scope);
+    case Expr::Kind::lambda:
+      error(DiagnosticCode::E0505, expr.span, "a lambda can only be given to `map`", "not in a `map`");
+      return ValueType::unknown();
+    case Expr::Kind::error: return ValueType::unknown();
+  }
+  return ValueType::unknown();
+}
+
+std::vector<std::string> Checker::value_names(const Scope& scope) const {
+  std::vector<std::string> names = size_names(scope);
+  for (auto& [name, item] : globals_) names.push_back(name);
+  for (const Builtin& b : builtins()) names.emplace_back(b.name);
+  names.emplace_back("inf");
+  return names;
+}
+
+ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
+  const std::string& name = expr.text;
+  if (auto local = scope.locals.find(name); local != scope.locals.end()) {
+    definition(expr.span, local->second.at);
+    // A use of an export fn's parameter shows what its declaration shows: the Dims of each axis.
+    const Item* fn = scope.function;
+    for (size_t i = 0; fn && fn->exported && i < fn->parameters.size(); ++i)
+      if (fn->parameters[i].name_span == local->second.at) {
+        hover(expr.span, parameter_hover(*fn, i, signatures_[fn]));
+        return local->second.type;
+      }
+    if (!local->second.type.is_unknown()) hover(expr.span, "```shapescript\n" + name + ": " + local->second.type.to_string() + "\n```");
+    return local->second.type;
+  }
+  auto size_value = [&](const SizeExpr& size, Span at, std::string what) {
+    ValueType v = ValueType::scalar(ElementKind::int_);
+    v.known_size = size;
+    definition(expr.span, at);
+    hover(expr.span, "```shapescript\n" + name + " = " + size.to_user_string() + "\n```\n" + what);
+    return v;
+  };
+  if (auto dim = a_.semantics.dims.find(name); dim != a_.semantics.dims.end())
+    return size_value(SizeExpr::constant(dim->second), dim_spans_[name], "a dim");
+  if (auto axis = scope.axes.find(name); axis != scope.axes.end()) return size_value(axis->second.size, axis->second.at, "the size of an axis");
+  if (name == "inf") return ValueType::scalar(ElementKind::real);
+  if (auto global = globals_.find(name); global != globals_.end()) {
+    const Item& item = *global->second;
+    definition(expr.span, item.name_span);
+    ValueType v;
+    switch (item.kind) {
+      case Item::Kind::python_import:
+        v.kind = ValueType::Kind::python_module;
+        v.name = name;
+        return v;
+      case Item::Kind::function:
+      case Item::Kind::extern_fn:
+        v.kind = ValueType::Kind::function;
+        v.name = name;
+        hover(expr.span, "```shapescript\n" + signature_text(item) + "\n```" + doc_suffix(item.doc));
+        return v;
+      case Item::Kind::model:
+        error(DiagnosticCode::E0505, expr.span, "`" + name + "` is a model type, not a value", "a type");
+        return ValueType::unknown();
+      case Item::Kind::dim: return ValueType::unknown();  // a broken dim, reported already
+    }
+  }
+  if (const Builtin* builtin = find_builtin(name)) {
+    ValueType v;
+    v.kind = ValueType::Kind::function;
+    v.name = std::string(builtin->name);
+    hover(expr.span, "```shapescript\n" + std::string(builtin->signature) + "\n```\n" + std::string(builtin->summary));
+    return v;
+  }
+  unknown_name(name, expr.span, value_names(scope), "value");
+  return ValueType::unknown();
+}
+
+std::optional<TensorType> Checker::require_tensor(const ValueType& value, const Expr* expr, Span span) {
+  if (value.is_tensor()) return value.tensor;
+  if (value.is_unknown()) return std::nullopt;
+  if (value.kind == ValueType::Kind::python) {
+    if (expr) python_without_as(*expr, std::nullopt);
+    return std::nullopt;
+  }
+  error(DiagnosticCode::E0505, span, "expected a tensor, but this is " + value.to_string(), "not a tensor");
+  return std::nullopt;
+}
+
+std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorType& b, Span span) {
+  TensorType out;
+  size_t rank = std::max(a.rank(), b.rank());
+  out.axes.resize(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const Axis* x = i < a.rank() ? &a.axes[a.rank() - 1 - i] : nullptr;
+    const Axis* y = i < b.rank() ? &b.axes[b.rank() - 1 - i] : nullptr;
+    Axis& target = out.axes[rank - 1 - i];
+    if (!x) target = *y;
+    else if (!y) target = *x;
+    else if (x->size == y->size) target = x->name.empty() ? *y : *x;
+    else if (x->size.constant_value() == 1) target = *y;
+    else if (y->size.constant_value() == 1) target = *x;
+    else {
+      auto d = report(DiagnosticCode::E0304, span, a.to_string() + " and " + b.to_string() + " don't broadcast: " + describe_axis(*x) + " against " + describe_axis(*y));
+      d.label(describe_axis(*x) + " against " + describe_axis(*y));
+      if (!x->bound_at.empty()) d.secondary(x->bound_at, bound_label(*x));
+      if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary(y->bound_at, bound_label(*y));
+      d.note("axes are matched from the last; each pair must be equal, or one of them 1");
+      if (!x->size.is_constant() && !y->size.is_constant()) d.help("if " + describe_axis(*x) + " and " + describe_axis(*y) + " are always the same size, give them one name");
+      d.emit();
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) {
+  if (expected.size == actual.size) return true;
+  auto d = report(DiagnosticCode::E0301, span, std::string(what) + " is " + describe_axis(actual) + ", but it must be " + describe_axis(expected));
+  d.label("this has " + describe_axis(actual));
+  if (!expected.bound_at.empty()) d.secondary(expected.bound_at, bound_label(expected));
+  if (!actual.bound_at.empty() && !(actual.bound_at == expected.bound_at)) d.secondary(actual.bound_at, bound_label(actual));
+  d.emit();
+  return false;
+}
+
+ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
+  if (expr.operands.size() != 2) return ValueType::unknown();
+  ValueType left = eval(*expr.operands[0], scope);
+  ValueType right = eval(*expr.operands[1], scope);
+  auto l = require_tensor(left, expr.operands[0].get(), expr.operands[0]->span);
+  auto r = require_tensor(right, expr.operands[1].get(), expr.operands[1]->span);
+  if (!l || !r) return ValueType::unknown();
+  const std::string& op = expr.text;
+  bool logical = op == "and" || op == "or";
+  for (auto [t, e] : {std::pair{&*l, expr.operands[0].get()}, std::pair{&*r, expr.operands[1].get()}}) {
+    bool is_bool = t->element.kind == ElementKind::bool_;
+    if (logical != is_bool && !(op == "==" || op == "!=")) {
+      error(DiagnosticCode::E0401, e->span,
+            logical ? "`" + op + "` needs `Bool` values, but this is `" + t->element.to_string() + "`"
+                    : "`" + op + "` needs numbers, but this is `Bool`",
+            "this is " + (t->rank() ? t->to_string() : t->element.to_string()));
+      return ValueType::unknown();
+    }
+  }
+  auto shape = broadcast(*l, *r, expr.text_span.empty() ? expr.span : expr.text_span);
+  if (!shape) return ValueType::unknown();
+  shape->element = combine_elements(l->element, r->element, op);
+  ValueType result = ValueType::of(*shape);
+  if (left.known_size && right.known_size) {
+    if (op == "+") result.known_size = *left.known_size + *right.known_size;
+    if (op == "-") result.known_size = *left.known_size - *right.known_size;
+    if (op == "*") result.known_size = *left.known_size * *right.known_size;
+  }
+  return result;
+}
+
+ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
+  if (expr.operands.empty()) return ValueType::unknown();
+  ValueType operand = eval(*expr.operands[0], scope);
+  auto t = require_tensor(operand, expr.operands[0].get(), expr.operands[0]->span);
+  if (!t) return ValueType::unknown();
+  if (expr.text == "!") {
+    if (t->element.kind != ElementKind::bool_) {
+      error(DiagnosticCode::E0401, expr.operands[0]->span, "`!` needs `Bool` values, but this is `" + t->element.to_string() + "`",
+            "this is " + (t->rank() ? t->to_string() : t->element.to_string()));
+      return ValueType::unknown();
+    }
+    return ValueType::of(*t);
+  }
+  if (t->element.kind == ElementKind::bool_) {
+    error(DiagnosticCode::E0401, expr.operands[0]->span, "`-` needs numbers, but this is `Bool`", "this is Bool");
+    return ValueType::unknown();
+  }
+  if (t->element.kind == ElementKind::nonneg || t->element.kind == ElementKind::index) t->element = ElementType{};
+  if (t->element.kind == ElementKind::index) t->element.kind = ElementKind::int_;
+  return ValueType::of(*t);
+}
+
+ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
+  if (expr.operands.empty()) return ValueType::unknown();
+  // `numpy.load` with no `import python numpy`: a dotted name whose first part is nothing known.
+  const Expr* root = expr.operands[0].get();
+  while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
+  if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !a_.semantics.dims.count(root->text) &&
+      !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
+    std::vector<std::string> names = value_names(scope);
+    if (suggest_name(root->text, names) || lost_in_syntax_error(root->text)) {
+      eval(*root, scope);  // a misspelled name: E0201 with its suggestion
+      return ValueType::unknown();
+    }
+    std::string module = root->text;
+    report(DiagnosticCode::E0206, root->span, "`" + text(expr.span) + "` starts with `" + module + "`, which is not an imported Python module")
+        .label("not imported").help("import it: `import python " + module + "`")
+        .fix("add `import python " + module + "`", {0, 0}, "import python " + module + "\n");
+    return ValueType::unknown();
+  }
+  ValueType object = eval(*expr.operands[0], scope);
+  if (object.kind == ValueType::Kind::python_module || object.kind == ValueType::Kind::python) {
+    ValueType v;
+    v.kind = ValueType::Kind::python;
+    v.name = text(expr.span);
+    return v;
+  }
+  if (object.kind == ValueType::Kind::model) {
+    auto model = globals_.find(object.name);
+    if (model == globals_.end()) return ValueType::unknown();
+    auto& fields = model_fields_[model->second];
+    auto field = fields.find(expr.text);
+    if (field == fields.end()) {
+      std::vector<std::string> names;
+      for (auto& [name, type] : fields) names.push_back(name);
+      report(DiagnosticCode::E0204, expr.text_span, "`" + object.name + "` has no parameter `" + expr.text + "`")
+          .label("not a parameter of `" + object.name + "`")
+          .secondary(model->second->name_span, "`" + object.name + "` is defined here")
+          .suggest(expr.text_span, suggest_name(expr.text, names));
+      return ValueType::unknown();
+    }
+    for (const Item::Param& p : model->second->params)
+      if (p.name == expr.text) definition(expr.text_span, p.name_span);
+    hover(expr.text_span, "```shapescript\nparam " + expr.text + ": " + field->second.to_string() + "\n```");
+    return field->second;
+  }
+  if (object.is_unknown()) return object;
+  error(DiagnosticCode::E0204, expr.text_span, object.to_string() + " has no field `" + expr.text + "`", "no such field");
+  return ValueType::unknown();
+}
+
+ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
+  if (expr.operands.empty()) return ValueType::unknown();
+  const Expr& base = *expr.operands[0];
+  // `causal[n m]`: a Bool mask, true where the key position m is at or before the query position n.
+  if (base.kind == Expr::Kind::name && base.text == "causal" && names_builtin("causal", scope)) {
+    // Recorded as the built-in's use, so that rules (sdpa's is_causal) read the name as it was resolved.
+    a_.semantics.calls[&expr].builtin = find_builtin("causal");
+    hover(base.span, "```shapescript\n" + std::string(find_builtin("causal")->signature) + "\n```\n" + std::string(find_builtin("causal")->summary));
+    TensorType mask;
+    mask.element.kind = ElementKind::bool_;
+    for (const SizeNode& s : expr.index) {
+      auto axis = resolve_size(s, scope);
+      if (!axis) return ValueType::unknown();
+      mask.axes.push_back(*axis);
+    }
+    if (mask.rank() != 2) {
+      error(DiagnosticCode::E0306, expr.span, "`causal` takes two sizes, query and key positions, as in `causal[n m]`", "give two sizes");
+      return ValueType::unknown();
+    }
+    a_.semantics.types[&base] = ValueType::unknown();
+    return ValueType::of(mask);
+  }
+  ValueType value = eval(base, scope);
+  if (value.kind == ValueType::Kind::python) return value;
+  auto tensor = require_tensor(value, &base, base.span);
+  if (!tensor) return ValueType::unknown();
+  for (const SizeNode& s : expr.index)
+    if (!resolve_size(s, scope)) return ValueType::unknown();
+  // An index is an integer literal below the axis's size, or an `Index[N]` for an axis of size N.
+  for (size_t i = 0; i < expr.index.size() && i < tensor->rank(); ++i) {
+    const SizeNode& s = expr.index[i];
+    const Axis& axis = tensor->axes[i];
+    if (s.kind == SizeNode::Kind::number) {
+      auto size = axis.size.constant_value();
+      if (!size || s.number < *size) continue;
+      report(DiagnosticCode::E0402, s.span,
+             "index " + std::to_string(s.number) + " is out of range for " + dim_word(i) + " of " + tensor->to_string() + ", " + describe_axis(axis))
+          .label("out of range")
+          .note("indices count from 0, so the last is " + std::to_string(*size - 1))
+          .secondary(base.span, "this is " + tensor->to_string());
+    } else if (s.kind == SizeNode::Kind::name) {
+      auto local = scope.locals.find(s.name);
+      if (local == scope.locals.end() || !local->second.type.is_tensor()) continue;
+      const ElementType& element = local->second.type.tensor.element;
+      if (element.kind != ElementKind::index || element.bound == axis.size) continue;
+      report(DiagnosticCode::E0402, s.span,
+             "`" + s.name + "` is an `" + element.to_string() + "`, but it indexes " + dim_word(i) + " of " + tensor->to_string() + ", " +
+                 describe_axis(axis))
+          .label("below " + element.bound.to_user_string() + ", not " + axis.size.to_user_string())
+          .secondary(local->second.at, "`" + s.name + "` is bound here")
+          .note("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries")
+          .secondary(base.span, "this is " + tensor->to_string());
+    } else {
+      continue;
+    }
+    return ValueType::unknown();
+  }
+  if (expr.index.size() > tensor->rank()) {
+    error(DiagnosticCode::E0306, expr.span,
+          "indexing " + std::to_string(expr.index.size()) + " axes of " + tensor->to_string() + ", which has " + std::to_string(tensor->rank()),
+          "too many indices");
+    return ValueType::unknown();
+  }
+  tensor->axes.erase(tensor->axes.begin(), tensor->axes.begin() + static_cast<std::ptrdiff_t>(expr.index.size()));
+  return ValueType::of(*tensor);
+}
+
+ValueType Checker::eval_as(const Expr& expr, Scope& scope) {
+  if (expr.operands.empty() || !expr.type) return ValueType::unknown();
+  as_context_.push_back(text(expr.type->span));
+  ValueType value = eval(*expr.operands[0], scope);
+  as_context_.pop_back();
+  SizeMode mode = scope.mode;
+  scope.mode = SizeMode::assertion;
+  ValueType asserted = type_from_node(*expr.type, scope);
+  scope.mode = mode;
+  if (value.kind == ValueType::Kind::python && expr.operands[0]->kind != Expr::Kind::call && current_)
+    uses_[current_].push_back({Use::Kind::python, expr.operands[0]->span, text(expr.operands[0]->span), nullptr, nullptr, text(expr.type->span)});
+  if (value.is_tensor() && asserted.is_tensor() && value.tensor.rank() != asserted.tensor.rank()) {
+    error(DiagnosticCode::E0306, expr.span,
+          "`as` asserts " + std::to_string(asserted.tensor.rank()) + " axes, but this has " + std::to_string(value.tensor.rank()) + ": " +
+              value.tensor.to_string(),
+          "this is " + value.tensor.to_string());
+    return asserted;
+  }
+  return asserted;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+
+ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
+  if (expr.operands.empty()) return ValueType::unknown();
+  const Expr& callee = *expr.operands[0];
+  CallFacts facts;
+  facts.callee_span = callee.span;
+  ValueType result = ValueType::unknown();
+  // A built-in or a function is found by name; anything else is evaluated.
+  if (callee.kind == Expr::Kind::name && !scope.locals.count(callee.text) && !globals_.count(callee.text) && find_builtin(callee.text)) {
+    const Builtin& builtin = *find_builtin(callee.text);
+    facts.builtin = &builtin;
+    hover(callee.span, "```shapescript\n" + std::string(builtin.signature) + "\n```\n" + std::string(builtin.summary) +
+                           (builtin.works_across.empty() ? "" : "\n\nworks across " + std::string(builtin.works_across)));
+    result = builtin.name == "map" ? call_map(expr, scope, facts) : call_builtin(builtin, expr, scope, facts);
+  } else {
+    ValueType function = eval(callee, scope);
+    if (function.kind == ValueType::Kind::function) {
+      auto global = globals_.find(function.name);
+      if (global != globals_.end()) result = call_function(*global->second, expr, scope, facts);
+    } else if (function.kind == ValueType::Kind::python || function.kind == ValueType::Kind::python_module) {
+      for (const Argument& argument : expr.arguments)
+        if (argument.value) eval(*argument.value, scope);
+      facts.python = text(callee.span);
+      if (current_) {
+        std::optional<std::string> asserted = as_context_.empty() ? std::nullopt : as_context_.back();
+        uses_[current_].push_back({Use::Kind::python, expr.span, facts.python, nullptr, &expr, asserted});
+      }
+      result.kind = ValueType::Kind::python;
+      result.name = facts.python;
+    } else if (!function.is_unknown()) {
+      std::string what = function.to_string();
+      if (function.known_size && function.is_tensor() && function.tensor.rank() == 0) what = "a size, " + function.known_size->to_user_string();
+      error(DiagnosticCode::E0205, callee.span, "`" + text(callee.span) + "` is " + what + ", which can't be called", "not a function");
+    }
+  }
+  a_.semantics.calls[&expr] = std::move(facts);
+  return result;
+}
+
+ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts) {
+  std::string name(builtin.name);
+  if (builtin.effect == BuiltinEffect::initializer) {
+    error(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here",
+          "only after `param name: [..] =`");
+    return ValueType::unknown();
+  }
+  if (builtin.effect == BuiltinEffect::training && current_)
+    uses_[current_].push_back({Use::Kind::training, expr.operands[0]->span, name, nullptr, &expr, std::nullopt});
+  std::vector<const Argument*> positional;
+  std::vector<ValueType> positional_types;
+  std::map<std::string, std::pair<const Argument*, ValueType>> keywords;
+  const AxisPattern* pattern = nullptr;
+  bool ok = true;
+  std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
+  for (const Argument& argument : expr.arguments) {
+    if (argument.pattern) {
+      if (!builtin.takes_pattern) {
+        error(DiagnosticCode::E0504, argument.span, "`" + name + "` does not take an axis pattern", "unexpected pattern");
+        ok = false;
+      }
+      pattern = &*argument.pattern;
+      continue;
+    }
+    if (argument.keyword) {
+      if (std::find(builtin.keywords.begin(), builtin.keywords.end(), *argument.keyword) == builtin.keywords.end()) {
+        std::vector<std::string> accepted(builtin.keywords.begin(), builtin.keywords.end());
+        auto suggestion = suggest_name(*argument.keyword, accepted);
+        auto d = report(DiagnosticCode::E0502, argument.keyword_span, "`" + name + "` has no argument `" + *argument.keyword + "`");
+        d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
+        if (suggestion) suggested.insert(*suggestion);
+        else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
+        d.emit();
+        ok = false;
+        continue;
+      }
+      // `over=` names an axis; it is resolved by the rule, not evaluated as a value.
+      ValueType value = ValueType::unknown();
+      if (argument.value && *argument.keyword != "over") value = eval(*argument.value, scope);
+      keywords[*argument.keyword] = {&argument, value};
+      continue;
+    }
+    positional.push_back(&argument);
+    // `init(Tiny)` names a model's type, which is no value anywhere else.
+    if (name == "init" && positional.size() == 1 && argument.value && argument.value->kind == Expr::Kind::name &&
+        !scope.locals.count(argument.value->text)) {
+      const Item* item = a_.find_item(argument.value->text);
+      if (item && item->kind == Item::Kind::model) {
+        ValueType model;
+        model.kind = ValueType::Kind::model;
+        model.name = item->name;
+        hover(argument.value->span, "```shapescript\nmodel " + item->name + "\n```" + doc_suffix(item->doc));
+        definition(argument.value->span, item->name_span);
+        a_.semantics.types[argument.value.get()] = model;
+        positional_types.push_back(model);
+        continue;
+      }
+    }
+    positional_types.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
+  }
+  // A missing pattern explains a surplus argument (a pattern written as a string) better than a count.
+  if (builtin.takes_pattern && !pattern) {
+    const Argument* string_pattern = nullptr;
+    for (const Argument* a : positional)
+      if (a->value && a->value->kind == Expr::Kind::string) string_pattern = a;
+    error(DiagnosticCode::E0504, string_pattern ? string_pattern->span : expr.span,
+          "`" + name + "` needs an axis pattern, as in `" + std::string(builtin.signature) + "`",
+          string_pattern ? "a pattern is written without quotes" : "no pattern");
+    return ValueType::unknown();
+  }
+  int count = static_cast<int>(positional.size());
+  if (count < builtin.min_positional || count > builtin.max_positional) {
+    std::string expected = builtin.min_positional == builtin.max_positional
+                               ? std::to_string(builtin.min_positional)
+                               : std::to_string(builtin.min_positional) + " to " + std::to_string(builtin.max_positional);
+    auto d = report(DiagnosticCode::E0501, expr.span, "`" + name + "` takes " + expected + " argument" + (expected == "1" ? "" : "s") + ", but " + std::to_string(count) +
+            (count == 1 ? " was" : " were") + " given");
+    d.label("`" + std::string(builtin.signature) + "`");
+    if (expr.piped) d.note("`x |> f(a)` passes `x` as the first argument");
+    d.emit();
+    return ValueType::unknown();
+  }
+  for (std::string_view required : builtin.required_keywords)
+    if (!keywords.count(std::string(required)) && !suggested.count(std::string(required))) {
+      report(DiagnosticCode::E0503, expr.span, "`" + name + "` needs `" + std::string(required) + "=`")
+          .label("`" + std::string(builtin.signature) + "`");
+      ok = false;
+    }
+  if (!ok || !builtin.rule) return ValueType::unknown();
+  for (size_t i = 0; i < positional_types.size(); ++i)
+    if (positional_types[i].is_unknown()) return ValueType::unknown();
+  CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
+  context.facts = &facts;
+  return builtin.rule(context);
+}
+
+// `map(n, i => e)`: e for each i in 0..n, stacked along a new axis of size n.
+ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
+  if (expr.arguments.size() != 2 || !expr.arguments[0].value || !expr.arguments[1].value) {
+    error(DiagnosticCode::E0501, expr.span, "`map` takes a size and a lambda, as in `n |> map(i => i)`", "`map(n, i => e)`");
+    return ValueType::unknown();
+  }
+  const Expr& count = *expr.arguments[0].value;
+  const Expr& lambda = *expr.arguments[1].value;
+  ValueType n = eval(count, scope);
+  if (n.is_unknown()) return n;
+  // `xs |> map(x => e)` maps over the slices of `xs` along its first axis.
+  bool slices = n.is_tensor() && n.tensor.rank() > 0;
+  if (!slices && (!is_int_scalar(n) || !n.known_size)) {
+    error(DiagnosticCode::E0505, count.span, "`map` maps over a size, such as an axis name, or a tensor's first axis, but this is " + n.to_string(),
+          "not a size or a tensor");
+    return ValueType::unknown();
+  }
+  if (lambda.kind != Expr::Kind::lambda || lambda.operands.empty()) {
+    error(DiagnosticCode::E0505, lambda.span, "`map` needs a lambda, as in `i => i * 2`", "not a lambda");
+    return ValueType::unknown();
+  }
+  Scope inner = scope;
+  ValueType index = ValueType::scalar(ElementKind::index);
+  if (slices) {
+    TensorType slice = n.tensor;
+    slice.axes.erase(slice.axes.begin());
+    index = ValueType::of(slice);
+  } else {
+    index.tensor.element.bound = *n.known_size;
+    index.tensor.element.bound_label = text(count.span);
+  }
+  inner.locals[lambda.text] = {index, lambda.text_span};
+  hover(lambda.text_span, "```shapescript\n" + lambda.text + ": " + index.to_string() + "\n```");
+  ValueType body = eval(*lambda.operands[0], inner);
+  a_.semantics.types[&lambda] = body;
+  auto element = require_tensor(body, lambda.operands[0].get(), lambda.operands[0]->span);
+  if (!element) return ValueType::unknown();
+  Axis axis;
+  if (slices) {
+    axis = n.tensor.axes.front();
+  } else {
+    axis.size = *n.known_size;
+    axis.label = text(count.span);
+    axis.name = count.kind == Expr::Kind::name ? count.text : "";
+  }
+  element->axes.insert(element->axes.begin(), axis);
+  facts.lowering["over"] = axis.size.to_string();
+  if (slices) facts.lowering["slices"] = "1";
+  // `n |> map(i => exp(-2 * i / Dh))` is the same expression on `0..n` at once: no vmap needed.
+  bool mentions_index = false;
+  if (!slices && element->rank() == 1 && elementwise_in(*lambda.operands[0], lambda.text, mentions_index) && mentions_index)
+    facts.lowering["elementwise"] = "1";
+  return ValueType::of(*element);
+}
+
+// Whether `e` is built only from numbers, names of scalars, arithmetic and element-wise built-ins,
+// so that evaluating it on a vector of indices gives each index's value.
+bool Checker::elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const {
+  switch (e.kind) {
+    case Expr::Kind::number: return true;
+    case Expr::Kind::name: {
+      if (e.text == index) mentions_index = true;
+      auto type = a_.semantics.types.find(&e);
+      return type != a_.semantics.types.end() && (!type->second.is_tensor() || type->second.tensor.rank() == 0 || e.text == index);
+    }
+    case Expr::Kind::unary:
+    case Expr::Kind::binary:
+      for (const ExprPtr& operand : e.operands)
+        if (!operand || !elementwise_in(*operand, index, mentions_index)) return false;
+      return true;
+    case Expr::Kind::call: {
+      auto facts = a_.semantics.calls.find(&e);
+      if (facts == a_.semantics.calls.end() || !facts->second.builtin || !is_elementwise(*facts->second.builtin)) return false;
+      for (const Argument& argument : e.arguments)
+        if (!argument.keyword && (!argument.value || !elementwise_in(*argument.value, index, mentions_index))) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scope, CallFacts& facts) {
+  facts.function = &item;
+  if (current_)
+    uses_[current_].push_back({item.kind == Item::Kind::extern_fn ? Use::Kind::extern_call : Use::Kind::call, expr.operands[0]->span,
+                               item.kind == Item::Kind::extern_fn ? item.extern_target : item.name, &item, &expr, std::nullopt});
+  const FunctionSignature& signature = signatures_[&item];
+  std::vector<std::pair<const Argument*, ValueType>> arguments;
+  for (const Argument& argument : expr.arguments) {
+    if (argument.keyword || argument.pattern) {
+      error(DiagnosticCode::E0502, argument.span, "`" + item.name + "` takes its arguments by position", "not by name");
+      return ValueType::unknown();
+    }
+    arguments.emplace_back(&argument, argument.value ? eval(*argument.value, scope) : ValueType::unknown());
+  }
+  if (arguments.size() != signature.parameters.size()) {
+    report(DiagnosticCode::E0501, expr.span, "`" + item.name + "` takes " + std::to_string(signature.parameters.size()) + " argument" +
+            (signature.parameters.size() == 1 ? "" : "s") + ", but " + std::to_string(arguments.size()) +
+            (arguments.size() == 1 ? " was" : " were") + " given").label("`" + signature_text(item) + "`")
+        .secondary(item.name_span, "defined here");
+    return ValueType::unknown();
+  }
+  bool ok = true;
+  bool extern_fn = item.kind == Item::Kind::extern_fn;
+  std::optional<TensorType> lifted;  // an extern fn's scalar parameters lift over tensor arguments
+  SizeBindings& bindings = facts.bindings;
+  std::map<std::string, std::string> labels;  // a generic axis's label at the call site
+  std::map<std::string, std::pair<Span, size_t>> bound_by;  // the argument and axis that bound it
+  struct Pending {
+    size_t parameter, axis;
+  };
+  std::vector<Pending> pending;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const auto& [argument, value] = arguments[i];
+    const ValueType& parameter = signature.parameters[i];
+    if (value.is_unknown() || parameter.is_unknown()) {
+      ok = false;
+      continue;
+    }
+    if (value.kind == ValueType::Kind::python) {
+      python_without_as(*argument->value, parameter.is_tensor() ? std::optional(parameter.tensor.to_string()) : std::nullopt);
+      ok = false;
+      continue;
+    }
+    if (parameter.kind == ValueType::Kind::model) {
+      if (value.kind != ValueType::Kind::model || value.name != parameter.name) {
+        error(DiagnosticCode::E0505, argument->span, "`" + item.name + "`'s `" + signature.names[i] + "` is a `" + parameter.name + "`, but this is " + value.to_string(),
+              "not a `" + parameter.name + "`");
+        ok = false;
+      }
+      continue;
+    }
+    auto tensor = require_tensor(value, argument->value.get(), argument->span);
+    if (!tensor || !parameter.is_tensor()) {
+      ok = false;
+      continue;
+    }
+    const TensorType& want = parameter.tensor;
+    if (extern_fn && want.rank() == 0 && tensor->rank() > 0) {
+      TensorType shape = *tensor;
+      if (lifted) {
+        auto joined = broadcast(*lifted, shape, argument->span);
+        if (!joined) return ValueType::unknown();
+        lifted = joined;
+      } else {
+        lifted = shape;
+      }
+    } else if (tensor->rank() != want.rank()) {
+      report(DiagnosticCode::E0306, argument->span, "`" + item.name + "` expects `" + signature.names[i] + "` to be " + want.to_string() + ", with " + std::to_string(want.rank()) +
+              " axes, but this is " + tensor->to_string() + ", with " + std::to_string(tensor->rank()))
+          .label("this is " + tensor->to_string()).secondary(item.parameters[i].type.span, "the parameter's type");
+      ok = false;
+      continue;
+    } else {
+      for (size_t a = 0; a < want.rank(); ++a) pending.push_back({i, a});
+    }
+    if (!assignable(tensor->element, want.element)) {
+      report(tensor->element.kind == ElementKind::index && want.element.kind == ElementKind::index ? DiagnosticCode::E0402 : DiagnosticCode::E0401, argument->span, "`" + item.name + "` expects `" + signature.names[i] + "` of `" + want.element.to_string() + "`, but this is `" +
+              tensor->element.to_string() + "`").label("its elements are `" + tensor->element.to_string() + "`")
+          .secondary(item.parameters[i].type.span, "the parameter's type");
+      ok = false;
+    }
+  }
+  // Unify axis by axis; a group such as `(gh gw)` may wait until its factors are bound elsewhere.
+  // The arguments that are fine are unified even when another one is not, so their errors show too.
+  bool arguments_ok = ok;
+  SizeBindings guesses;  // generic axes an argument couldn't bind, as they would be had it fit
+  for (int pass = 0; pass < 4 && !pending.empty(); ++pass) {
+    std::vector<Pending> deferred;
+    for (const Pending& p : pending) {
+      const Axis& want = signature.parameters[p.parameter].tensor.axes[p.axis];
+      const Axis& got = arguments[p.parameter].second.tensor.axes[p.axis];
+      const Argument& argument = *arguments[p.parameter].first;
+      UnifyResult r;
+      try {
+        r = unify_sizes(want.size, got.size, bindings, signature.generics);
+      } catch (const std::overflow_error&) {
+        r.status = UnifyStatus::mismatch;
+      }
+      if (r.status == UnifyStatus::bound) {
+        labels[r.variable] = got.label;
+        bound_by[r.variable] = {argument.span, p.axis};
+      }
+      if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound) continue;
+      if (r.status == UnifyStatus::deferred && (pass < 3 || !arguments_ok)) {
+        deferred.push_back(p);  // an argument already reported may be what would have bound it
+        continue;
+      }
+      const std::string& param = signature.names[p.parameter];
+      Span declared = item.parameters[p.parameter].type.axes[p.axis].span;
+      if (r.status == UnifyStatus::not_divisible) {
+        auto d = report(DiagnosticCode::E0303, argument.span,
+                        "`" + item.name + "` needs " + dim_word(p.axis) + " of `" + param + "` to be `" + want.label + "`, a multiple of " +
+                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(got) + ", which may not be");
+        d.label(dim_word(p.axis) + " is " + describe_axis(got)).secondary(declared, "`" + want.label + "` is declared here");
+        if (!got.bound_at.empty()) d.secondary(got.bound_at, "`" + got.label + "` bound here");
+        d.note("`" + want.label + "` means " + std::to_string(r.required_multiple) + " × " + r.variable + " for a whole number " + r.variable);
+        if (!got.size.is_constant() && got.size.variables().size() == 1)
+          d.help("promise it where `" + got.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + got.label + "`");
+        // What the variable would be if the promise held (`h/16`): the result's best guess, below.
+        if (!r.variable.empty())
+          guesses.try_emplace(r.variable, SizeExpr::variable(got.label + "/" + std::to_string(r.required_multiple)));
+      } else {
+        Axis shown = want;
+        shown.size = want.size.substitute(bindings);
+        bool deferred_for_good = r.status == UnifyStatus::deferred;
+        auto d = report(deferred_for_good ? DiagnosticCode::E0308 : DiagnosticCode::E0301, argument.span,
+                        deferred_for_good ? "`" + item.name + "` can't work out `" + want.label + "` from " + describe_axis(got)
+                                          : "`" + item.name + "` expects " + dim_word(p.axis) + " of `" + param + "` to be " + describe_axis(shown) +
+                                                ", but it is " + describe_axis(got));
+        d.label(dim_word(p.axis) + " is " + describe_axis(got)).secondary(declared, "`" + want.label + "` is declared here");
+        for (const std::string& v : want.size.variables())
+          if (bindings.count(v) && bound_by.count(v) && !(want.label == v && deferred_for_good))
+            d.secondary(bound_by[v].first, "`" + v + "` is `" + labels[v] + "` here, from " + dim_word(bound_by[v].second));
+        if (!got.bound_at.empty() && !got.size.is_constant()) d.secondary(got.bound_at, "`" + got.label + "` bound here");
+      }
+      // Each axis is checked on its own, so one run reports every axis that disagrees.
+      ok = false;
+    }
+    pending = std::move(deferred);
+  }
+  ValueType result = signature.result;
+  if (result.is_unknown()) return result;
+  // After an error, the declared result is still the best guess when the arguments fixed its sizes:
+  // later statements are checked against it rather than skipped (one run, every independent error).
+  if (!ok) {
+    if (!result.is_tensor() || lifted) return ValueType::unknown();
+    for (auto& [variable, guess] : guesses) bindings.try_emplace(variable, guess);
+    for (const Axis& axis : result.tensor.axes)
+      for (const std::string& v : axis.size.variables())
+        if (signature.generics.count(v) && !bindings.count(v) && !v.starts_with("?")) return ValueType::unknown();
+  }
+  if (result.is_tensor()) {
+    for (Axis& axis : result.tensor.axes) {
+      std::vector<std::string> variables = axis.size.variables();
+      bool bare_generic = variables.size() == 1 && axis.size == SizeExpr::variable(variables[0]);
+      axis.size = axis.size.substitute(bindings);
+      if (bare_generic && labels.count(variables[0])) axis.label = labels[variables[0]];
+      else if (!variables.empty()) axis.label = size_label(axis.size);
+      axis.bound_at = {};
+    }
+    if (result.tensor.element.kind == ElementKind::index) result.tensor.element.bound = result.tensor.element.bound.substitute(bindings);
+    if (lifted) {
+      TensorType out = *lifted;
+      out.axes.insert(out.axes.end(), result.tensor.axes.begin(), result.tensor.axes.end());
+      out.element = result.tensor.element;
+      result.tensor = out;
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Axis arguments and patterns
+
+std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Argument* argument, std::string_view keyword, Span tensor_span,
+                                             Scope& scope) {
+  if (!argument || !argument->value) return std::nullopt;
+  const Expr& value = *argument->value;
+  if (value.kind != Expr::Kind::name) {
+    error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`", "not an axis name");
+    return std::nullopt;
+  }
+  std::vector<size_t> by_name;
+  for (size_t i = 0; i < tensor.rank(); ++i)
+    if (tensor.axes[i].name == value.text) by_name.push_back(i);
+  if (by_name.size() == 1) {
+    hover(value.span, "```shapescript\n" + value.text + " = " + tensor.axes[by_name[0]].size.to_user_string() + "\n```\n" +
+                          dim_word(by_name[0]) + " of " + tensor.to_string());
+    return by_name[0];
+  }
+  // Not a name the tensor's axes carry: find the axis by its size.
+  Scope probe = scope;
+  probe.mode = SizeMode::body;
+  std::optional<SizeExpr> size;
+  if (auto dim = a_.semantics.dims.find(value.text); dim != a_.semantics.dims.end()) size = SizeExpr::constant(dim->second);
+  else if (auto axis = scope.axes.find(value.text); axis != scope.axes.end()) size = axis->second.size;
+  std::vector<size_t> by_size;
+  if (size)
+    for (size_t i = 0; i < tensor.rank(); ++i)
+      if (tensor.axes[i].size == *size) by_size.push_back(i);
+  if (by_size.size() == 1 && by_name.empty()) return by_size[0];
+  if (by_name.size() > 1 || by_size.size() > 1) {
+    report(DiagnosticCode::E0305, value.span,
+           "`" + std::string(keyword) + "=" + value.text + "` is ambiguous: " + tensor.to_string() + " has several such axes")
+        .label("which one?");
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (const Axis& axis : tensor.axes)
+    if (!axis.name.empty()) names.push_back(axis.name);
+  auto suggestion = suggest_name(value.text, names);
+  auto d = report(DiagnosticCode::E0305, value.span, tensor.to_string() + " has no axis `" + value.text + "`");
+  d.label("not an axis of " + tensor.to_string()).secondary(tensor_span, "this is " + tensor.to_string()).suggest(value.span, suggestion);
+  if (!suggestion && !names.empty()) {
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + ("`" + names[i] + "`");
+    d.note("its axes are " + list);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// A pattern's size, with names not yet in scope as unknowns to solve.
+std::optional<SizeExpr> pattern_size(Checker& checker, const SizeNode& node, Scope& scope, SizeVariableSet& unknowns,
+                                     const std::set<std::string>& resolvable) {
+  switch (node.kind) {
+    case SizeNode::Kind::name:
+      if (resolvable.count("!" + node.name)) return std::nullopt;  // a dim that failed: reported already
+      if (!resolvable.count(node.name)) {
+        unknowns.insert(node.name);
+        return SizeExpr::variable(node.name);
+      }
+      [[fallthrough]];
+    case SizeNode::Kind::number:
+    case SizeNode::Kind::unknown: {
+      auto axis = checker.resolve_size(node, scope);
+      return axis ? std::optional(axis->size) : std::nullopt;
+    }
+    case SizeNode::Kind::scaled: {
+      SizeNode name = node;
+      name.kind = SizeNode::Kind::name;
+      auto inner = pattern_size(checker, name, scope, unknowns, resolvable);
+      return inner ? std::optional(SizeExpr::constant(node.number) * *inner) : std::nullopt;
+    }
+    case SizeNode::Kind::group: {
+      SizeExpr product = SizeExpr::constant(1);
+      for (const SizeNode& child : node.children) {
+        auto factor = pattern_size(checker, child, scope, unknowns, resolvable);
+        if (!factor) return std::nullopt;
+        product = product * *factor;
+      }
+      return product;
+    }
+    case SizeNode::Kind::binary: {
+      if (node.children.size() != 2) return std::nullopt;
+      auto l = pattern_size(checker, node.children[0], scope, unknowns, resolvable);
+      auto r = pattern_size(checker, node.children[1], scope, unknowns, resolvable);
+      if (!l || !r) return std::nullopt;
+      if (node.op == '+') return *l + *r;
+      if (node.op == '-') return *l - *r;
+      if (node.op == '*') return *l * *r;
+      return l->divide_exact(*r);
+    }
+    case SizeNode::Kind::error: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void collect_names(const SizeNode& node, std::vector<std::pair<std::string, Span>>& names) {
+  if (node.kind == SizeNode::Kind::name) names.emplace_back(node.name, node.span);
+  for (const SizeNode& child : node.children) collect_names(child, names);
+}
+
+}  // namespace
+
+std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
+                                                                   const std::vector<Span>& spans, Scope& scope) {
+  // Names a pattern can use as they are: dims, the signature's generic axes, integer locals.
+  // Names solved by earlier patterns are solved again, so a pattern may reuse `c` for another size.
+  // Only the pattern's own names are looked up: a set of every name in scope, built per call,
+  // made checking quadratic in the number of dims (bench/bench_check).
+  std::vector<std::pair<std::string, Span>> pattern_names;
+  for (const auto& side : pattern.inputs)
+    for (const SizeNode& node : side) collect_names(node, pattern_names);
+  for (const SizeNode& node : pattern.output) collect_names(node, pattern_names);
+  const FunctionSignature* signature = scope.function ? &signatures_[scope.function] : nullptr;
+  std::set<std::string> resolvable;
+  for (auto& [name, span] : pattern_names) {
+    auto local = scope.locals.find(name);
+    if (a_.semantics.dims.count(name) || (signature && signature->scope_axes.count(name) && !signature->result_only.count(name)) ||
+        (local != scope.locals.end() && is_int_scalar(local->second.type)))
+      resolvable.insert(name);
+    auto global = globals_.find(name);
+    if (global != globals_.end() && global->second->kind == Item::Kind::dim && !a_.semantics.dims.count(name)) resolvable.insert("!" + name);
+  }
+  SizeVariableSet unknowns;
+  SizeBindings bindings;
+  std::map<std::string, Span> first_seen;
+  std::map<std::string, std::string> labels;
+  struct Element {
+    size_t input, axis;
+    SizeExpr size;
+    const SizeNode* node;
+  };
+  std::vector<Element> elements;
+  for (size_t i = 0; i < pattern.inputs.size() && i < tensors.size(); ++i) {
+    const auto& side = pattern.inputs[i];
+    if (side.size() != tensors[i].rank()) {
+      Span side_span{side.empty() ? pattern.span.begin : side.front().span.begin, side.empty() ? pattern.span.begin : side.back().span.end};
+      report(DiagnosticCode::E0307, side_span,
+             "the pattern `" + text(side_span) + "` has " + std::to_string(side.size()) + " axes, but the tensor is " + tensors[i].to_string() +
+                 ", with " + std::to_string(tensors[i].rank()))
+          .label(std::to_string(side.size()) + " axes")
+          .secondary(spans[i], "this is " + tensors[i].to_string());
+      return std::nullopt;
+    }
+    for (size_t a = 0; a < side.size(); ++a) {
+      std::vector<std::pair<std::string, Span>> names;
+      collect_names(side[a], names);
+      for (auto& [name, span] : names) first_seen.try_emplace(name, span);
+      auto size = pattern_size(*this, side[a], scope, unknowns, resolvable);
+      if (!size) return std::nullopt;
+      elements.push_back({i, a, *size, &side[a]});
+      if (side[a].kind == SizeNode::Kind::name) labels.try_emplace(side[a].name, side[a].name);
+    }
+  }
+  std::vector<Element> pending = elements;
+  for (int pass = 0; pass < 8 && !pending.empty(); ++pass) {
+    std::vector<Element> deferred;
+    for (const Element& e : pending) {
+      const Axis& actual = tensors[e.input].axes[e.axis];
+      UnifyResult r;
+      try {
+        r = unify_sizes(e.size, actual.size, bindings, unknowns);
+      } catch (const std::overflow_error&) {
+        r.status = UnifyStatus::mismatch;
+      }
+      if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound) continue;
+      if (r.status == UnifyStatus::deferred) {
+        deferred.push_back(e);
+        continue;
+      }
+      std::string written = text(e.node->span);
+      std::string tensor_name = text(spans[e.input]);
+      std::string of_tensor = tensor_name.size() <= 24 ? "`" + tensor_name + "`" : "the tensor";
+      if (r.status == UnifyStatus::not_divisible) {
+        auto d = report(DiagnosticCode::E0303, e.node->span,
+                        "the pattern's `" + written + "` needs " + dim_word(e.axis) + " of " + of_tensor + " to be a multiple of " +
+                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(actual) + ", which may not be");
+        d.label("needs a multiple of " + std::to_string(r.required_multiple));
+        if (!actual.bound_at.empty() && !actual.size.is_constant()) d.secondary(actual.bound_at, "`" + actual.label + "` bound here");
+        if (!actual.size.is_constant() && actual.size.variables().size() == 1 && actual.label == actual.size.variables()[0])
+          d.help("promise it where `" + actual.label + "` is bound, by writing it as `" + std::to_string(r.required_multiple) + actual.label + "`");
+        d.secondary(spans[e.input], dim_word(e.axis) + " is " + describe_axis(actual));
+      } else {
+        SizeExpr expected = e.size.substitute(bindings);
+        std::string value = expected.to_user_string();
+        auto d = report(DiagnosticCode::E0307, e.node->span,
+                        "the pattern's `" + written + "`" + (value == written ? "" : " (" + value + ")") + " doesn't match " + dim_word(e.axis) +
+                            " of " + of_tensor + ", which is " + describe_axis(actual));
+        d.label(value == written ? "doesn't match" : "this is " + value);
+        if (e.node->kind == SizeNode::Kind::group) {
+          std::string factors;
+          for (const SizeNode& child : e.node->children) {
+            std::string child_text = text(child.span);
+            SizeVariableSet none;
+            auto size = pattern_size(*this, child, scope, none, resolvable);
+            std::string child_value = size ? size->substitute(bindings).to_user_string() : child_text;
+            factors += (factors.empty() ? "" : " × ") + (child_value == child_text ? child_text : "`" + child_text + "` (" + child_value + ")");
+          }
+          d.note("a group's size is the product of its factors: " + factors + " = " + value);
+        }
+        d.secondary(spans[e.input], dim_word(e.axis) + " is " + describe_axis(actual));
+      }
+      return std::nullopt;
+    }
+    if (deferred.size() == pending.size()) {
+      pending = std::move(deferred);
+      break;
+    }
+    pending = std::move(deferred);
+  }
+  if (!pending.empty()) {
+    const Element& e = pending.front();
+    std::string unsolved;
+    for (const std::string& v : e.size.variables())
+      if (unknowns.count(v) && !bindings.count(v)) unsolved += (unsolved.empty() ? "`" : ", `") + v + "`";
+    report(DiagnosticCode::E0308, e.node->span, "can't work out " + unsolved + " from the pattern `" + text(e.node->span) + "`")
+        .label("more than one unknown size").help("name one of them with a dim or an axis already known, or give its size as a number");
+    return std::nullopt;
+  }
+  // Names solved become axes in scope, so `causal[n m]` can follow an einsum that named `m`.
+  for (auto& [name, value] : bindings) scope.axes[name] = {value, first_seen.count(name) ? first_seen[name] : pattern.span, name};
+  CallContext::PatternSolution solution;
+  solution.bindings = bindings;
+  for (size_t i = 0; i < tensors.size(); ++i) solution.input_axes.push_back(tensors[i].axes);
+  std::set<std::string> inputs_named;
+  for (auto& [name, span] : first_seen) inputs_named.insert(name);
+  for (const SizeNode& node : pattern.output) {
+    std::vector<std::pair<std::string, Span>> names;
+    collect_names(node, names);
+    for (auto& [name, span] : names)
+      if (!inputs_named.count(name) && !resolvable.count(name)) {
+        report(DiagnosticCode::E0307, span, "`" + name + "` is in the pattern's output but not its input").label("not in the input");
+        return std::nullopt;
+      }
+    SizeVariableSet none;
+    auto size = pattern_size(*this, node, scope, none, resolvable);
+    if (!size) return std::nullopt;
+    Axis axis;
+    axis.size = size->substitute(bindings);
+    axis.label = text(node.span);
+    if (node.kind == SizeNode::Kind::name) axis.name = node.name;
+    if (node.kind != SizeNode::Kind::name) axis.bound_at = node.span;  // a new axis: made here
+    // An axis carried through unchanged keeps the label the user knows it by.
+    if (node.kind == SizeNode::Kind::name)
+      for (size_t i = 0; i < pattern.inputs.size() && i < tensors.size(); ++i)
+        for (size_t a = 0; a < pattern.inputs[i].size(); ++a)
+          if (pattern.inputs[i][a].kind == SizeNode::Kind::name && pattern.inputs[i][a].name == node.name) axis.bound_at = tensors[i].axes[a].bound_at;
+    solution.output.push_back(axis);
+  }
+  return solution;
+}
+
+}  // namespace ss

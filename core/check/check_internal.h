@@ -1,0 +1,167 @@
+// The checker's internals, shared by check.cpp (items, statements), check_expr.cpp (expressions)
+// and rules_export.cpp / rules_serving.cpp. Not part of the core's interface.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/analysis.h"
+#include "check/builtins.h"
+
+namespace ss {
+
+enum class SizeMode {
+  fixed,      // dims and model parameters: only dims and numbers
+  signature,  // a new name is a generic axis
+  body,       // names must be in scope
+  assertion,  // `as` types: a new name is a generic axis checked when the program runs
+};
+
+struct AxisBinding {
+  SizeExpr size;
+  Span at;            // where it was bound
+  std::string label;  // how it was written there
+};
+
+struct Local {
+  ValueType type;
+  Span at;
+};
+
+struct Scope {
+  SizeMode mode = SizeMode::body;
+  const Item* function = nullptr;
+  std::map<std::string, AxisBinding, std::less<>> axes;  // generic axes and names solved by patterns
+  std::vector<std::string> generics;                      // new generic axes, in order of appearance
+  std::map<std::string, Local, std::less<>> locals;
+  // The `for` and `if` blocks being checked, innermost last: what each is called, and the locals
+  // from before it, whose types a rebinding inside the block must keep.
+  std::vector<std::pair<std::string, std::map<std::string, Local, std::less<>>>> blocks;
+};
+
+struct FunctionSignature {
+  std::vector<std::string> names;
+  std::vector<ValueType> parameters;
+  ValueType result;  // unknown when none is declared
+  SizeVariableSet generics;
+  SizeVariableSet result_only;  // generic axes only the result mentions: solved from the returned value
+  std::map<std::string, AxisBinding, std::less<>> scope_axes;
+  std::vector<std::string> generic_order;
+};
+
+// What an exported function may not reach, recorded per function as it is checked.
+struct Use {
+  enum class Kind { python, training, extern_call, call };
+  Kind kind;
+  Span span;         // the narrowest span of the use
+  std::string what;  // dotted Python name, built-in name, extern target
+  const Item* callee = nullptr;  // call, extern_call
+  const Expr* expr = nullptr;    // the call
+  std::optional<std::string> asserted_type;  // python: the `as` type around it, if any
+};
+
+class Checker {
+ public:
+  Checker(Analysis& analysis, const AnalyzeOptions& options);
+  void run();
+
+  Analysis& analysis() { return a_; }
+  const AnalyzeOptions& options() const { return options_; }
+  const std::map<const Item*, std::vector<Use>>& uses() const { return uses_; }
+  const FunctionSignature& signature(const Item* item) { return signatures_[item]; }
+  std::string text(Span span) const;
+  void report(Diagnostic diagnostic);
+  // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
+  DiagnosticBuilder report(DiagnosticCode code, Span span, std::string message);
+  void error(DiagnosticCode code, Span span, std::string message, std::string label);
+
+  // Expressions (check_expr.cpp).
+  ValueType eval(const Expr& expr, Scope& scope);
+  std::optional<Axis> resolve_size(const SizeNode& node, Scope& scope);
+  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span);
+  bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what);
+  std::optional<CallContext::PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
+                                                            const std::vector<Span>& spans, Scope& scope);
+  std::optional<size_t> axis_argument(const TensorType& tensor, const Argument* argument, std::string_view keyword, Span tensor_span, Scope& scope);
+  static ExportAxis export_axis(const Axis& axis);
+  // The type `e` must have, when the checker knows it: the declared result, for what is returned.
+  std::optional<TensorType> expected_type(const Expr& e, const Scope& scope);
+  // Whether `name` in `scope` is the built-in of that name, not a local, size or global.
+  bool names_builtin(const std::string& name, const Scope& scope) const;
+
+ private:
+  friend class CallChecker;
+  Analysis& a_;
+  const AnalyzeOptions& options_;
+  std::map<std::string, const Item*, std::less<>> globals_;
+  std::map<std::string, Span, std::less<>> dim_spans_;
+  std::map<const Item*, FunctionSignature> signatures_;
+  std::map<const Item*, std::map<std::string, ValueType, std::less<>>> model_fields_;
+  std::map<const Item*, std::vector<Use>> uses_;
+  const Item* current_ = nullptr;  // the function being checked
+  const Expr* returned_ = nullptr;  // the expression a `return` is checking, whose type the result declares
+  std::vector<std::optional<std::string>> as_context_;  // `as` types being evaluated, innermost last
+
+  void report_syntax_errors();
+  bool lost_in_syntax_error(std::string_view name) const;
+  void declare_globals();
+  void evaluate_dim(const Item& item);
+  void check_model(const Item& item);
+  void check_initializer(const Expr& init);
+  FunctionSignature signature_of(const Item& item);
+  std::string signature_text(const Item& item) const;
+  void check_function(const Item& item);
+  bool check_block(const Block& block, Scope& scope);
+  bool check_statement(const Statement& statement, Scope& scope);
+  void bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope);
+  void check_return(const Expr& expr, const ValueType& value, Scope& scope);
+  void python_without_as(const Expr& expr, std::optional<std::string> expected_type);
+  void check_export_rules();
+  void collect_symbols();
+
+  std::optional<Axis> resolve_size_unchecked(const SizeNode& node, Scope& scope);
+  std::optional<Axis> resolve_size_name(const std::string& name, Span span, Scope& scope);
+  std::vector<std::string> size_names(const Scope& scope) const;
+  void unknown_name(const std::string& name, Span span, const std::vector<std::string>& candidates, std::string_view what);
+  std::optional<ElementType> element_type(const ElementTypeNode& node, Scope& scope);
+  ValueType type_from_node(const TypeNode& node, Scope& scope);
+
+  // check_expr.cpp
+  ValueType eval_uncached(const Expr& expr, Scope& scope);
+  ValueType eval_name(const Expr& expr, Scope& scope);
+  ValueType eval_binary(const Expr& expr, Scope& scope);
+  ValueType eval_unary(const Expr& expr, Scope& scope);
+  ValueType eval_attribute(const Expr& expr, Scope& scope);
+  ValueType eval_subscript(const Expr& expr, Scope& scope);
+  ValueType eval_as(const Expr& expr, Scope& scope);
+  ValueType eval_call(const Expr& expr, Scope& scope);
+  ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts);
+  ValueType call_map(const Expr& expr, Scope& scope, CallFacts& facts);
+  bool elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const;
+  // An `export fn`, or the model forward AnalyzeOptions::model_forward names: what the export rules check.
+  bool exported_root(const Item& item) const;
+  ValueType call_function(const Item& item, const Expr& expr, Scope& scope, CallFacts& facts);
+  std::optional<TensorType> require_tensor(const ValueType& value, const Expr* expr, Span span);
+  std::vector<std::string> value_names(const Scope& scope) const;
+
+  void hover(Span span, std::string text);
+  void definition(Span use, Span target);
+  std::string doc_suffix(const std::string& doc) const;
+  std::string function_hover(const Item& item, const FunctionSignature& signature) const;
+  std::string parameter_hover(const Item& item, size_t index, const FunctionSignature& signature) const;
+  std::string export_dims_text(const FunctionSignature& signature) const;
+};
+
+// "Did you mean": the candidate a misspelled `name` most likely meant. Like closest_name, but a
+// swap of two neighbouring letters (`nrom`, `Tiyn`) is one edit, and a one-letter name only finds
+// the same letter in another case: `t` is no typo of `b`.
+std::optional<std::string> suggest_name(std::string_view name, const std::vector<std::string>& candidates);
+
+// Whether a value of element type `from` may be used where `to` is declared.
+bool assignable(const ElementType& from, const ElementType& to);
+
+// rules_serving.cpp: E33xx on a model's forward, at `severity`.
+void check_serving_rules(Checker& checker, Severity severity);
+
+}  // namespace ss

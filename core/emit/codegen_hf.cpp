@@ -1,0 +1,944 @@
+#include "emit/codegen_hf.h"
+#include "check/tensor_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "check/builtins.h"
+#include "emit/codegen.h"
+#include "emit/codegen_hf_plan.h"
+#include "emit/python_writer.h"
+#include "syntax/walk.h"
+
+namespace ss {
+
+namespace {
+
+using namespace pywrite;
+
+std::string camel(const std::string& name) {
+  std::string out;
+  bool upper = true;
+  for (char c : name) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out.empty() ? "Block" : out;
+}
+
+struct Unsupported {
+  std::string what;
+};
+
+[[noreturn]] void refuse(std::string what) { throw Unsupported{std::move(what)}; }
+
+enum class ScopeKind { base, layer, module, plain };
+
+struct Weight {
+  enum class Kind { param, linear, embedding, owned };
+  Kind kind = Kind::param;
+  std::string attr;
+  const TypeNode* type = nullptr;  // as declared
+  size_t skip_axes = 0;            // a stacked parameter's blocks axis
+  bool linear_use = false, embedding_use = false, other_use = false;
+  int owners = 0;
+};
+
+struct ClassInfo {
+  std::string name;
+  const Item* function = nullptr;
+  std::vector<bool> weight_positions;                  // which of the function's parameters are weights
+  std::map<std::string, std::string> weight_paths;     // weight parameter → its path under the class ("w_qkv.weight")
+  int attention_calls = 0;                             // including its submodules'
+  std::set<std::string> linear_paths;                  // its nn.Linear submodules, by path
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+};
+
+struct Instance {
+  std::string name;
+  ClassInfo* cls = nullptr;
+  std::map<std::string, std::string> weights;  // the scope's weight key → the class's parameter name
+};
+
+struct Scope {
+  ScopeKind kind = ScopeKind::plain;
+  std::string model_var, loop_var;
+  std::map<std::string, Weight> weights;
+  std::vector<std::string> weight_order;
+  std::vector<Instance> instances;
+  std::map<const Expr*, size_t> instance_of_call;
+  const Expr* token_embedding = nullptr;
+  std::set<const Expr*> skip;  // not walked (the output layer)
+  int attention_calls = 0;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  std::string scaling;
+};
+
+class HfGenerator : public PythonWriter {
+ public:
+  explicit HfGenerator(const Analysis& analysis) : PythonWriter(analysis) {}
+
+  HfModel run(const ModelLayout& layout) {
+    HfModel out;
+    out.function = layout.function;
+    if (!layout.forward) {
+      out.error = "`" + file_name(a_.file.path()) + "` has no `fn " + layout.function + "`";
+      return out;
+    }
+    layout_ = &layout;
+    const Item* fn = layout.forward;
+    try {
+      if (!layout.types) refuse("`" + fn->name + "` has no checked signature");
+      model_ = layout.model;
+      if (model_)
+        for (const Item::Param& p : model_->params) {
+          HfParameter parameter{p.name, {}};
+          for (const SizeNode& axis : p.type.axes) parameter.shape.push_back(constant(axis, "`" + p.name + "`'s shape"));
+          out.parameters.push_back(parameter);
+        }
+      out.model_name = model_ ? model_->name : "";
+      if (layout.is_language_model()) language_model(*fn, *layout.types, out);
+      else generic(*fn, *layout.types, out);
+    } catch (const Unsupported& u) {
+      out.error = u.what;
+    }
+    // One verdict: the serving rules' first reason, else what the translation found.
+    out.not_servable = why_not_servable();
+    return out;
+  }
+
+ private:
+  const ModelLayout* layout_ = nullptr;
+  const Item* model_ = nullptr;
+  Scope* scope_ = nullptr;
+  std::map<const Item*, std::unique_ptr<ClassInfo>> classes_;
+  HfModelingPlan plan_;  // what the folder's code must contain, filled as the program is translated
+  std::vector<const Item*> plain_queue_;
+  std::set<const Item*> plain_done_;
+  std::string not_servable_;  // what the translation found that an engine can't replace
+
+  // The one verdict on serving: the serving rules' first reason (E33xx, when the caller ran them),
+  // else what the translation found. Empty: servable, so a key-value cache is sound.
+  std::string why_not_servable() const { return !a_.not_servable.empty() ? a_.not_servable : not_servable_; }
+
+  // ---------------------------------------------------------------------------------------------
+  // Facts
+
+  bool is_builtin(const Expr& e, std::string_view name) const {
+    const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
+    return f && f->builtin && f->builtin->name == name;
+  }
+  bool engine_attention(const Expr& e) const {
+    const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
+    return f && f->builtin && f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+  }
+  const Item* user_function(const Expr& e) const {
+    const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
+    return f && f->function && f->function->kind == Item::Kind::function ? f->function : nullptr;
+  }
+
+  std::string where(Span span) const {
+    LineColumn p = a_.file.line_column(span.begin);
+    return file_name(a_.file.path()) + ":" + std::to_string(p.line + 1) + ":" + std::to_string(p.column + 1);
+  }
+
+  int64_t constant(const SizeNode& node, const std::string& what) const {
+    switch (node.kind) {
+      case SizeNode::Kind::number: return node.number;
+      case SizeNode::Kind::name:
+      case SizeNode::Kind::scaled: {
+        auto dim = a_.semantics.dims.find(node.name);
+        if (dim == a_.semantics.dims.end()) refuse(what + " has the generic axis `" + node.name + "`; a Hugging Face model's weights need fixed sizes");
+        return node.kind == SizeNode::Kind::scaled ? node.number * dim->second : dim->second;
+      }
+      case SizeNode::Kind::group: {
+        int64_t product = 1;
+        for (const SizeNode& c : node.children) product *= constant(c, what);
+        return product;
+      }
+      case SizeNode::Kind::binary: {
+        if (node.children.size() != 2) break;
+        int64_t l = constant(node.children[0], what), r = constant(node.children[1], what);
+        switch (node.op) {
+          case '*': return l * r;
+          case '/': return r ? l / r : 0;
+          case '+': return l + r;
+          case '-': return l - r;
+        }
+        break;
+      }
+      default: break;
+    }
+    refuse(what + " has a size that isn't fixed");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The language model's shape: forward(m, ids[, pos]) embeds, loops over blocks, returns linear(h, m.W).
+
+  bool is_model_field(const Expr* e) const { return layout_->model_field(e).has_value(); }
+
+  const Item::Param& model_param(const std::string& name) const {
+    for (const Item::Param& p : model_->params)
+      if (p.name == name) return p;
+    refuse("`" + model_->name + "` has no parameter `" + name + "`");
+  }
+
+  // Which model field (or weight parameter) `e` is in the current scope, if any.
+  std::optional<std::string> weight_key(const Expr& e) const {
+    if (!scope_) return std::nullopt;
+    switch (scope_->kind) {
+      case ScopeKind::base:
+        if (is_model_field(&e)) return e.text;
+        return std::nullopt;
+      case ScopeKind::layer:
+        if (e.kind == Expr::Kind::subscript && is_model_field(e.operands[0].get()) && e.index.size() == 1 &&
+            e.index[0].kind == SizeNode::Kind::name && e.index[0].name == scope_->loop_var)
+          return e.operands[0]->text;
+        if (is_model_field(&e))
+          refuse(where(e.span) + ": `" + text(e.span) + "` is used inside the loop over blocks without `[" + scope_->loop_var +
+                 "]`; only parameters stacked along the blocks axis can be split into per-block layers");
+        return std::nullopt;
+      case ScopeKind::module:
+        if (e.kind == Expr::Kind::name && scope_->weights.count(e.text) && !locals_.count(e.text)) return e.text;
+        return std::nullopt;
+      case ScopeKind::plain: return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  Weight& weight(const std::string& key, Span span) {
+    auto it = scope_->weights.find(key);
+    if (it != scope_->weights.end()) return it->second;
+    Weight w;
+    w.attr = python_name(key);
+    if (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) {
+      const Item::Param& p = model_param(key);
+      w.type = &p.type;
+      if (scope_->kind == ScopeKind::layer) {
+        w.skip_axes = 1;
+        if (p.type.axes.empty()) refuse(where(span) + ": `" + key + "` has no blocks axis");
+      }
+    }
+    scope_->weight_order.push_back(key);
+    return scope_->weights.emplace(key, w).first->second;
+  }
+
+  // Pass 1: how each weight is used, and which calls become submodules.
+  void collect(const Expr& e) {
+    for_each_expr(e, [&](const Expr& x) { return collect_one(x); });
+  }
+  void collect(const Block& b) {
+    for_each_expr(b, [&](const Expr& x) { return collect_one(x); });
+  }
+  Walk collect_one(const Expr& e) {
+    if (scope_->skip.count(&e)) return Walk::skip;
+    if (auto key = weight_key(e)) {
+      weight(*key, e.span).other_use = true;
+      return Walk::skip;
+    }
+    if ((scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && e.kind == Expr::Kind::name && e.text == scope_->model_var)
+      refuse(where(e.span) + ": the model `" + e.text + "` is passed on whole; pass its parameters instead (`" + e.text + ".W`)");
+    if (e.kind == Expr::Kind::call) {
+      if (&e == scope_->token_embedding) return Walk::skip;
+      if ((is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
+        if (auto key = weight_key(*e.arguments[1].value)) {
+          Weight& w = weight(*key, e.span);
+          (is_builtin(e, "linear") ? w.linear_use : w.embedding_use) = true;
+          collect(*e.arguments[0].value);
+          return Walk::skip;
+        }
+      if (const Item* callee = user_function(e)) {
+        std::vector<bool> positions;
+        bool any = false;
+        for (const Argument& argument : e.arguments) {
+          bool is_weight = argument.value && !argument.keyword && weight_key(*argument.value).has_value();
+          positions.push_back(is_weight);
+          any = any || is_weight;
+        }
+        if (any || contains_attention(*callee)) {
+          if (scope_->kind == ScopeKind::plain)
+            refuse(where(e.span) + ": `" + callee->name + "` holds attention but is called from a function without weights");
+          ClassInfo* cls = module_class(*callee, positions, e.span);
+          Instance instance;
+          instance.cls = cls;
+          std::string name = python_name(callee->name);
+          int count = 1;
+          for (const Instance& other : scope_->instances)
+            if (other.cls == cls) ++count;
+          instance.name = count == 1 ? name : name + "_" + std::to_string(count);
+          for (size_t i = 0; i < e.arguments.size(); ++i) {
+            if (!positions[i]) {
+              if (e.arguments[i].value) collect(*e.arguments[i].value);
+              continue;
+            }
+            std::string key = *weight_key(*e.arguments[i].value);
+            Weight& w = weight(key, e.span);
+            ++w.owners;
+            instance.weights[key] = i < callee->parameters.size() ? callee->parameters[i].name : "";
+          }
+          scope_->instance_of_call[&e] = scope_->instances.size();
+          scope_->instances.push_back(instance);
+          return Walk::skip;
+        }
+      }
+      if (engine_attention(e)) {
+        if (scope_->kind == ScopeKind::base)
+          refuse(where(e.span) + ": attention outside the loop over blocks; vLLM's attention layers are one per block");
+        if (scope_->kind == ScopeKind::layer || scope_->kind == ScopeKind::module) ++scope_->attention_calls;
+      }
+    }
+    return Walk::into;
+  }
+
+  bool contains_attention(const Item& fn) const {
+    return fn.body && !for_each_expr(*fn.body, [&](const Expr& e) { return engine_attention(e) ? Walk::stop : Walk::into; });
+  }
+
+  // Decides each weight's kind once pass 1 has seen every use.
+  void settle_weights() {
+    for (const std::string& key : scope_->weight_order) {
+      Weight& w = scope_->weights.at(key);
+      size_t rank = w.type ? w.type->axes.size() - w.skip_axes : 0;
+      if (w.owners > 0) {
+        if (w.owners > 1 || w.linear_use || w.embedding_use || w.other_use)
+          refuse("`" + key + "` is used in more than one place of " + scope_description() +
+                 "; a Hugging Face layer owns each of its weights, so give each use its own parameter");
+        w.kind = Weight::Kind::owned;
+      } else if (w.embedding_use && rank == 2) {
+        w.kind = Weight::Kind::embedding;
+      } else if (w.linear_use && rank == 2) {
+        w.kind = Weight::Kind::linear;
+      } else {
+        w.kind = Weight::Kind::param;
+      }
+    }
+  }
+
+  std::string scope_description() const {
+    switch (scope_->kind) {
+      case ScopeKind::base: return "the forward outside the blocks";
+      case ScopeKind::layer: return "a block";
+      default: return "a function";
+    }
+  }
+
+  // The weights and submodules of the scope's module, as its __init__ makes them.
+  std::vector<HfMember> weight_members() {
+    std::vector<HfMember> out;
+    for (const std::string& key : scope_->weight_order) {
+      const Weight& w = scope_->weights.at(key);
+      if (w.kind == Weight::Kind::owned || w.attr == "embed_tokens") continue;
+      HfMember member;
+      member.attr = w.attr;
+      for (size_t i = w.skip_axes; i < w.type->axes.size(); ++i) {
+        constant(w.type->axes[i], "`" + key + "`");
+        member.axes.push_back(python_bare(size_node(w.type->axes[i])));
+      }
+      member.kind = w.kind == Weight::Kind::linear      ? HfMember::Kind::linear
+                    : w.kind == Weight::Kind::embedding ? HfMember::Kind::embedding
+                                                        : HfMember::Kind::parameter;
+      out.push_back(member);
+    }
+    for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name});
+    return out;
+  }
+
+  // Where each weight of the scope lives, relative to the scope's module.
+  std::map<std::string, std::string> weight_paths() const {
+    std::map<std::string, std::string> out;
+    for (auto& [key, w] : scope_->weights) {
+      if (w.kind == Weight::Kind::owned) continue;
+      out[key] = w.attr + (w.kind == Weight::Kind::param ? "" : ".weight");
+    }
+    for (const Instance& instance : scope_->instances)
+      for (auto& [key, parameter] : instance.weights) {
+        auto path = instance.cls->weight_paths.find(parameter);
+        if (path != instance.cls->weight_paths.end()) out[key] = instance.name + "." + path->second;
+      }
+    return out;
+  }
+
+  std::set<std::string> scope_linear_paths() const {
+    std::set<std::string> out;
+    for (auto& [key, w] : scope_->weights)
+      if (w.kind == Weight::Kind::linear) out.insert(w.attr);
+    for (const Instance& instance : scope_->instances)
+      for (const std::string& p : instance.cls->linear_paths) out.insert(instance.name + "." + p);
+    return out;
+  }
+
+  int scope_attention_calls() const {
+    int calls = scope_->attention_calls;
+    for (const Instance& instance : scope_->instances) calls += instance.cls->attention_calls;
+    return calls;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A function with weights becomes an nn.Module; its weights are the module's own.
+
+  ClassInfo* module_class(const Item& fn, const std::vector<bool>& positions, Span call) {
+    auto found = classes_.find(&fn);
+    if (found != classes_.end()) {
+      if (found->second->weight_positions != positions)
+        refuse(where(call) + ": `" + fn.name + "` is called with weights in different places than before");
+      if (found->second->name.empty()) refuse("`" + fn.name + "` calls itself");
+      return found->second.get();
+    }
+    auto info = std::make_unique<ClassInfo>();
+    ClassInfo* cls = info.get();
+    classes_[&fn] = std::move(info);
+    cls->function = &fn;
+    cls->weight_positions = positions;
+
+    Scope scope;
+    scope.kind = ScopeKind::module;
+    auto types = a_.semantics.functions.find(&fn);
+    for (size_t i = 0; i < fn.parameters.size(); ++i)
+      if (i < positions.size() && positions[i]) {
+        Weight w;
+        w.attr = python_name(fn.parameters[i].name);
+        w.type = &fn.parameters[i].type;
+        scope.weights[fn.parameters[i].name] = w;
+        scope.weight_order.push_back(fn.parameters[i].name);
+      }
+    Scope* saved_scope = scope_;
+    auto saved_locals = locals_;
+    auto saved_axes = needed_axes_;
+    scope_ = &scope;
+    locals_.clear();
+    needed_axes_.clear();
+    if (fn.body) collect(*fn.body);
+    settle_weights();
+    std::string name = camel(fn.name);
+    for (auto& [item, other] : classes_)
+      if (other.get() != cls && other->name == name) name += "Module";
+    if (name == "ShapeScriptModel" || name == "ShapeScriptDecoderLayer") name += "Block";
+    std::vector<std::string> inputs;
+    std::vector<std::pair<std::string, const ValueType*>> typed;
+    for (size_t i = 0; i < fn.parameters.size(); ++i)
+      if (!(i < positions.size() && positions[i])) {
+        inputs.push_back(python_name(fn.parameters[i].name));
+        locals_.insert(fn.parameters[i].name);
+        if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
+          typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
+      }
+    std::string body = fn.body ? block(*fn.body, 2) : "        pass\n";
+    HfModuleClass code;
+    code.members = weight_members();
+    int calls = scope_attention_calls();
+    if (scope.attention_calls > 1)
+      refuse("`" + fn.name + "` calls `scaled_dot_product_attention` more than once; vLLM needs one attention call per attention module");
+    code.name = name;
+    code.doc = file_name(a_.file.path()) + ": " + signature_line(fn);
+    attention_members(scope, code);
+    code.inputs = inputs;
+    code.body = axis_reads(typed, body, 2) + body;
+    cls->name = name;
+    cls->weight_paths.clear();
+    for (auto& [key, path] : weight_paths()) cls->weight_paths[key] = path;
+    cls->attention_calls = calls;
+    cls->linear_paths = scope_linear_paths();
+    cls->heads = scope.heads;
+    cls->kv_heads = scope.kv_heads;
+    cls->head_dim = scope.head_dim;
+    for (const Instance& instance : scope.instances)
+      if (instance.cls->heads && !cls->heads) {
+        cls->heads = instance.cls->heads;
+        cls->kv_heads = instance.cls->kv_heads;
+        cls->head_dim = instance.cls->head_dim;
+      }
+    plan_.modules.push_back(std::move(code));
+    scope_ = saved_scope;
+    locals_ = saved_locals;
+    needed_axes_ = saved_axes;
+    return cls;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The language model
+
+  void language_model(const Item& fn, const FunctionTypes& types, HfModel& out) {
+    out.causal_lm = true;
+    const ModelLayout& layout = *layout_;
+    const std::string& model_var = layout.model_var;
+    const std::string& ids_var = layout.ids_var;
+    const std::string& pos_var = layout.pos_var;
+    const std::vector<Statement>& statements = fn.body->statements;
+    // The loop over blocks: the one top-level `for`.
+    for (size_t i = layout.loop_at + 1; layout.loops > 1 && i < statements.size(); ++i)
+      if (statements[i].kind == Statement::Kind::for_)
+        refuse(where(statements[i].span) + ": a second `for` in `" + fn.name + "`; a language model's forward loops over its blocks once");
+    if (!layout.loop)
+      refuse("`" + fn.name + "` has no `for` over blocks; write the blocks as `for l in 0..L:` with parameters stacked along `L`");
+    const Statement& loop = *layout.loop;
+    const size_t loop_at = layout.loop_at;
+    auto fixed = [&](std::optional<int64_t> bound) -> int64_t {
+      if (!bound) refuse(where(loop.span) + ": the loop over blocks must have a fixed number of iterations, such as `0..L`");
+      return *bound;
+    };
+    if (fixed(layout.loop_start) != 0) refuse(where(loop.span) + ": the loop over blocks must start at 0");
+    int64_t layers = fixed(layout.layers);
+    for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i)
+      if (statements[i].kind == Statement::Kind::for_ || statements[i].kind == Statement::Kind::return_)
+        refuse(where(statements[i].span) + ": `" + fn.name + "` must end by returning the output layer after its blocks");
+
+    // The token embedding: embedding(ids, m.E) before the loop.
+    const Expr* token_embedding = layout.token_embedding;
+    if (!token_embedding)
+      refuse("`" + fn.name + "` doesn't embed `" + ids_var + "` with `embedding(" + ids_var + ", " + model_var + ".W)` before its blocks");
+    const std::string& table = layout.embedding;
+    const Expr& output = *layout.output;
+    const std::string& output_weight = layout.output_layer;
+    out.tied = layout.tied;
+    const Item::Param& table_param = model_param(table);
+    const Item::Param& output_param = model_param(output_weight);
+    if (table_param.type.axes.size() != 2 || output_param.type.axes.size() != 2)
+      refuse("the embedding table `" + table + "` and the output layer `" + output_weight + "` must be matrices");
+    out.vocab = constant(output_param.type.axes[0], "`" + output_weight + "`");
+    int64_t hidden = constant(output_param.type.axes[1], "`" + output_weight + "`");
+    int64_t embedding_vocab = constant(table_param.type.axes[0], "`" + table + "`");
+    out.layers = layers;
+
+    // Names the loop reads from before it, and the one it carries.
+    std::set<std::string> before = {ids_var};
+    if (!pos_var.empty()) before.insert(pos_var);
+    for (size_t i = 0; i < loop_at; ++i)
+      for (auto& [name, span] : statements[i].targets) before.insert(name);
+    std::vector<std::string> assigned;
+    if (loop.body) assigned_names(*loop.body, assigned);
+    std::vector<std::string> carried;
+    for (const std::string& n : assigned)
+      if (before.count(n)) carried.push_back(n);
+    if (carried.size() != 1)
+      refuse(where(loop.span) + ": the loop over blocks must update exactly one variable (the hidden states); it updates " +
+             std::to_string(carried.size()));
+    std::vector<std::string> free;
+    if (loop.body)
+      for_each_expr(*loop.body, [&](const Expr& e) {
+        for_each_free_name(e, [&](const Expr& x) {
+          if (before.count(x.text) && x.text != carried[0] && x.text != model_var && std::find(free.begin(), free.end(), x.text) == free.end() &&
+              std::find(assigned.begin(), assigned.end(), x.text) == assigned.end())
+            free.push_back(x.text);
+        });
+        return Walk::skip;  // for_each_free_name walked its parts
+      });
+    if (std::find(free.begin(), free.end(), ids_var) != free.end())
+      refuse(where(loop.span) + ": the blocks read the token ids `" + ids_var + "`; only the embedding may");
+
+    // The decoder layer: the loop's body.
+    Scope layer;
+    layer.kind = ScopeKind::layer;
+    layer.model_var = model_var;
+    layer.loop_var = loop.variable;
+    scope_ = &layer;
+    locals_.clear();
+    needed_axes_.clear();
+    if (loop.body) collect(*loop.body);
+    settle_weights();
+    for (auto& [key, w] : layer.weights) {
+      int64_t stacked = constant(w.type->axes[0], "`" + key + "`");
+      if (stacked != layers)
+        refuse("`" + key + "` is indexed by the block but its first axis is " + std::to_string(stacked) + ", not the " +
+               std::to_string(layers) + " blocks");
+    }
+    std::vector<std::string> layer_inputs = {python_name(carried[0])};
+    std::vector<std::pair<std::string, const ValueType*>> typed;
+    locals_.insert(carried[0]);
+    locals_.insert(loop.variable);
+    for (const std::string& f : free) {
+      layer_inputs.push_back(python_name(f));
+      locals_.insert(f);
+    }
+    std::string layer_body = loop.body ? block(*loop.body, 2) : "";
+    if (uses_name(layer_body, python_name(loop.variable)))
+      refuse(where(loop.span) + ": the blocks use `" + loop.variable + "` other than to index stacked parameters");
+    HfModuleClass& layer_code = plan_.layer;
+    layer_code.members = weight_members();
+    int layer_attention = scope_attention_calls();
+    int64_t heads = layer.heads, kv_heads = layer.kv_heads, head_dim = layer.head_dim;
+    for (const Instance& instance : layer.instances)
+      if (!heads && instance.cls->heads) {
+        heads = instance.cls->heads;
+        kv_heads = instance.cls->kv_heads;
+        head_dim = instance.cls->head_dim;
+      }
+    std::map<std::string, std::string> layer_paths = weight_paths();
+    std::set<std::string> linears;
+    for (const std::string& p : scope_linear_paths()) linears.insert("layers.*." + p);
+    layer_code.name = "ShapeScriptDecoderLayer";
+    layer_code.doc = "One block: the body of `" + source_line(loop.span) + "`.";
+    attention_members(layer, layer_code);
+    layer_code.inputs = layer_inputs;
+    layer_code.body = layer_body + "        return " + python_name(carried[0]) + "\n";
+    if (layer.attention_calls > 1) refuse("a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
+    out.attention_layers = layer_attention == 1 ? layers : 0;
+    if (layer_attention != 1)
+      not_servable_ = layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
+                                           : "each block calls attention " + std::to_string(layer_attention) + " times, but vLLM runs one attention per block";
+
+    // The base model: before and after the loop.
+    Scope base;
+    base.kind = ScopeKind::base;
+    base.model_var = model_var;
+    base.token_embedding = token_embedding;
+    base.skip.insert(&output);
+    scope_ = &base;
+    locals_.clear();
+    needed_axes_.clear();
+    {
+      Weight w;
+      w.attr = "embed_tokens";
+      w.type = &table_param.type;
+      w.kind = Weight::Kind::embedding;
+      w.embedding_use = true;
+      base.weights[table] = w;
+      base.weight_order.push_back(table);
+    }
+    for (size_t i = 0; i < statements.size(); ++i)
+      if (i != loop_at && statements[i].value) collect(*statements[i].value);
+    collect(*output.arguments[0].value);
+    settle_weights();
+    base.weights.at(table).kind = Weight::Kind::embedding;
+    if (!out.tied && base.weights.count(output_weight))
+      refuse("the output layer's `" + model_var + "." + output_weight + "` is used elsewhere in `" + fn.name + "` too; vLLM runs the output layer on its own");
+    locals_.insert(ids_var);
+    if (!pos_var.empty()) locals_.insert(pos_var);
+    std::string pre;
+    for (size_t i = 0; i < loop_at; ++i) pre += statement(statements[i], 2);
+    for (const std::string& c : carried) locals_.insert(c);
+    std::string call_layers = indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
+                              python_name(carried[0]) + " = layer(" + join(layer_inputs) + ", attention_mask=attention_mask, **kwargs)\n";
+    std::string post;
+    for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i) post += statement(statements[i], 2);
+    std::string hidden_states = python_bare(expression(*output.arguments[0].value));
+    std::string flush = flush_prelude(2);
+    plan_.base_members = weight_members();
+    std::map<std::string, std::string> base_paths = weight_paths();
+    for (const std::string& p : scope_linear_paths()) linears.insert(p);
+    if (!scope_->instances.empty()) refuse("`" + fn.name + "` calls functions with weights outside its blocks; only blocks become layers");
+
+    if (uses_name(pre + post, python_name(ids_var)))
+      refuse("`" + fn.name + "` uses the token ids `" + ids_var + "` other than to embed them");
+
+    plan_.base_doc = file_name(a_.file.path()) + ": " + signature_line(fn) + ", up to the output layer: returns the hidden states.";
+    plan_.positions = pos_var.empty() ? "" : python_name(pos_var);
+    std::vector<std::pair<std::string, const ValueType*>> base_typed = {{"inputs_embeds", &types.parameters[1]}};
+    if (!pos_var.empty()) base_typed.push_back({python_name(pos_var), &types.parameters[2]});
+    std::string base_body = pre + call_layers + post + flush + indent(2) + "# " + source_line(statements.back().span) + "\n" +
+                            indent(2) + "hidden_states = " + hidden_states + "\n";
+    plan_.base_body = axis_reads(base_typed, base_body, 2) + base_body;
+
+    // Tensors.
+    for (auto& [key, path] : base_paths) out.tensors.push_back({key, -1, "model." + path});
+    for (int64_t l = 0; l < layers; ++l)
+      for (auto& [key, path] : layer_paths) out.tensors.push_back({key, l, "model.layers." + std::to_string(l) + "." + path});
+    if (!out.tied) out.tensors.push_back({output_weight, -1, "lm_head.weight"});
+    for (const Item::Param& p : model_->params) {
+      bool used = std::any_of(out.tensors.begin(), out.tensors.end(), [&](const HfTensor& t) { return t.source == p.name; });
+      if (!used) refuse("`" + model_->name + "." + p.name + "` isn't used by `" + fn.name + "`; a Hugging Face folder holds only the weights its model uses");
+    }
+
+    out.heads = heads;
+    out.takes_positions = !pos_var.empty();
+    if (out.takes_positions && types.parameters[2].tensor.element.bound.constant_value())
+      out.max_positions = *types.parameters[2].tensor.element.bound.constant_value();
+    if (embedding_vocab != out.vocab && out.tied) refuse("the embedding table and the output layer disagree on the vocabulary");
+
+    // config.json
+    int64_t config_heads = heads ? heads : 1;
+    int64_t config_head_dim = head_dim ? head_dim : hidden / config_heads;
+    out.config = {
+        {"model_type", "\"shapescript\""},
+        {"architectures", "[\"ShapeScriptForCausalLM\"]"},
+        {"auto_map", "{\"AutoConfig\": \"configuration_shapescript.ShapeScriptConfig\", \"AutoModel\": \"modeling_shapescript.ShapeScriptModel\", "
+                     "\"AutoModelForCausalLM\": \"modeling_shapescript.ShapeScriptForCausalLM\"}"},
+        {"vocab_size", std::to_string(out.vocab)},
+        {"hidden_size", std::to_string(hidden)},
+        {"num_hidden_layers", std::to_string(layers)},
+        {"num_attention_heads", std::to_string(config_heads)},
+        {"num_key_value_heads", std::to_string(kv_heads ? kv_heads : config_heads)},
+        {"head_dim", std::to_string(config_head_dim)},
+        {"max_position_embeddings", std::to_string(out.max_positions ? out.max_positions : 4096)},
+        {"tie_word_embeddings", out.tied ? "true" : "false"},
+        {"dims", dims_json()},
+        {"shapescript_source", quote(file_name(a_.file.path()))},
+        {"shapescript_function", quote(fn.name)},
+    };
+
+    plan_.causal_lm = true;
+    plan_.function = fn.name;
+    plan_.output_line = source_line(statements.back().span);
+    plan_.tied = out.tied;
+    // A key-value cache is sound only when nothing but attention works across positions: what
+    // the serving rules (E33xx, run when the caller enables them) prove.
+    plan_.cache = why_not_servable().empty();
+    // tp plan: the blocks' linears split as core/check/tensor_parallel.cpp proves they may be (heads and
+    // feed-forward features across devices); every other nn.Linear, or all when nothing is proven, replicated.
+    std::map<std::string, std::string> styles;
+    if (auto proven = tensor_parallel_plan(a_, layout)) {
+      for (auto& [field, style] : *proven) {
+        auto path = layer_paths.find(field);
+        std::string module = path != layer_paths.end() && path->second.ends_with(".weight")
+                                 ? "layers.*." + path->second.substr(0, path->second.size() - std::string(".weight").size())
+                                 : "";
+        if (module.empty() || !linears.count(module)) {  // not an nn.Linear here (a biased linear is F.linear): split none
+          styles.clear();
+          break;
+        }
+        styles[module] = style;
+      }
+    }
+    for (const std::string& p : linears) plan_.tp_plan.push_back({p, styles.count(p) ? styles[p] : "replicate"});
+    write_files(out);
+  }
+
+  std::string dims_json() const {
+    std::string out;
+    for (auto& [name, value] : a_.semantics.dims) out += (out.empty() ? "" : ", ") + quote(name) + ": " + std::to_string(value);
+    return "{" + out + "}";
+  }
+
+  // The plan's top of the module, from what its code uses, and the files from the plan.
+  void write_files(HfModel& out) {
+    plan_.source = file_name(a_.file.path());
+    std::string code = plan_.layer.scaling + plan_.layer.body + plan_.base_body;
+    for (const HfModuleClass& c : plan_.modules) code += c.scaling + c.body;
+    for (const std::string& f : plan_.functions) code += f;
+    plan_.imports_math = uses_name(code, "math.");
+    plan_.defines_mode = uses_name(code, "_ss_mode");
+    plan_.imports_einops = uses_einops_;
+    plan_.defines_causal = uses_causal_;
+    for (auto& [name, value] : a_.semantics.dims) plan_.dims.push_back({python_name(name), value});
+    HfFiles files = emit_hf(plan_);
+    out.configuration = std::move(files.configuration);
+    out.modeling = std::move(files.modeling);
+  }
+
+  // An attention's members of the module that calls it (the one its `scope` is).
+  static void attention_members(const Scope& scope, HfModuleClass& code) {
+    code.attention = scope.attention_calls > 0;
+    code.scaling = scope.scaling;
+    code.key_value_groups = scope.kv_heads ? scope.heads / scope.kv_heads : 1;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Any other function: its compiled module, with the model's parameters on a PreTrainedModel.
+
+  void generic(const Item& fn, const FunctionTypes& types, HfModel& out) {
+    GeneratedModule module = generate_python(a_);
+    std::string python = module.python;
+    std::vector<std::string> inputs;
+    for (size_t i = model_ ? 1 : 0; i < fn.parameters.size(); ++i) inputs.push_back(python_name(fn.parameters[i].name));
+    for (size_t i = 0; i < types.parameters.size(); ++i)
+      if (i > 0 && types.parameters[i].kind == ValueType::Kind::model) refuse("`" + fn.name + "` takes a second model");
+    plan_.function = fn.name;
+    plan_.function_python = python_name(fn.name);
+    plan_.module = python;
+    plan_.signature = signature_line(fn);
+    if (model_)
+      for (const Item::Param& p : model_->params) {
+        HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, ""};
+        for (const SizeNode& axis : p.type.axes) parameter.axes.push_back(std::to_string(constant(axis, "`" + p.name + "`")));
+        plan_.parameters.push_back(parameter);
+        out.tensors.push_back({p.name, -1, python_name(p.name)});
+      }
+    plan_.inputs = inputs;
+    if (model_) plan_.call_arguments.push_back("self");
+    for (const std::string& i : inputs) plan_.call_arguments.push_back(i);
+    write_files(out);
+    out.config = {
+        {"model_type", "\"shapescript\""},
+        {"architectures", "[\"ShapeScriptModel\"]"},
+        {"auto_map", "{\"AutoConfig\": \"configuration_shapescript.ShapeScriptConfig\", \"AutoModel\": \"modeling_shapescript.ShapeScriptModel\"}"},
+        {"dims", dims_json()},
+        {"shapescript_source", quote(file_name(a_.file.path()))},
+        {"shapescript_function", quote(fn.name)},
+    };
+    not_servable_ = model_ ? "`" + fn.name + "` isn't a language model's forward" : "`" + fn.name + "` takes no model";
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Statements: PythonWriter's, with these hooks.
+
+  void on_return(const Statement& s) override {
+    if (scope_ && scope_->kind == ScopeKind::layer) refuse(where(s.span) + ": `return` inside the loop over blocks");
+  }
+
+  bool step_reads(const Expr& e, const std::string& name) const override { return reads_variable(e, name, false); }
+
+  std::string for_statement(const Statement& s, int depth) override {
+    bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
+    if (!fixed) refuse(where(s.span) + ": a `for` with a number of iterations known only when it runs");
+    std::string start = expression(*s.value), end = expression(*s.end);
+    locals_.insert(s.variable);
+    std::string range = python_bare(start) == "0" ? python_bare(end) : python_bare(start) + ", " + python_bare(end);
+    std::string head = line(depth, "for " + python_name(s.variable) + " in range(" + range + "):");
+    return head + (s.body ? block(*s.body, depth + 1) : indent(depth + 1) + "pass\n");
+  }
+
+  std::string if_statement(const Statement& s, int depth) override {
+    std::string code;
+    for (size_t i = 0; i < s.branches.size(); ++i) {
+      if (!s.branches[i].first || !is_static(*s.branches[i].first))
+        refuse(where(s.span) + ": an `if` on a value known only when it runs (torch.cond) isn't supported in a Hugging Face model yet");
+      code += line(depth, std::string(i ? "elif " : "if ") + expression(*s.branches[i].first) + ":");
+      code += s.branches[i].second ? block(*s.branches[i].second, depth + 1) : indent(depth + 1) + "pass\n";
+    }
+    if (s.body) code += indent(depth) + "else:\n" + block(*s.body, depth + 1);
+    return code;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Expressions: PythonWriter's, with these hooks.
+
+  // A weight, where it isn't called as its layer: the parameter itself.
+  std::string weight_value(const std::string& key) {
+    const Weight& w = scope_->weights.at(key);
+    if (w.kind == Weight::Kind::param) return "self." + w.attr;
+    return "self." + w.attr + ".weight";
+  }
+
+  std::optional<std::string> special_expression(const Expr& e) override {
+    if (auto key = weight_key(e)) return weight_value(*key);
+    return std::nullopt;
+  }
+
+  std::string attribute(const Expr& e) override {
+    if (scope_ && (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) && is_model_field(&e))
+      refuse(where(e.span) + ": `" + text(e.span) + "` can't be translated here");
+    return PythonWriter::attribute(e);
+  }
+
+  std::string as_expression(const Expr& e) override { return expression(*e.operands[0]); }  // the checker proved the shape
+
+  std::string error_expression(const Expr& e) override { refuse(where(e.span) + ": a part that didn't parse"); }
+
+  std::optional<std::string> special_call(const Expr& e) override {
+    if (scope_ && &e == scope_->token_embedding) return "inputs_embeds";
+    // A function with weights: its module.
+    if (scope_)
+      if (auto it = scope_->instance_of_call.find(&e); it != scope_->instance_of_call.end()) {
+        const Instance& instance = scope_->instances[it->second];
+        std::vector<std::string> args;
+        for (size_t i = 0; i < e.arguments.size(); ++i)
+          if (!(i < instance.cls->weight_positions.size() && instance.cls->weight_positions[i]) && e.arguments[i].value)
+            args.push_back(python_bare(expression(*e.arguments[i].value)));
+        args.push_back("attention_mask=attention_mask");
+        args.push_back("**kwargs");
+        return "self." + instance.name + "(" + join(args) + ")";
+      }
+    // A weight called as its layer.
+    if (scope_ && (is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
+      if (auto key = weight_key(*e.arguments[1].value)) {
+        const Weight& w = scope_->weights.at(*key);
+        bool as_layer = is_builtin(e, "linear") ? w.kind == Weight::Kind::linear : w.kind == Weight::Kind::embedding;
+        if (as_layer) return "self." + w.attr + "(" + python_bare(expression(*e.arguments[0].value)) + ")";
+      }
+    if (engine_attention(e) && scope_ && (scope_->kind == ScopeKind::layer || scope_->kind == ScopeKind::module)) return attention(e);
+    return std::nullopt;
+  }
+
+  void on_builtin_call(const Expr&, const CallFacts& facts) override {
+    if (facts.builtin->name == "scaled_dot_product_attention" && facts.lowering.count("causal"))
+      not_servable_ = "attention outside a block can't be replaced by vLLM's";
+  }
+
+  std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) override {
+    if (item.kind == Item::Kind::extern_fn) {
+      std::string root = item.extern_target.substr(0, item.extern_target.find('.'));
+      if (root != "torch" && root != "math") refuse(where(e.span) + ": `" + item.name + "` calls `" + item.extern_target + "`, which the folder can't import");
+      return item.extern_target + "(" + join(args) + ")";
+    }
+    plain_function(item);
+    return python_name(item.name) + "(" + join(args) + ")";
+  }
+
+  std::string python_call(const Expr& e, const std::vector<std::string>&, const std::map<std::string, std::string>&) override {
+    refuse(where(e.span) + ": `" + text(e.span) + "` calls Python; a Hugging Face folder holds only the compiled model");
+  }
+
+  // scaled_dot_product_attention(q, k, v, attn_mask=causal[n n]): whichever attention the engine sets.
+  std::string attention(const Expr& e) {
+    if (e.arguments.size() < 3 || !e.arguments[0].value || !e.arguments[1].value || !e.arguments[2].value)
+      refuse(where(e.span) + ": `scaled_dot_product_attention` needs q, k and v");
+    const ValueType* q = type_of(*e.arguments[0].value);
+    const ValueType* k = type_of(*e.arguments[1].value);
+    if (!q || !q->is_tensor() || q->tensor.rank() != 4 || !k || !k->is_tensor() || k->tensor.rank() != 4)
+      refuse(where(e.span) + ": attention on tensors other than `[b H n Dh]`; an engine's attention takes heads as the second axis");
+    auto heads = q->tensor.axes[1].size.constant_value();
+    auto kv_heads = k->tensor.axes[1].size.constant_value();
+    auto head_dim = q->tensor.axes[3].size.constant_value();
+    if (!heads || !kv_heads || !head_dim) refuse(where(e.span) + ": attention whose heads or head size aren't fixed");
+    scope_->heads = *heads;
+    scope_->kv_heads = *kv_heads;
+    scope_->head_dim = *head_dim;
+    std::string scaling = std::to_string(*head_dim) + " ** -0.5";
+    for (const Argument& argument : e.arguments)
+      if (argument.keyword && *argument.keyword == "scale" && argument.value) {
+        if (!is_number(*argument.value)) refuse(where(argument.span) + ": `scale=` must be a number known when the model is built");
+        scaling = python_bare(expression(*argument.value));
+      }
+    scope_->scaling = scaling;
+    std::vector<std::string> qkv;
+    const char* names[] = {"query", "key", "value"};
+    for (int i = 0; i < 3; ++i) {
+      std::string value = python_bare(expression(*e.arguments[static_cast<size_t>(i)].value));
+      if (value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") != std::string::npos) {
+        prelude_.push_back(std::string(names[i]) + " = " + value);
+        value = names[i];
+      }
+      qkv.push_back(value);
+    }
+    prelude_.push_back("key, value = " + qkv[1] + ", " + qkv[2]);
+    prelude_.push_back("if kwargs.get(\"cache\") is not None:  # generate(): add the keys and values of earlier tokens");
+    prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
+    prelude_.push_back("attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)");
+    prelude_.push_back("attn_output, _ = attention_interface(self, " + qkv[0] +
+                       ", key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)");
+    return "_heads_first(attn_output, " + qkv[0] + ")";
+  }
+
+  // A function without weights: a plain Python function, as the pt2 code generator writes it.
+  void plain_function(const Item& fn) {
+    if (plain_done_.count(&fn)) return;
+    plain_done_.insert(&fn);
+    Scope scope;
+    scope.kind = ScopeKind::plain;
+    Scope* saved_scope = scope_;
+    auto saved_locals = locals_;
+    auto saved_axes = needed_axes_;
+    auto saved_prelude = prelude_;
+    prelude_.clear();
+    scope_ = &scope;
+    locals_.clear();
+    needed_axes_.clear();
+    std::vector<std::string> parameters;
+    std::vector<std::pair<std::string, const ValueType*>> typed;
+    auto types = a_.semantics.functions.find(&fn);
+    for (size_t i = 0; i < fn.parameters.size(); ++i) {
+      parameters.push_back(python_name(fn.parameters[i].name));
+      locals_.insert(fn.parameters[i].name);
+      if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
+        typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
+    }
+    std::string body = fn.body ? block(*fn.body, 1) : "    pass\n";
+    std::string code = "def " + python_name(fn.name) + "(" + join(parameters) + "):\n    \"\"\"" + file_name(a_.file.path()) + ": " +
+                       signature_line(fn) + "\"\"\"\n" + axis_reads(typed, body, 1) + body;
+    plan_.functions.push_back(code);
+    scope_ = saved_scope;
+    locals_ = saved_locals;
+    needed_axes_ = saved_axes;
+    prelude_ = saved_prelude;
+  }
+};
+
+}  // namespace
+
+HfModel generate_hf(const Analysis& analysis, const ModelLayout& layout) { return HfGenerator(analysis).run(layout); }
+
+}  // namespace ss

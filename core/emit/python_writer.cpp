@@ -1,0 +1,547 @@
+#include "emit/python_writer.h"
+
+#include <algorithm>
+
+#include "syntax/walk.h"
+
+namespace ss {
+
+namespace pywrite {
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (no overlong forms, surrogates or values
+// past U+10FFFF), or 0 when the byte there starts none.
+size_t utf8_length(const std::string& text, size_t i) {
+  auto byte = [&](size_t j) { return j < text.size() ? static_cast<unsigned char>(text[j]) : 0u; };
+  auto continuation = [&](size_t j) { return (byte(j) & 0xC0u) == 0x80u; };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return continuation(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return byte(i + 1) >= lo && byte(i + 1) <= hi && continuation(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return byte(i + 1) >= lo && byte(i + 1) <= hi && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string quote(const std::string& text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length = utf8_length(text, i);
+    if (length == 0) {
+      out += "\\ufffd";  // a byte that is not UTF-8: the replacement character, as decoders write it
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7F) out += std::string("\\u00") + hex[c >> 4] + hex[c & 0xF];
+    else out.append(text, i, length);
+    i += length;
+  }
+  return out + "\"";
+}
+
+bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit) {
+  int depth = 0;
+  char quote_char = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote_char) {
+      if (c == '\\') ++i;
+      else if (c == quote_char) quote_char = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote_char = c;
+      continue;
+    }
+    if (skip_comments && c == '#') {  // a comment runs to the end of the line
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (visit(i, depth)) return true;
+  }
+  return false;
+}
+
+bool uses_name(const std::string& text, const std::string& prefix) {
+  auto name_char = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'; };
+  return scan_code(text, true, [&](size_t i, int) {
+    bool starts = i == 0 || !(name_char(i - 1) || text[i - 1] == '.');
+    if (!starts || text.compare(i, prefix.size(), prefix) != 0) return false;
+    size_t after = i + prefix.size();
+    return prefix.back() == '.' || after == text.size() || !name_char(after);
+  });
+}
+
+std::string file_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 4, ' '); }
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace pywrite
+
+using namespace pywrite;
+
+// ---------------------------------------------------------------------------------------------
+// Facts
+
+const ValueType* PythonWriter::type_of(const Expr& e) const {
+  auto it = a_.semantics.types.find(&e);
+  return it == a_.semantics.types.end() ? nullptr : &it->second;
+}
+
+const CallFacts* PythonWriter::facts_of(const Expr& e) const {
+  auto it = a_.semantics.calls.find(&e);
+  return it == a_.semantics.calls.end() ? nullptr : &it->second;
+}
+
+std::string PythonWriter::signature_line(const Item& item) const {
+  std::string line(a_.file.slice({item.span.begin, item.body ? item.body->span.begin : item.span.end}));
+  size_t colon = line.rfind(':');
+  line = line.substr(0, colon == std::string::npos ? line.size() : colon);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\n')) line.pop_back();
+  std::string flat;
+  for (char c : line) flat += c == '\n' ? ' ' : c;
+  return flat;
+}
+
+void PythonWriter::assigned_names(const Block& b, std::vector<std::string>& names) {
+  for_each_statement(b, [&](const Statement& s) {
+    for (auto& [name, span] : s.targets)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  });
+}
+
+bool PythonWriter::is_static(const Expr& e) const {
+  switch (e.kind) {
+    case Expr::Kind::number: return true;
+    case Expr::Kind::name: {
+      if (locals_.count(e.text)) return false;
+      const ValueType* type = type_of(e);
+      return type && type->known_size && type->known_size->is_constant();
+    }
+    case Expr::Kind::binary:
+    case Expr::Kind::unary:
+      return std::all_of(e.operands.begin(), e.operands.end(), [&](const ExprPtr& o) { return o && is_static(*o); });
+    default: return false;
+  }
+}
+
+bool PythonWriter::is_number(const Expr& e) const {
+  switch (e.kind) {
+    case Expr::Kind::number: return true;
+    case Expr::Kind::name: {
+      if (locals_.count(e.text)) return false;
+      const ValueType* type = type_of(e);
+      return e.text == "inf" || (type && type->known_size);
+    }
+    case Expr::Kind::binary:
+    case Expr::Kind::unary: return std::all_of(e.operands.begin(), e.operands.end(), [&](const ExprPtr& o) { return o && is_number(*o); });
+    case Expr::Kind::call: {
+      const CallFacts* facts = facts_of(e);
+      return facts && facts->builtin && facts->builtin->effect == BuiltinEffect::pure &&
+             std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
+    }
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+std::string PythonWriter::source_line(Span span) const {
+  LineColumn position = a_.file.line_column(span.begin);
+  std::string text(a_.file.line_text(position.line));
+  size_t first = text.find_first_not_of(' ');
+  return file_name(a_.file.path()) + ":" + std::to_string(position.line + 1) + ": " + (first == std::string::npos ? "" : text.substr(first));
+}
+
+// The comment above a statement's code: its source line, and for a simple statement written
+// over several lines (a `|>` chain), those lines too, keeping their indentation.
+std::string PythonWriter::source_comment(const Statement& s, int depth) const {
+  std::string out = indent(depth) + "# " + source_line(s.span) + "\n";
+  if (s.kind == Statement::Kind::for_ || s.kind == Statement::Kind::if_ || s.span.end <= s.span.begin) return out;
+  LineColumn first = a_.file.line_column(s.span.begin);
+  LineColumn last = a_.file.line_column(s.span.end - 1);
+  std::string head(a_.file.line_text(first.line));
+  size_t base = head.find_first_not_of(' ');
+  std::string prefix = file_name(a_.file.path()) + ":" + std::to_string(first.line + 1) + ": ";
+  for (uint32_t line = first.line + 1; line <= last.line; ++line) {
+    std::string text(a_.file.line_text(line));
+    size_t lead = text.find_first_not_of(' ');
+    if (lead == std::string::npos) continue;
+    size_t cut = std::min(lead, base == std::string::npos ? 0 : base);
+    out += indent(depth) + "# " + std::string(prefix.size(), ' ') + text.substr(cut) + "\n";
+  }
+  return out;
+}
+
+std::string PythonWriter::block(const Block& b, int depth) {
+  std::string out;
+  for (const Statement& s : b.statements) out += statement(s, depth);
+  if (out.empty()) out = indent(depth) + "pass\n";
+  return out;
+}
+
+std::string PythonWriter::flush_prelude(int depth) {
+  std::string out;
+  for (const std::string& line : prelude_) out += indent(depth) + line + "\n";
+  prelude_.clear();
+  return out;
+}
+
+std::string PythonWriter::line(int depth, const std::string& code) {
+  std::string first = flush_prelude(depth);
+  return first + indent(depth) + code + "\n";
+}
+
+std::string PythonWriter::statement(const Statement& s, int depth) {
+  std::string out = source_comment(s, depth);
+  switch (s.kind) {
+    case Statement::Kind::assign: {
+      if (s.value && s.targets.size() == 1) {
+        std::string steps = pipe_steps(*s.value, python_name(s.targets[0].first), s.targets[0].first, depth);
+        if (!steps.empty()) {
+          locals_.insert(s.targets[0].first);
+          return out + steps;
+        }
+      }
+      std::string value = s.value ? python_bare(expression(*s.value)) : "None";
+      std::string targets;
+      for (auto& [name, span] : s.targets) {
+        targets += (targets.empty() ? "" : ", ") + python_name(name);
+        locals_.insert(name);
+      }
+      return out + line(depth, targets + " = " + value);
+    }
+    case Statement::Kind::return_: {
+      on_return(s);
+      if (s.value) {
+        std::string name = "out";
+        while (name_taken(name)) name += "_";
+        std::string steps = pipe_steps(*s.value, name, "", depth, true);
+        if (!steps.empty()) return out + steps;
+      }
+      std::string value = s.value ? python_bare(expression(*s.value)) : "None";
+      return out + line(depth, "return " + value);
+    }
+    case Statement::Kind::expression: {
+      std::string value = s.value ? python_bare(expression(*s.value)) : "pass";
+      return out + line(depth, value);
+    }
+    case Statement::Kind::for_: return out + for_statement(s, depth);
+    case Statement::Kind::if_: return out + if_statement(s, depth);
+    case Statement::Kind::error: return "";
+  }
+  return "";
+}
+
+// A `|>` chain of two or more steps, written as one assignment per step to `name`, so that each
+// line does one thing: `att = einsum(…) |> scale(s) |> softmax(over=m)` becomes
+// `att = einops.einsum(…)`, `att = att * s`, `att = torch.softmax(att, dim=-1)`. With `returns`,
+// the last step is returned. Empty when the statement is not such a chain, or when a later
+// step reads the old value of `source_name` (`x = f(y) |> g(x)`).
+std::string PythonWriter::pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns) {
+  std::vector<const Expr*> stages;  // outermost first
+  const Expr* e = &value;
+  while (e->kind == Expr::Kind::call && e->piped && !e->arguments.empty() && e->arguments[0].value && !e->arguments[0].keyword) {
+    stages.push_back(e);
+    e = e->arguments[0].value.get();
+  }
+  if (stages.size() < 2) return "";
+  if (!source_name.empty())
+    for (const Expr* stage : stages)
+      for (size_t i = 1; i < stage->arguments.size(); ++i)
+        if (stage->arguments[i].value && step_reads(*stage->arguments[i].value, source_name)) return "";
+  std::string out = line(depth, name + " = " + python_bare(expression(*e)));
+  for (size_t i = stages.size(); i-- > 0;) {
+    substitutes_[stages[i]->arguments[0].value.get()] = name;
+    std::string step = python_bare(expression(*stages[i]));
+    substitutes_.erase(stages[i]->arguments[0].value.get());
+    out += line(depth, (returns && i == 0 ? "return " : name + " = ") + step);
+  }
+  return out;
+}
+
+std::string PythonWriter::axis_reads(const std::vector<std::pair<std::string, const ValueType*>>& inputs, const std::string& body, int depth) {
+  std::string out;
+  for (const std::string& axis : needed_axes_) {
+    if (!uses_name(body, python_name(axis))) continue;  // e.g. causal[n n] became is_causal=True
+    bool found = false;
+    for (auto& [name, type] : inputs) {
+      if (found || !type || !type->is_tensor()) continue;
+      for (size_t a = 0; a < type->tensor.rank() && !found; ++a) {
+        const SizeExpr& size = type->tensor.axes[a].size;
+        auto linear = size.linear_in(axis);
+        if (!linear || size.variables().size() != 1) continue;
+        auto scale = linear->first.constant_value();
+        auto offset = linear->second.constant_value();
+        if (!scale || !offset || *scale <= 0) continue;
+        std::string read = name + ".shape[" + std::to_string(a) + "]";
+        if (*offset) read = "(" + read + (*offset > 0 ? " - " : " + ") + std::to_string(std::abs(*offset)) + ")";
+        if (*scale != 1) read += " // " + std::to_string(*scale);
+        out += indent(depth) + python_name(axis) + " = " + read + "\n";
+        found = true;
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+// A size written in the source, as Python: dims by name, generic axes read from the inputs.
+std::string PythonWriter::size_node(const SizeNode& node) {
+  switch (node.kind) {
+    case SizeNode::Kind::number: return std::to_string(node.number);
+    case SizeNode::Kind::name:
+      if (!a_.semantics.dims.count(node.name) && !locals_.count(node.name)) needed_axes_.insert(node.name);
+      return python_name(node.name);
+    case SizeNode::Kind::scaled:
+      if (!a_.semantics.dims.count(node.name)) needed_axes_.insert(node.name);
+      return std::to_string(node.number) + " * " + python_name(node.name);
+    case SizeNode::Kind::unknown: return "None";
+    case SizeNode::Kind::group: {
+      std::string out;
+      for (const SizeNode& c : node.children) out += (out.empty() ? "" : " * ") + size_node(c);
+      return out.empty() ? "1" : "(" + out + ")";
+    }
+    case SizeNode::Kind::binary:
+      if (node.children.size() != 2) return "None";
+      return "(" + size_node(node.children[0]) + " " + (node.op == '/' ? std::string("//") : std::string(1, node.op)) + " " +
+             size_node(node.children[1]) + ")";
+    case SizeNode::Kind::error: return "None";
+  }
+  return "None";
+}
+
+// A size the checker computed, over generic axes: those become reads of the inputs' shapes.
+std::string PythonWriter::computed_size(const SizeExpr& size) {
+  for (const std::string& v : size.variables())
+    if (!v.starts_with("?")) needed_axes_.insert(v);
+  return python_size(size);
+}
+
+std::string PythonWriter::attribute(const Expr& e) { return python_atom(expression(*e.operands[0])) + "." + e.text; }
+
+std::string PythonWriter::expression(const Expr& e) {
+  if (auto substitute = substitutes_.find(&e); substitute != substitutes_.end()) return substitute->second;
+  if (auto special = special_expression(e)) return *special;
+  switch (e.kind) {
+    case Expr::Kind::name: {
+      if (locals_.count(e.text)) return python_name(e.text);
+      if (a_.semantics.dims.count(e.text)) return python_name(e.text);
+      if (e.text == "inf") return "math.inf";
+      const ValueType* type = type_of(e);
+      if (type && type->known_size) return computed_size(*type->known_size);
+      return python_name(e.text);
+    }
+    case Expr::Kind::number: return text(e.span);
+    case Expr::Kind::string: return quote(e.text);
+    case Expr::Kind::binary: {
+      if (e.operands.size() != 2 || !e.operands[0] || !e.operands[1]) return "None";
+      int own = precedence(e);
+      std::string left = expression(*e.operands[0]), right = expression(*e.operands[1]);
+      // Parentheses only where Python needs them; comparisons never chain.
+      int lp = precedence(*e.operands[0]), rp = precedence(*e.operands[1]);
+      if (lp < own || (lp == own && own == kComparison)) left = "(" + left + ")";
+      if (rp <= own) right = "(" + right + ")";
+      return left + " " + python_operator(e) + " " + right;
+    }
+    case Expr::Kind::unary: {
+      if (e.operands.empty() || !e.operands[0]) return "None";
+      std::string operand = expression(*e.operands[0]);
+      if (precedence(*e.operands[0]) < precedence(e)) operand = "(" + operand + ")";
+      if (e.text == "!") return (is_static(e) ? "not " : "~") + operand;
+      return "-" + operand;
+    }
+    case Expr::Kind::attribute: return attribute(e);
+    case Expr::Kind::subscript: {
+      const Expr& base = *e.operands[0];
+      if (base.kind == Expr::Kind::name && base.text == "causal" && !locals_.count("causal") && e.index.size() == 2) {
+        uses_causal_ = true;
+        // The sizes as the checker solved them: `m` may be an axis a pattern named, with no
+        // Python variable of its own.
+        const ValueType* type = type_of(e);
+        if (type && type->is_tensor() && type->tensor.rank() == 2)
+          return "_causal(" + computed_size(type->tensor.axes[0].size) + ", " + computed_size(type->tensor.axes[1].size) + ")";
+        return "_causal(" + size_node(e.index[0]) + ", " + size_node(e.index[1]) + ")";
+      }
+      std::string index;
+      for (const SizeNode& i : e.index) index += (index.empty() ? "" : ", ") + size_node(i);
+      return python_atom(expression(base)) + "[" + index + "]";
+    }
+    case Expr::Kind::as: return as_expression(e);
+    case Expr::Kind::lambda: {
+      locals_.insert(e.text);
+      std::string body = expression(*e.operands[0]);
+      return "lambda " + python_name(e.text) + ": " + body;
+    }
+    case Expr::Kind::call: return call(e);
+    case Expr::Kind::error: return error_expression(e);
+  }
+  return "None";
+}
+
+// Python's precedence of the code an expression becomes (higher binds tighter).
+int PythonWriter::precedence(const Expr& e) const {
+  if (e.kind == Expr::Kind::lambda) return 0;
+  if (e.kind == Expr::Kind::unary) return e.text == "!" && is_static(e) ? 3 : 9;
+  if (e.kind != Expr::Kind::binary) return 10;
+  const std::string& op = e.text;
+  if (op == "or") return is_static(e) ? 1 : 5;
+  if (op == "and") return is_static(e) ? 2 : 6;
+  if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") return kComparison;
+  if (op == "+" || op == "-") return 7;
+  return 8;  // * /
+}
+
+std::string PythonWriter::python_operator(const Expr& e) const {
+  if (e.text == "and") return is_static(e) ? "and" : "&";
+  if (e.text == "or") return is_static(e) ? "or" : "|";
+  return e.text;
+}
+
+std::optional<std::string> PythonWriter::over_size(const Axis& over) {
+  auto variables = over.size.variables();
+  bool known = std::none_of(variables.begin(), variables.end(), [](const std::string& v) { return v.starts_with("?"); });
+  if (known) return computed_size(over.size);
+  return std::nullopt;
+}
+
+std::string PythonWriter::call(const Expr& e) {
+  if (auto special = special_call(e)) return *special;
+  const CallFacts* facts = facts_of(e);
+  std::vector<std::string> args;
+  std::map<std::string, std::string> keywords;
+  const AxisPattern* pattern = nullptr;
+  for (const Argument& argument : e.arguments) {
+    if (argument.pattern) {
+      pattern = &*argument.pattern;
+      continue;
+    }
+    if (!argument.value) continue;
+    if (argument.keyword) {
+      if (*argument.keyword != "over") keywords[*argument.keyword] = python_bare(expression(*argument.value));
+      continue;
+    }
+    args.push_back(python_bare(expression(*argument.value)));
+  }
+  if (facts && facts->builtin && facts->builtin->lower) {
+    on_builtin_call(e, *facts);
+    LowerContext context;
+    context.args = args;
+    context.keywords = keywords;
+    context.facts = facts;
+    context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
+    if (pattern) einops_pattern(*pattern, *facts, context);
+    // The size of the `over=` axis, for lowerings that pass it to torch (normalized_shape).
+    if (auto dim = facts->lowering.find("dim"); dim != facts->lowering.end() && !e.arguments.empty() && e.arguments[0].value)
+      if (const ValueType* x = type_of(*e.arguments[0].value); x && x->is_tensor()) {
+        int64_t axis = std::stoll(dim->second);
+        if (axis < 0) axis += static_cast<int64_t>(x->tensor.rank());
+        if (axis >= 0 && axis < static_cast<int64_t>(x->tensor.rank()))
+          if (auto size = over_size(x->tensor.axes[static_cast<size_t>(axis)])) context.keywords["#over_size"] = *size;
+      }
+    return facts->builtin->lower(context);
+  }
+  if (facts && facts->function) return function_call(e, *facts->function, args);
+  return python_call(e, args, keywords);
+}
+
+// einops names: a number or a dim gets a name of its own and its size as a keyword argument.
+std::string PythonWriter::pattern_side(const std::vector<SizeNode>& side, const CallFacts& facts, std::map<std::string, int64_t>& sizes) {
+  std::string out;
+  for (const SizeNode& node : side) out += (out.empty() ? "" : " ") + pattern_axis(node, facts, sizes);
+  return out;
+}
+
+std::string PythonWriter::pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes) {
+  switch (node.kind) {
+    case SizeNode::Kind::number: {
+      if (node.number == 1) return "1";
+      std::string name = "k" + std::to_string(node.number);
+      sizes[name] = node.number;
+      return name;
+    }
+    case SizeNode::Kind::name: {
+      std::string name = python_name(node.name);
+      if (auto dim = a_.semantics.dims.find(node.name); dim != a_.semantics.dims.end()) sizes[name] = dim->second;
+      else if (auto bound = facts.bindings.find(node.name); bound != facts.bindings.end() && bound->second.is_constant())
+        sizes[name] = *bound->second.constant_value();
+      return name;
+    }
+    case SizeNode::Kind::group: {
+      std::string out;
+      for (const SizeNode& c : node.children) out += (out.empty() ? "" : " ") + pattern_axis(c, facts, sizes);
+      return "(" + out + ")";
+    }
+    default: return python_name(std::string(a_.file.slice(node.span)));
+  }
+}
+
+void PythonWriter::einops_pattern(const AxisPattern& pattern, const CallFacts& facts, LowerContext& context) {
+  uses_einops_ = true;
+  std::map<std::string, int64_t> sizes;
+  std::string inputs;
+  for (const auto& side : pattern.inputs) inputs += (inputs.empty() ? "" : ", ") + pattern_side(side, facts, sizes);
+  std::string output = pattern_side(pattern.output, facts, sizes);
+  // split: the pieces factor (the group's factor the output lacks) leads the output, then unbind(0).
+  if (facts.builtin && facts.builtin->name == "split") {
+    std::set<std::string> in_output;
+    for (const SizeNode& s : pattern.output)
+      if (s.kind == SizeNode::Kind::name) in_output.insert(s.name);
+    for (const auto& side : pattern.inputs)
+      for (const SizeNode& s : side)
+        if (s.kind == SizeNode::Kind::group)
+          for (const SizeNode& c : s.children)
+            if (c.kind == SizeNode::Kind::number || (c.kind == SizeNode::Kind::name && !in_output.count(c.name)))
+              output = pattern_axis(c, facts, sizes) + " " + output;
+  }
+  context.pattern = inputs + " -> " + output;
+  // Only sizes einops can't infer are passed: the factors of a decomposed group but its first,
+  // which einops infers. So `b n (H Dh)` passes Dh and leaves H to the tensor, and a block that
+  // holds some of the heads (tensor parallelism) runs the same code.
+  // When a later factor isn't known, einops needs every known one, the first included.
+  std::set<std::string> needed;
+  auto factor_name = [](const SizeNode& c) {
+    return c.kind == SizeNode::Kind::number ? "k" + std::to_string(c.number) : c.kind == SizeNode::Kind::name ? python_name(c.name) : "";
+  };
+  for (const auto& side : pattern.inputs)
+    for (const SizeNode& s : side)
+      if (s.kind == SizeNode::Kind::group) {
+        bool rest_known = true;
+        for (size_t i = 1; i < s.children.size(); ++i) rest_known = rest_known && sizes.count(factor_name(s.children[i]));
+        for (size_t i = rest_known ? 1 : 0; i < s.children.size(); ++i) needed.insert(factor_name(s.children[i]));
+      }
+  std::string keyword_sizes;
+  for (auto& [name, size] : sizes)
+    if (needed.count(name)) keyword_sizes += ", " + name + "=" + std::to_string(size);
+  context.pattern_sizes = facts.builtin && facts.builtin->name == "einsum" ? "" : keyword_sizes;
+}
+
+}  // namespace ss

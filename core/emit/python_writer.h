@@ -1,0 +1,129 @@
+// What the two Python code generators share (codegen.cpp: the .pt2 module; codegen_hf.cpp: the
+// Hugging Face folder): text helpers, and PythonWriter, which lowers a checked function's
+// statements, expressions, sizes and einops patterns to Python. Each generator derives from it
+// and overrides the hooks for what it writes differently (a model field, a call of a user
+// function, an attention, a weight, a `for` or an `if`).
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check/analysis.h"
+#include "check/builtins.h"
+#include "emit/codegen.h"
+#include "syntax/walk.h"
+
+namespace ss {
+
+std::string python_atom(const std::string& text);  // codegen.cpp
+std::string python_bare(const std::string& text);  // codegen.cpp
+
+namespace pywrite {
+
+// Walks Python text outside string literals (and, when `skip_comments`, outside `#` comments),
+// calling `visit(i, depth)` for each character with the bracket depth after it; stops when visit
+// returns true, and then returns true. The one bracket-and-quote scanner the generators use.
+bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit);
+// `text` as a double-quoted string literal that is valid Python and valid JSON alike: `"` and `\`
+// escaped, control characters as \n, \r, \t or \u00XX, UTF-8 kept, a byte that isn't UTF-8 as U+FFFD.
+std::string quote(const std::string& text);
+// True when `text` uses `prefix` (such as "F.", or a whole name such as "n") as a name of its
+// own, outside strings and comments.
+bool uses_name(const std::string& text, const std::string& prefix);
+// The file's name without its folders, as the generated comments cite it.
+std::string file_name(const std::string& path);
+std::string indent(int depth);
+std::string join(const std::vector<std::string>& parts);
+
+}  // namespace pywrite
+
+class PythonWriter {
+ public:
+  explicit PythonWriter(const Analysis& analysis) : a_(analysis) {}
+  virtual ~PythonWriter() = default;
+
+ protected:
+  const Analysis& a_;
+  std::set<std::string> locals_;
+  std::set<std::string> needed_axes_;  // generic axes used as values: read from the inputs' shapes
+  std::map<const Expr*, std::string> substitutes_;  // an expression already computed into a variable
+  std::vector<std::string> prelude_;  // statements an expression needs first (the HF attention)
+  bool uses_einops_ = false, uses_causal_ = false;
+  // The mode `dropout` reads, defined at the top of a module whose code uses it.
+  static constexpr const char* mode_definition = "_ss_mode = {\"training\": False}  # dropout is on between train_mode() and eval_mode()\n";
+
+  // ---- Hooks: what the generators write differently.
+
+  // An expression written in a way of the generator's own (a weight), before the common lowering.
+  virtual std::optional<std::string> special_expression(const Expr&) { return std::nullopt; }
+  // `a.b`.
+  virtual std::string attribute(const Expr& e);
+  // `x as [..]`.
+  virtual std::string as_expression(const Expr& e) = 0;
+  // A part that didn't parse.
+  virtual std::string error_expression(const Expr&) { return "None"; }
+  // A call written in a way of the generator's own (a module, a layer, an attention), before the
+  // common lowering.
+  virtual std::optional<std::string> special_call(const Expr&) { return std::nullopt; }
+  // Called before a builtin's lowering runs.
+  virtual void on_builtin_call(const Expr&, const CallFacts&) {}
+  // The size of the `over=` axis a lowering may pass to torch; nullopt: none.
+  virtual std::optional<std::string> over_size(const Axis& over);
+  // A call of a user function or an extern.
+  virtual std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) = 0;
+  // A call through `import python`.
+  virtual std::string python_call(const Expr& e, const std::vector<std::string>& args, const std::map<std::string, std::string>& keywords) = 0;
+  // Whether a `return` may pick `name` for a chain's variable.
+  virtual bool name_taken(const std::string& name) { return locals_.count(name) || a_.semantics.dims.count(name); }
+  // Called before a `return` is written.
+  virtual void on_return(const Statement&) {}
+  virtual std::string for_statement(const Statement& s, int depth) = 0;
+  virtual std::string if_statement(const Statement& s, int depth) = 0;
+  // Whether a `|>` step reads `name` (the pt2 generator also looks into subscripts' sizes).
+  virtual bool step_reads(const Expr& e, const std::string& name) const { return reads_variable(e, name); }
+
+  // ---- Facts
+
+  const ValueType* type_of(const Expr& e) const;
+  const CallFacts* facts_of(const Expr& e) const;
+  std::string text(Span span) const { return std::string(a_.file.slice(span)); }
+  std::string signature_line(const Item& item) const;
+  // Names a block assigns, in order.
+  static void assigned_names(const Block& b, std::vector<std::string>& names);
+  // Static: depends only on dims and numbers, so plain Python runs it while tracing.
+  bool is_static(const Expr& e) const;
+  // A plain Python number: a literal, a dim, an axis size, or arithmetic on those.
+  bool is_number(const Expr& e) const;
+
+  // ---- Statements
+
+  std::string source_line(Span span) const;
+  std::string source_comment(const Statement& s, int depth) const;
+  std::string block(const Block& b, int depth);
+  std::string flush_prelude(int depth);
+  // A line of code, after what its expression needs first.
+  std::string line(int depth, const std::string& code);
+  std::string statement(const Statement& s, int depth);
+  std::string pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns = false);
+  // `n = x.shape[1]` for each generic axis the body uses as a value.
+  std::string axis_reads(const std::vector<std::pair<std::string, const ValueType*>>& inputs, const std::string& body, int depth);
+
+  // ---- Expressions
+
+  std::string size_node(const SizeNode& node);
+  std::string computed_size(const SizeExpr& size);
+  std::string expression(const Expr& e);
+  static constexpr int kComparison = 4;
+  int precedence(const Expr& e) const;
+  std::string python_operator(const Expr& e) const;
+  std::string call(const Expr& e);
+  std::string pattern_side(const std::vector<SizeNode>& side, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
+  std::string pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
+  void einops_pattern(const AxisPattern& pattern, const CallFacts& facts, LowerContext& context);
+};
+
+}  // namespace ss

@@ -1,0 +1,142 @@
+// The core's own syntax tree, lowered from tree-sitter's. Every node has a span; a part that
+// did not parse is an `error` node, so later phases can skip it without crashing.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syntax/source.h"
+
+namespace ss {
+
+// A size as written: `16gh`, `3*D`, `(gh gw)`, `?k`.
+struct SizeNode {
+  enum class Kind { number, name, scaled, unknown, group, binary, error };
+  Kind kind = Kind::error;
+  Span span;
+  int64_t number = 0;      // number, scaled (the factor)
+  std::string name;        // name, scaled, unknown
+  char op = 0;             // binary: * / + -
+  std::vector<SizeNode> children;  // group factors, binary left/right
+};
+
+struct ElementTypeNode {
+  std::string name;  // Real, Index, Logit, a model name, ...
+  Span name_span;
+  std::optional<SizeNode> bound;  // Index[N]
+  std::optional<std::string> over;  // Logit over A
+  Span over_span;
+  Span span;
+};
+
+struct TypeNode {
+  bool is_tensor = false;  // `[...]` given
+  std::vector<SizeNode> axes;
+  Span axes_span;
+  std::optional<ElementTypeNode> element;
+  Span span;
+};
+
+// `b c (gh p1) -> b (gh p1 c)`, or an einsum's `b n d, b m d -> b n m`.
+struct AxisPattern {
+  std::vector<std::vector<SizeNode>> inputs;
+  std::vector<SizeNode> output;
+  Span span;
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Argument {
+  std::optional<std::string> keyword;
+  Span keyword_span;
+  ExprPtr value;                       // null for a pattern argument
+  std::optional<AxisPattern> pattern;  // `rearrange(... -> ...)`
+  Span span;
+};
+
+struct Expr {
+  enum class Kind { name, number, string, binary, unary, call, attribute, subscript, lambda, as, error };
+  Kind kind = Kind::error;
+  Span span;
+  std::string text;   // name, string contents, operator, attribute name, lambda parameter
+  Span text_span;     // where `text` is written (an attribute's name, a lambda's parameter)
+  double number = 0;
+  bool is_integer = false;
+  std::vector<ExprPtr> operands;  // binary: 2; unary: 1; attribute/subscript/as: the value; lambda: body; call: the callee
+  std::vector<Argument> arguments;  // call, with a piped value first
+  bool piped = false;               // call written `x |> f(...)`
+  std::vector<SizeNode> index;      // subscript `[l]`, `causal[n m]`
+  std::optional<TypeNode> type;     // as
+};
+
+struct Block;
+
+struct Statement {
+  enum class Kind { assign, return_, for_, if_, expression, error };
+  Kind kind = Kind::error;
+  Span span;
+  std::vector<std::pair<std::string, Span>> targets;  // assign
+  ExprPtr value;                                      // assign, return, expression; for: start
+  ExprPtr end;                                        // for: end
+  std::string variable;                               // for
+  Span variable_span;
+  std::vector<std::pair<ExprPtr, std::unique_ptr<Block>>> branches;  // if/elif: condition and body
+  std::unique_ptr<Block> body;                        // for body; if: else body (may be null)
+};
+
+struct Block {
+  std::vector<Statement> statements;
+  Span span;
+};
+
+struct Parameter {
+  std::string name;
+  Span name_span;
+  TypeNode type;
+  Span span;
+};
+
+struct Item {
+  enum class Kind { dim, python_import, extern_fn, function, model };
+  Kind kind = Kind::dim;
+  Span span;
+  std::string name;  // dim, fn, extern, model; python import: the dotted module
+  Span name_span;
+  std::string doc;   // from `##` lines right above the item
+  // dim
+  std::optional<SizeNode> dim_value;
+  // extern fn, fn
+  std::vector<Parameter> parameters;
+  std::optional<TypeNode> result;
+  std::string extern_target;  // "torch.special.erfc"
+  Span extern_target_span;
+  bool exported = false;
+  Span export_span;
+  std::unique_ptr<Block> body;
+  // model
+  struct Param {
+    std::string name;
+    Span name_span;
+    TypeNode type;
+    ExprPtr init;
+    Span span;
+    std::string doc;
+  };
+  std::vector<Param> params;
+};
+
+struct SyntaxError {
+  Span span;
+  bool missing = false;     // tree-sitter inserted a MISSING token
+  std::string expected;     // what was missing, when known
+};
+
+struct Program {
+  std::vector<Item> items;
+  std::vector<SyntaxError> syntax_errors;
+};
+
+}  // namespace ss

@@ -1,0 +1,494 @@
+#include "syntax/syntax.h"
+
+#include <tree_sitter/api.h>
+
+#include <charconv>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+extern "C" const TSLanguage* tree_sitter_shapescript();
+
+namespace ss {
+
+SyntaxTree& SyntaxTree::operator=(SyntaxTree&& other) noexcept {
+  if (this != &other) {
+    if (tree_) ts_tree_delete(tree_);
+    tree_ = other.tree_;
+    other.tree_ = nullptr;
+  }
+  return *this;
+}
+
+SyntaxTree::~SyntaxTree() {
+  if (tree_) ts_tree_delete(tree_);
+}
+
+SyntaxTree parse_source(const std::string& text, const SyntaxTree* previous) {
+  // One parser per thread: creating one costs more than parsing a small file.
+  thread_local std::unique_ptr<TSParser, void (*)(TSParser*)> parser(
+      [] {
+        TSParser* p = ts_parser_new();
+        ts_parser_set_language(p, tree_sitter_shapescript());
+        return p;
+      }(),
+      ts_parser_delete);
+  TSTree* old = previous ? previous->get() : nullptr;
+  return SyntaxTree(ts_parser_parse_string(parser.get(), old, text.data(), static_cast<uint32_t>(text.size())));
+}
+
+namespace {
+
+class Lowering {
+ public:
+  Lowering(const SourceFile& file, Program& program) : file_(file), program_(program) {}
+
+  void source_file(TSNode root) {
+    collect_errors(root);
+    uint32_t count = ts_node_named_child_count(root);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(root, i);
+      if (auto item = lower_item(child)) program_.items.push_back(std::move(*item));
+    }
+  }
+
+ private:
+  const SourceFile& file_;
+  Program& program_;
+
+  static Span span(TSNode node) { return {ts_node_start_byte(node), ts_node_end_byte(node)}; }
+  std::string text(TSNode node) const { return std::string(file_.slice(span(node))); }
+  static std::string_view type(TSNode node) { return ts_node_type(node); }
+  // Field ids are looked up once per name: by name, tree-sitter compares strings on every call.
+  static TSNode field(TSNode node, const char* name) {
+    thread_local std::unordered_map<std::string_view, TSFieldId> ids;  // the server checks on several threads
+    auto it = ids.find(name);
+    if (it == ids.end())
+      it = ids.emplace(name, ts_language_field_id_for_name(tree_sitter_shapescript(), name, static_cast<uint32_t>(std::strlen(name)))).first;
+    return it->second ? ts_node_child_by_field_id(node, it->second) : TSNode{};
+  }
+  static bool present(TSNode node) { return !ts_node_is_null(node) && !ts_node_is_missing(node); }
+
+  // Every named child that is not a comment and not an ERROR.
+  static std::vector<TSNode> children(TSNode node) {
+    std::vector<TSNode> result;
+    uint32_t count = ts_node_named_child_count(node);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(node, i);
+      std::string_view kind = type(child);
+      if (kind == "comment" || kind == "ERROR") continue;
+      result.push_back(child);
+    }
+    return result;
+  }
+
+  static std::vector<TSNode> field_all(TSNode node, const char* name) {
+    std::vector<TSNode> result;
+    TSTreeCursor cursor = ts_tree_cursor_new(node);
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+      do {
+        const char* field_name = ts_tree_cursor_current_field_name(&cursor);
+        if (field_name && std::strcmp(field_name, name) == 0) result.push_back(ts_tree_cursor_current_node(&cursor));
+      } while (ts_tree_cursor_goto_next_sibling(&cursor));
+    }
+    ts_tree_cursor_delete(&cursor);
+    return result;
+  }
+
+  void collect_errors(TSNode node) {
+    if (!ts_node_has_error(node)) return;
+    if (ts_node_is_missing(node)) {
+      program_.syntax_errors.push_back({span(node), true, std::string(type(node))});
+      return;
+    }
+    if (type(node) == "ERROR") {
+      program_.syntax_errors.push_back({span(node), false, {}});
+      return;
+    }
+    uint32_t count = ts_node_child_count(node);
+    for (uint32_t i = 0; i < count; ++i) collect_errors(ts_node_child(node, i));
+  }
+
+  // `##` lines directly above `node`, without the markers.
+  std::string doc_comment(TSNode node) const {
+    LineColumn start = file_.line_column(ts_node_start_byte(node));
+    std::vector<std::string> lines;
+    for (int64_t line = static_cast<int64_t>(start.line) - 1; line >= 0; --line) {
+      std::string_view text = file_.line_text(static_cast<uint32_t>(line));
+      size_t first = text.find_first_not_of(" \t");
+      if (first == std::string_view::npos || text.substr(first, 2) != "##") break;
+      std::string_view body = text.substr(first + 2);
+      if (!body.empty() && body.front() == ' ') body.remove_prefix(1);
+      lines.emplace_back(body);
+    }
+    std::string doc;
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) doc += (doc.empty() ? "" : "\n") + *it;
+    return doc;
+  }
+
+  static int64_t parse_integer(std::string_view text) {
+    int64_t value = 0;
+    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    return result.ec == std::errc() ? value : 0;
+  }
+
+  SizeNode lower_size(TSNode node) const {
+    SizeNode size;
+    size.span = span(node);
+    std::string_view kind = type(node);
+    if (!present(node) || kind == "ERROR") return size;
+    if (kind == "number") {
+      size.kind = SizeNode::Kind::number;
+      std::string t = text(node);
+      if (t.find_first_not_of("0123456789") != std::string::npos) return size;  // a float is no size
+      size.number = parse_integer(t);
+    } else if (kind == "identifier") {
+      size.kind = SizeNode::Kind::name;
+      size.name = text(node);
+    } else if (kind == "scaled_size") {
+      std::string t = text(node);
+      size_t digits = t.find_first_not_of("0123456789");
+      size.kind = SizeNode::Kind::scaled;
+      size.number = parse_integer(std::string_view(t).substr(0, digits));
+      size.name = t.substr(digits);
+    } else if (kind == "unknown_size") {
+      size.kind = SizeNode::Kind::unknown;
+      TSNode name = field(node, "name");
+      if (present(name)) size.name = text(name);
+    } else if (kind == "group_size") {
+      size.kind = SizeNode::Kind::group;
+      for (TSNode child : children(node)) size.children.push_back(lower_size(child));
+    } else if (kind == "binary_size") {
+      size.kind = SizeNode::Kind::binary;
+      TSNode op = field(node, "operator");
+      size.op = present(op) ? text(op)[0] : '*';
+      size.children.push_back(lower_size(field(node, "left")));
+      size.children.push_back(lower_size(field(node, "right")));
+    }
+    return size;
+  }
+
+  std::vector<SizeNode> lower_sizes(TSNode node) const {
+    std::vector<SizeNode> sizes;
+    if (!present(node)) return sizes;
+    for (TSNode child : children(node)) sizes.push_back(lower_size(child));
+    return sizes;
+  }
+
+  ElementTypeNode lower_element(TSNode node) const {
+    ElementTypeNode element;
+    element.span = span(node);
+    TSNode name = field(node, "name");
+    if (present(name)) {
+      element.name = text(name);
+      element.name_span = span(name);
+    }
+    TSNode bound = field(node, "bound");
+    if (present(bound)) element.bound = lower_size(bound);
+    TSNode over = field(node, "over");
+    if (present(over)) {
+      element.over = text(over);
+      element.over_span = span(over);
+    }
+    return element;
+  }
+
+  TypeNode lower_type(TSNode node) const {
+    TypeNode result;
+    result.span = span(node);
+    if (!present(node)) return result;
+    if (type(node) == "tensor_type") {
+      result.is_tensor = true;
+      TSNode axes = field(node, "axes");
+      result.axes = lower_sizes(axes);
+      if (present(axes)) result.axes_span = span(axes);
+      TSNode element = field(node, "element");
+      if (present(element)) result.element = lower_element(element);
+    } else if (type(node) == "element_type") {
+      result.element = lower_element(node);
+    }
+    return result;
+  }
+
+  AxisPattern lower_pattern(TSNode node) const {
+    AxisPattern pattern;
+    pattern.span = span(node);
+    for (TSNode input : field_all(node, "input")) pattern.inputs.push_back(lower_sizes(input));
+    pattern.output = lower_sizes(field(node, "output"));
+    return pattern;
+  }
+
+  ExprPtr error_expr(TSNode node) const {
+    auto expr = std::make_unique<Expr>();
+    expr->span = present(node) ? span(node) : Span{};
+    return expr;
+  }
+
+  std::vector<Argument> lower_arguments(TSNode list) const {
+    std::vector<Argument> arguments;
+    if (!present(list)) return arguments;
+    for (TSNode child : children(list)) {
+      Argument argument;
+      argument.span = span(child);
+      std::string_view kind = type(child);
+      if (kind == "keyword_argument") {
+        TSNode name = field(child, "name");
+        if (present(name)) {
+          argument.keyword = text(name);
+          argument.keyword_span = span(name);
+        }
+        argument.value = lower_expr(field(child, "value"));
+      } else if (kind == "axis_pattern") {
+        argument.pattern = lower_pattern(child);
+      } else {
+        argument.value = lower_expr(child);
+      }
+      arguments.push_back(std::move(argument));
+    }
+    return arguments;
+  }
+
+  ExprPtr lower_expr(TSNode node) const {
+    if (!present(node)) return error_expr(node);
+    std::string_view kind = type(node);
+    auto expr = std::make_unique<Expr>();
+    expr->span = span(node);
+    if (kind == "parenthesized_expression") {
+      std::vector<TSNode> inner = children(node);
+      if (inner.empty()) return expr;
+      ExprPtr value = lower_expr(inner[0]);
+      value->span = expr->span;
+      return value;
+    }
+    if (kind == "identifier") {
+      expr->kind = Expr::Kind::name;
+      expr->text = text(node);
+      expr->text_span = expr->span;
+    } else if (kind == "number") {
+      expr->kind = Expr::Kind::number;
+      std::string t = text(node);
+      expr->is_integer = t.find_first_not_of("0123456789") == std::string::npos;
+      try {
+        expr->number = std::stod(t);
+      } catch (...) {
+        expr->number = 0;
+      }
+    } else if (kind == "string") {
+      expr->kind = Expr::Kind::string;
+      std::string t = text(node);
+      expr->text = t.size() >= 2 ? t.substr(1, t.size() - 2) : t;
+    } else if (kind == "binary_expression") {
+      expr->kind = Expr::Kind::binary;
+      TSNode op = field(node, "operator");
+      expr->text = present(op) ? text(op) : "?";
+      expr->text_span = present(op) ? span(op) : expr->span;
+      expr->operands.push_back(lower_expr(field(node, "left")));
+      expr->operands.push_back(lower_expr(field(node, "right")));
+    } else if (kind == "unary_expression") {
+      expr->kind = Expr::Kind::unary;
+      TSNode op = field(node, "operator");
+      expr->text = present(op) ? text(op) : "-";
+      expr->operands.push_back(lower_expr(field(node, "operand")));
+    } else if (kind == "pipe_expression") {
+      // `x |> f(a)` is `f(x, a)` and `x |> f` is `f(x)`; the call keeps the piped flag for messages.
+      ExprPtr value = lower_expr(field(node, "value"));
+      TSNode function = field(node, "function");
+      ExprPtr call;
+      if (present(function) && type(function) == "call") {
+        call = lower_expr(function);
+      } else {
+        call = std::make_unique<Expr>();
+        call->kind = Expr::Kind::call;
+        call->span = present(function) ? span(function) : expr->span;
+        call->operands.push_back(lower_expr(function));
+      }
+      if (call->kind != Expr::Kind::call) return expr;
+      Argument first;
+      first.span = value->span;
+      first.value = std::move(value);
+      call->arguments.insert(call->arguments.begin(), std::move(first));
+      call->piped = true;
+      return call;
+    } else if (kind == "call") {
+      expr->kind = Expr::Kind::call;
+      expr->operands.push_back(lower_expr(field(node, "function")));
+      expr->arguments = lower_arguments(field(node, "arguments"));
+    } else if (kind == "attribute") {
+      expr->kind = Expr::Kind::attribute;
+      expr->operands.push_back(lower_expr(field(node, "object")));
+      TSNode name = field(node, "attribute");
+      if (present(name)) {
+        expr->text = text(name);
+        expr->text_span = span(name);
+      }
+    } else if (kind == "subscript") {
+      expr->kind = Expr::Kind::subscript;
+      expr->operands.push_back(lower_expr(field(node, "value")));
+      expr->index = lower_sizes(field(node, "index"));
+    } else if (kind == "lambda") {
+      expr->kind = Expr::Kind::lambda;
+      TSNode parameter = field(node, "parameter");
+      if (present(parameter)) {
+        expr->text = text(parameter);
+        expr->text_span = span(parameter);
+      }
+      expr->operands.push_back(lower_expr(field(node, "body")));
+    } else if (kind == "as_expression") {
+      expr->kind = Expr::Kind::as;
+      expr->operands.push_back(lower_expr(field(node, "value")));
+      expr->type = lower_type(field(node, "type"));
+    }
+    return expr;
+  }
+
+  std::unique_ptr<Block> lower_block(TSNode node) const {
+    auto block = std::make_unique<Block>();
+    if (!present(node)) return block;
+    block->span = span(node);
+    for (TSNode child : children(node)) block->statements.push_back(lower_statement(child));
+    return block;
+  }
+
+  Statement lower_statement(TSNode node) const {
+    Statement statement;
+    statement.span = span(node);
+    std::string_view kind = type(node);
+    if (kind == "assignment") {
+      statement.kind = Statement::Kind::assign;
+      TSNode targets = field(node, "targets");
+      if (present(targets))
+        for (TSNode target : children(targets)) statement.targets.emplace_back(text(target), span(target));
+      statement.value = lower_expr(field(node, "value"));
+    } else if (kind == "return_statement") {
+      statement.kind = Statement::Kind::return_;
+      statement.value = lower_expr(field(node, "value"));
+    } else if (kind == "for_statement") {
+      statement.kind = Statement::Kind::for_;
+      TSNode variable = field(node, "variable");
+      if (present(variable)) {
+        statement.variable = text(variable);
+        statement.variable_span = span(variable);
+      }
+      statement.value = lower_expr(field(node, "start"));
+      statement.end = lower_expr(field(node, "end"));
+      statement.body = lower_block(field(node, "body"));
+    } else if (kind == "if_statement") {
+      statement.kind = Statement::Kind::if_;
+      statement.branches.emplace_back(lower_expr(field(node, "condition")), lower_block(field(node, "body")));
+      for (TSNode clause : children(node)) {
+        if (type(clause) == "elif_clause")
+          statement.branches.emplace_back(lower_expr(field(clause, "condition")), lower_block(field(clause, "body")));
+        else if (type(clause) == "else_clause")
+          statement.body = lower_block(field(clause, "body"));
+      }
+    } else if (kind == "expression_statement") {
+      statement.kind = Statement::Kind::expression;
+      std::vector<TSNode> inner = children(node);
+      statement.value = inner.empty() ? error_expr(node) : lower_expr(inner[0]);
+    }
+    return statement;
+  }
+
+  std::vector<Parameter> lower_parameters(TSNode list) const {
+    std::vector<Parameter> parameters;
+    if (!present(list)) return parameters;
+    for (TSNode child : children(list)) {
+      if (type(child) != "parameter") continue;
+      Parameter parameter;
+      parameter.span = span(child);
+      TSNode name = field(child, "name");
+      if (present(name)) {
+        parameter.name = text(name);
+        parameter.name_span = span(name);
+      }
+      parameter.type = lower_type(field(child, "type"));
+      parameters.push_back(std::move(parameter));
+    }
+    return parameters;
+  }
+
+  std::optional<Item> lower_item(TSNode node) const {
+    std::string_view kind = type(node);
+    Item item;
+    item.span = span(node);
+    TSNode name = field(node, "name");
+    if (present(name)) {
+      item.name = text(name);
+      item.name_span = span(name);
+    }
+    item.doc = doc_comment(node);
+    if (kind == "dim_item") {
+      item.kind = Item::Kind::dim;
+      TSNode value = field(node, "value");
+      if (present(value)) item.dim_value = lower_size(value);
+    } else if (kind == "python_import") {
+      item.kind = Item::Kind::python_import;
+      TSNode module = field(node, "module");
+      if (!present(module)) return std::nullopt;
+      item.name = text(module);
+      item.name_span = span(module);
+    } else if (kind == "extern_fn") {
+      item.kind = Item::Kind::extern_fn;
+      item.parameters = lower_parameters(field(node, "parameters"));
+      TSNode result = field(node, "result");
+      if (present(result)) item.result = lower_type(result);
+      TSNode target = field(node, "target");
+      if (present(target)) {
+        std::string t = text(target);
+        item.extern_target = t.size() >= 2 ? t.substr(1, t.size() - 2) : t;
+        item.extern_target_span = span(target);
+      }
+    } else if (kind == "function") {
+      item.kind = Item::Kind::function;
+      TSNode exported = field(node, "export");
+      if (present(exported)) {
+        item.exported = true;
+        item.export_span = span(exported);
+      }
+      item.parameters = lower_parameters(field(node, "parameters"));
+      TSNode result = field(node, "result");
+      if (present(result)) item.result = lower_type(result);
+      item.body = lower_block(field(node, "body"));
+    } else if (kind == "model") {
+      item.kind = Item::Kind::model;
+      TSNode body = field(node, "body");
+      if (present(body)) {
+        for (TSNode child : children(body)) {
+          if (type(child) != "param_decl") continue;
+          Item::Param param;
+          param.span = span(child);
+          param.doc = doc_comment(child);
+          TSNode param_name = field(child, "name");
+          if (present(param_name)) {
+            param.name = text(param_name);
+            param.name_span = span(param_name);
+          }
+          param.type = lower_type(field(child, "type"));
+          TSNode init = field(child, "init");
+          if (present(init)) param.init = lower_expr(init);
+          item.params.push_back(std::move(param));
+        }
+      }
+    } else {
+      return std::nullopt;
+    }
+    if (item.name.empty()) return std::nullopt;  // too broken to name: its errors are reported anyway
+    return item;
+  }
+};
+
+}  // namespace
+
+Program lower_tree(const SourceFile& file, const SyntaxTree& tree) {
+  Program program;
+  if (!tree.get()) return program;
+  Lowering(file, program).source_file(ts_tree_root_node(tree.get()));
+  return program;
+}
+
+Program parse_program(const SourceFile& file) {
+  SyntaxTree tree = parse_source(file.text());
+  return lower_tree(file, tree);
+}
+
+}  // namespace ss

@@ -782,9 +782,11 @@ class HfGenerator : public PythonWriter {
                 "                use_cache=None, cache=None, past_key_values=None, logits_to_keep=0, return_dict=None, **kwargs):\n";
     // A key-value cache is sound only when nothing but attention works across positions: what
     // the serving rules (E33xx, reported in `a_.diagnostics` when the caller enables them) prove.
+    // E3306 is about one engine's kernels, not about what the model computes.
     bool servable = not_servable_.empty() && layer_attention == 1 &&
-                    std::none_of(a_.diagnostics.begin(), a_.diagnostics.end(),
-                                 [](const Diagnostic& d) { return info(d.code).code.starts_with("E33"); });
+                    std::none_of(a_.diagnostics.begin(), a_.diagnostics.end(), [](const Diagnostic& d) {
+                      return info(d.code).code.starts_with("E33") && d.code != DiagnosticCode::E3306;
+                    });
     if (servable) {
       modeling << "        cache = cache if cache is not None else past_key_values  # transformers 5.24 renamed it `cache`\n";
       modeling << "        if use_cache and cache is None:\n";

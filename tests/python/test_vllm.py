@@ -12,6 +12,7 @@ their head size of 16 (E3306), so they get 2 heads of 32.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -149,7 +150,7 @@ class Case:
         model.load_state_dict(state.get("state_dict", state))
         ids = torch.tensor([ids])
         args = [model, ids]
-        if len(__import__("inspect").signature(module.forward).parameters) == 3:
+        if len(inspect.signature(module.forward).parameters) == 3:
             args.append(torch.arange(ids.shape[1])[None])
         with torch.no_grad():
             return module.forward(*args)[0]

@@ -56,8 +56,8 @@ struct ProcessResult {
   std::string start_error;
 };
 
-// Runs argv, collecting stdout and stderr; stderr is echoed as it arrives when `echo_stderr`.
-ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr) {
+// Runs argv, collecting stdout and stderr, each echoed to stderr as it arrives when asked to.
+ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout, bool echo_stderr) {
   ProcessResult result;
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
@@ -103,7 +103,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr
         continue;
       }
       (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-      if (i == 1 && echo_stderr) std::cerr.write(buffer, n).flush();
+      if (i == 0 ? echo_stdout : echo_stderr) std::cerr.write(buffer, n).flush();
     }
   }
   int status = 0;
@@ -115,20 +115,31 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr
 // Rust's ExitStatus wording, which the book prints: "exit status: 1", "signal: 9 (SIGKILL)".
 std::string describe_status(int status) {
   if (status >= 0) return "exit status: " + std::to_string(status);
-  return "signal: " + std::to_string(-status) + " (" + std::string(sigabbrev_np(-status) ? sigabbrev_np(-status) : "?") + ")";
+  const char* name = sigabbrev_np(-status);  // "KILL": Rust says SIGKILL
+  return "signal: " + std::to_string(-status) + " (" + (name ? "SIG" + std::string(name) : std::string("?")) + ")";
 }
 
+// What a runtime script ran to: its output, and the reply it wrote (run_runtime's `reply`).
+struct RuntimeResult {
+  ProcessResult process;
+  nlohmann::json reply;
+};
+
 // Runs one of the embedded runtime's scripts on `spec` with the chosen Python, in a temporary
-// folder. On failure it prints the runtime's `error:` lines (all its output with --verbose) and
-// `failed` + "`python` exited with ...", the book's closing line, and returns nothing.
-std::optional<ProcessResult> run_runtime(const std::string& script, const nlohmann::json& spec, const ExportOptions& options,
-                                         const std::string& failed, bool live = false, int* exit_status = nullptr) {
+// folder. With `reply`, the script writes its answer (JSON) to the file the spec's `reply` names:
+// its stdout is the user program's as much as the runtime's, so nothing is parsed from it. On
+// failure it prints the runtime's `error:` lines (all its output with --verbose) and `failed` +
+// "`python` exited with ...", the book's closing line, and returns nothing.
+std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::json spec, const ExportOptions& options,
+                                         const std::string& failed, bool reply, bool live = false, int* exit_status = nullptr) {
   TemporaryDirectory work;
   if (work.path.empty()) {
     std::cerr << failed << "can't create a temporary folder: " << std::strerror(errno) << "\n";
     return std::nullopt;
   }
   for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
+  const std::filesystem::path reply_path = work.path / "reply.json";
+  if (reply) spec["reply"] = reply_path.string();
   std::ofstream(work.path / "spec.json") << spec.dump(2);
   std::string python = choose_python(options.python);
   std::vector<std::string> argv = {python, "-I", (work.path / script).string(), (work.path / "spec.json").string()};
@@ -137,18 +148,19 @@ std::optional<ProcessResult> run_runtime(const std::string& script, const nlohma
   struct sigaction ignore {}, previous {};
   ignore.sa_handler = SIG_IGN;
   if (live) sigaction(SIGINT, &ignore, &previous);
-  ProcessResult result = run_process(argv, options.verbose || live);
+  // A live program's stdout is printed when it ends; with --verbose an export shows a program's prints too.
+  ProcessResult process = run_process(argv, options.verbose && !live, options.verbose || live);
   if (live) sigaction(SIGINT, &previous, nullptr);
-  if (exit_status) *exit_status = result.status;
-  if (!result.started) {
-    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
+  if (exit_status) *exit_status = process.status;
+  if (!process.started) {
+    std::cerr << failed << "can't run `" << python << "`: " << process.start_error << "\n";
     return std::nullopt;
   }
-  if (result.status != 0) {
-    if (live && result.status == 130) return std::nullopt;  // interrupted: the runtime said what it saved
+  if (process.status != 0) {
+    if (live && process.status == 130) return std::nullopt;  // interrupted: the runtime said what it saved
     if (!options.verbose && !live) {
       // The runtime's own `error:` lines say why; the traceback only with --verbose.
-      std::istringstream lines(result.err);
+      std::istringstream lines(process.err);
       std::string line;
       bool any = false;
       while (std::getline(lines, line))
@@ -156,10 +168,19 @@ std::optional<ProcessResult> run_runtime(const std::string& script, const nlohma
           std::cerr << line << "\n";
           any = true;
         }
-      if (!any) std::cerr << result.err;
+      if (!any) std::cerr << process.err;
     }
-    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
+    std::cerr << failed << "`" << python << "` exited with " << describe_status(process.status) << "\n";
     return std::nullopt;
+  }
+  RuntimeResult result{std::move(process), nullptr};
+  if (reply) {
+    std::ifstream in(reply_path);
+    if (in) result.reply = nlohmann::json::parse(in, nullptr, false);
+    if (!result.reply.is_object()) {  // not there, or not whole
+      std::cerr << failed << "`" << python << "` exited with " << describe_status(0) << " without writing its reply\n";
+      return std::nullopt;
+    }
   }
   return result;
 }
@@ -303,7 +324,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
                          {"vocab", model.vocab}};
-  auto result = run_runtime("hf.py", spec, options, "error: writing `" + options.hf + "` failed: ");
+  auto result = run_runtime("hf.py", spec, options, "error: writing `" + options.hf + "` failed: ", false);
   if (!result) return 1;
   for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
   std::cout << "wrote " << options.hf << ": ";
@@ -373,10 +394,10 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"weights_name", options.weights},
                          {"tokenizer", absolute_or_null(options.tokenizer)},
                          {"tokenizer_name", options.tokenizer}};
-  auto result = run_runtime("gguf_export.py", spec, options, failed);
+  auto result = run_runtime("gguf_export.py", spec, options, failed, true);
   if (!result) return 1;
   try {
-    nlohmann::json reply = nlohmann::json::parse(result->out.substr(result->out.find('{')));
+    const nlohmann::json& reply = result->reply;
     std::cout << "wrote " << options.gguf << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
               << reply.at("blocks").get<int64_t>() << " blocks of " << reply.at("heads").get<int64_t>() << " heads, vocabulary of "
               << reply.at("vocab").get<int64_t>() << ", " << reply.at("tensors").get<int64_t>() << " tensors, "
@@ -419,9 +440,9 @@ int run_program(const RunOptions& run) {
   options.python = run.python;
   options.verbose = run.verbose;
   std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python) << "\n";
-  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", true, &status);
+  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", false, true, &status);
   if (!result) return status == 130 ? 130 : 1;
-  std::cout << result->out;
+  std::cout << result->process.out;
   return 0;
 }
 
@@ -469,12 +490,11 @@ int run_export(const ExportOptions& options) {
   nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format, options.weights);
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
             << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
-  auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ");
+  auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ", true);
   if (!result) return 1;
   std::string dynamic;
   try {
-    nlohmann::json reply = nlohmann::json::parse(result->out.substr(result->out.find('{')));
-    for (auto& [input, axes] : reply.at("dynamic").items())
+    for (auto& [input, axes] : result->reply.at("dynamic").items())
       for (auto& [axis, how] : axes.items()) dynamic += (dynamic.empty() ? "" : ", ") + input + "[" + axis + "] = " + how.get<std::string>();
   } catch (const std::exception&) {
     dynamic = "?";

@@ -64,6 +64,11 @@ def fresh_python(folder: Path, lend_packages: bool = False, modules: dict[str, s
     return str(python)
 
 
+# A package that prints, as some greet when imported and say goodbye as Python exits: a program
+# that imports it (`import python loud`) prints on stdout, a brace first.
+LOUD_PACKAGE = {"loud.py": 'import atexit\nprint({"loud": "hello"})\natexit.register(print, "{loud: goodbye}")\n'}
+
+
 def place(folder: Path, source: Path | str, name: str | None = None) -> Path:
     """Puts a program into `folder` as NAME (default: the file's own name, or model.ss for text)."""
     path = folder / (name or (source.name if isinstance(source, Path) else "model.ss"))

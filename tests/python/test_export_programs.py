@@ -29,7 +29,7 @@ from typing import Callable
 import pytest
 import torch
 
-from conftest import EXAMPLES, PROGRAMS, PYTHON, chapter_block, chapter_refusal, export_pt2 as export, fresh_python, place, run_fresh
+from conftest import EXAMPLES, LOUD_PACKAGE, PROGRAMS, PYTHON, chapter_block, chapter_refusal, export_pt2 as export, fresh_python, place, run_fresh
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,3 +407,23 @@ def test_missing_torch_names_the_python(tmp_path):
     assert re.fullmatch(rf"error: exporting `patchify` failed: `{re.escape(python)}` exited with exit status: \d+", lines[-1])
     assert not (tmp_path / "patchify.pt2").exists()
 
+
+def test_a_program_that_prints_exports_as_one_that_does_not(tmp_path):
+    python = fresh_python(tmp_path, lend_packages=True, modules=LOUD_PACKAGE)  # prints on stdout, where the reply once was
+    source = place(tmp_path, "import python loud\n\n" + (EXAMPLES / "patches.ss").read_text(), "patches.ss")
+    result = export(source, tmp_path / "patchify.pt2", python=python)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"wrote {tmp_path / 'patchify.pt2'}: `patchify`, dynamic img[0] = b, img[2] = 16*gh, img[3] = 16*gw\n"
+
+
+@pytest.mark.parametrize("ending", ["import os\nos._exit(0)\n", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"],
+                         ids=["exits_0", "killed"])
+def test_a_runtime_that_ends_before_its_reply_is_a_failed_export(tmp_path, ending):
+    python = fresh_python(tmp_path, lend_packages=True, modules={"ends.py": ending})
+    source = place(tmp_path, "import python ends\n\n" + (EXAMPLES / "patches.ss").read_text(), "patches.ss")
+    result = export(source, tmp_path / "patchify.pt2", python=python)
+    assert result.returncode == 1, result.stdout
+    assert result.stdout == ""
+    assert re.fullmatch(rf"error: exporting `patchify` failed: `{re.escape(python)}` exited with (exit status: 0 without writing its reply"
+                        r"|signal: 9 \(SIGKILL\))", result.stderr.splitlines()[-1]), result.stderr
+    assert not (tmp_path / "patchify.pt2").exists()

@@ -23,7 +23,7 @@ import pytest
 import torch
 
 
-from conftest import EXAMPLES, ROOT as REPO, cli, free_port, model_class, place, unit_scale_weights
+from conftest import EXAMPLES, LOUD_PACKAGE, ROOT as REPO, cli, free_port, fresh_python, model_class, place, unit_scale_weights
 
 sys.path.insert(0, str(REPO / "python"))
 from shapescript.runtime import gguf_export  # noqa: E402  (the runtime's reference and permutation)
@@ -319,3 +319,12 @@ def test_exercise_4_llama_server_answers_a_completion(tmp_path):
     assert answer["tokens"] == ids[len(prompt):], answer
     assert answer["content"] == "".join(f" {t}" for t in ids[len(prompt):])
 
+
+def test_a_program_that_prints_exports_as_one_that_does_not(tmp_path):
+    python = fresh_python(tmp_path, lend_packages=True, modules=LOUD_PACKAGE)
+    quiet, _ = export(tmp_path, LLAMA, name="quiet")
+    result, out = export(tmp_path, "import python loud\n\n" + LLAMA, "--python", python)
+    assert result.returncode == 0, result.stderr
+    assert quiet.returncode == 0, quiet.stderr
+    assert result.stdout == quiet.stdout.replace("quiet.gguf", "model.gguf")
+    assert out.exists()

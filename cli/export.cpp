@@ -57,7 +57,10 @@ struct ProcessResult {
 };
 
 // Runs argv, collecting stdout and stderr, each echoed to stderr as it arrives when asked to.
-ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout, bool echo_stderr) {
+// `held_sigint`: the child starts with SIGINT's default action, whatever this process has set (it
+// ignores SIGINT while a live child handles Ctrl-C), and with SIGINT blocked, so that a Ctrl-C while
+// Python starts waits until the runtime unblocks it, ready to stop cleanly (train.py's main).
+ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout, bool echo_stderr, bool held_sigint) {
   ProcessResult result;
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
@@ -70,11 +73,22 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
   posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (held_sigint) {
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes, &sigint);
+    posix_spawnattr_setsigmask(&attributes, &sigint);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -107,7 +121,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout
     }
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   return result;
 }
@@ -144,20 +159,28 @@ std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::js
   std::string python = choose_python(options.python);
   std::vector<std::string> argv = {python, "-I", (work.path / script).string(), (work.path / "spec.json").string()};
   if (options.verbose) argv.push_back("--verbose");
-  // Live: the program's progress as it goes, and Ctrl-C is the child's to handle (it saves first).
+  // Live: the program's progress as it goes, and Ctrl-C is the child's to handle (it saves first);
+  // the terminal sends it to the whole process group, so this process only waits. The child gets
+  // SIGINT held for it from its first instruction (run_process), unless SIGINT was already ignored
+  // here (a background job's), which it then inherits.
   struct sigaction ignore {}, previous {};
   ignore.sa_handler = SIG_IGN;
   if (live) sigaction(SIGINT, &ignore, &previous);
   // A live program's stdout is printed when it ends; with --verbose an export shows a program's prints too.
-  ProcessResult process = run_process(argv, options.verbose && !live, options.verbose || live);
+  ProcessResult process = run_process(argv, options.verbose && !live, options.verbose || live, live && previous.sa_handler != SIG_IGN);
   if (live) sigaction(SIGINT, &previous, nullptr);
   if (exit_status) *exit_status = process.status;
   if (!process.started) {
     std::cerr << failed << "can't run `" << python << "`: " << process.start_error << "\n";
     return std::nullopt;
   }
+  if (live && (process.status == 130 || process.status == -SIGINT)) {
+    // Interrupted: the runtime said what it saved, unless SIGINT ended it before it could say anything.
+    if (process.status == -SIGINT) std::cerr << "interrupted before `" << spec.value("function", "main") << "` started: nothing was saved\n";
+    if (exit_status) *exit_status = 130;
+    return std::nullopt;
+  }
   if (process.status != 0) {
-    if (live && process.status == 130) return std::nullopt;  // interrupted: the runtime said what it saved
     if (!options.verbose && !live) {
       // The runtime's own `error:` lines say why; the traceback only with --verbose.
       std::istringstream lines(process.err);

@@ -129,3 +129,23 @@ def test_the_trained_model_served_from_its_folder_writes_like_its_training_text(
     letters = sum(1 for t in out if chr(t).isalpha() or t == ord(" ")) / len(out) if all(t < 256 for t in out) else 0
     assert in_text > 0.95 and letters > 0.6, bytes(t for t in out if t < 256)
 
+
+def test_ctrl_c_while_it_starts_stops_at_once_and_writes_nothing(tmp_path):
+    program(tmp_path, steps=100_000)  # hours of training, were Ctrl-C lost
+    process = start_run(tmp_path)
+    try:
+        assert process.stderr.readline().startswith("running `main` of train_tiny.ss with ")  # said just before Python starts
+        time.sleep(0.2)  # Python has started; importing torch takes longer than this
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the foreground process group
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert took < 10, f"Ctrl-C took {took:.1f} s to stop it"
+    assert stderr.splitlines()[-1] == "interrupted before `main` started: nothing was saved", stderr
+    assert "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train_tiny.ss"]  # no checkpoint, no log, nothing partial

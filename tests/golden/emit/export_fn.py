@@ -2,7 +2,7 @@
 import torch
 import einops
 
-D = 768
+D = 4
 
 
 def _check_shape(x, sizes, written):
@@ -14,14 +14,6 @@ def _check_shape(x, sizes, written):
     return x
 
 
-def patchify(img):
-    """export_fn.ss: export fn patchify(img: [b 3 16gh 16gw]) -> [b (gh gw) D]
-
-    Splits each image into 16×16 patches."""
-    # export_fn.ss:6: return img |> rearrange(b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c))
-    return einops.rearrange(img, "b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c)", p1=16, p2=16)
-
-
 def rows(img):
     """export_fn.ss: export fn rows(img: [b D 2gh 2gw]) -> [b (gh gw) 4*D]
 
@@ -29,15 +21,15 @@ def rows(img):
     b = img.shape[0]
     gh = img.shape[2] // 2
     gw = img.shape[3] // 2
-    # export_fn.ss:10: r = img |> rearrange(b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c))
+    # export_fn.ss:6: r = img |> rearrange(b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c))
     r = einops.rearrange(img, "b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c)", p1=2, p2=2)
-    # export_fn.ss:11: return r as [b (gh gw) 4*D]
-    return _check_shape(r, (b, gh * gw, 3072), "[b (gh gw) 4*D]")
+    # export_fn.ss:7: return r as [b (gh gw) 4*D]
+    return _check_shape(r, (b, gh * gw, 16), "[b (gh gw) 4*D]")
 
 
 def positive_positions(x):
     """export_fn.ss: export fn positive_positions(x: [n]) -> [?k 1] Int
 
     The positions of the positive entries."""
-    # export_fn.ss:17: return nonzero(x > 0.0)
+    # export_fn.ss:13: return nonzero(x > 0.0)
     return torch.nonzero(x > 0.0)

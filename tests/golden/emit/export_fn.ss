@@ -1,9 +1,5 @@
-# An export fn with derived dims (16gh), einops rearrange, an `as` assertion and a data-dependent size.
-dim D = 768
-
-## Splits each image into 16×16 patches.
-export fn patchify(img: [b 3 16gh 16gw]) -> [b (gh gw) D]:
-    return img |> rearrange(b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c))
+# An export fn with an `as` assertion on derived dims, and a data-dependent size (examples/patches.ss is the other).
+dim D = 4
 
 ## Patches of 2×2, asserted to be gh*gw rows.
 export fn rows(img: [b D 2gh 2gw]) -> [b (gh gw) 4*D]:

@@ -9,8 +9,9 @@ to the command line (e.g. `# check: --serving error` for the serving rules).
 emit: each test is a `.ss` file under tests/golden/emit/ with the code generated from it beside
 it: `NAME.py`, the PyTorch module (what `shapescript.compile` and `export` run), and for a file
 whose first line is `# emit: --hf FN`, `NAME.hf_modeling.py` and `NAME.hf_configuration.py`, the
-Hugging Face folder's code with FN as the forward. The examples in EXAMPLES below are tests too,
-read where they are (examples/), their code kept under tests/golden/emit/examples/. Every
+Hugging Face folder's code with FN as the forward. The programs in ELSEWHERE below are tests too,
+read where they are (examples/, tests/python/programs/), their code kept under
+tests/golden/emit/examples/ and tests/golden/emit/programs/. Every
 generated file must parse as Python. A code generator change is then a diff to review: refresh
 with --update and read `git diff`.
 
@@ -34,16 +35,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CHECK_DIR = os.path.join(HERE, "check")
 EMIT_DIR = os.path.join(HERE, "emit")
-EXAMPLES_DIR = os.path.join(ROOT, "examples")
-# The examples whose generated code is kept, and the function written as a Hugging Face forward
-# (None: the PyTorch module only). Together with emit/*.ss they cover every kind of program.
-EXAMPLES = {
-    "patches.ss": None,         # an export fn with derived dims, einops rearrange
-    "tiny.ss": "forward",       # attention by hand: a model vLLM can't serve
-    "tiny_sdpa.ss": "forward",  # scaled_dot_product_attention: a servable language model
-    "llama.ss": "forward",      # a block loop, rotary embeddings, RMSNorm, SwiGLU
-    "gpt2.ss": "forward",       # learned positions, layer_norm, GELU
-    "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
+# Programs kept where they are whose generated code is kept too: folder -> {file: the function
+# written as a Hugging Face forward, or None for the PyTorch module only}. Together they cover
+# every kind of program the code generators write.
+ELSEWHERE = {
+    "examples": {
+        "patches.ss": None,         # an export fn with derived dims, einops rearrange
+        "tiny.ss": "forward",       # attention by hand: a model vLLM can't serve
+        "tiny_sdpa.ss": "forward",  # scaled_dot_product_attention: a servable language model
+        "llama.ss": "forward",      # a block loop, rotary embeddings, RMSNorm, SwiGLU
+        "gpt2.ss": "forward",       # learned positions, layer_norm, GELU
+        "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
+    },
+    "tests/python/programs": {
+        "as_assert.ss": None,       # an `as` assertion on derived dims
+        "nonzero.ss": None,         # a data-dependent size (?k)
+        "cond_if.ss": None,         # `if` on a value: torch.cond
+        "if_elif.ss": None,         # if/elif on Bool inputs: nested torch.cond
+        "while_for.ss": None,       # `for` over a dynamic size: torch.while_loop
+        "unrolled_for.ss": None,    # `for` over a dim: unrolled
+        "map_axis.ss": None,        # map over an axis: torch.vmap
+        "map_positions.ss": None,   # map over sizes
+    },
 }
 
 
@@ -107,12 +120,15 @@ def emit_tests(tool, name_filter):
     for name in sorted(f for f in os.listdir(EMIT_DIR) if f.endswith(".ss") and name_filter in f):
         hf = first_line_arguments(os.path.join(EMIT_DIR, name), "# emit:")
         tests.append((name, emit_outputs(tool, EMIT_DIR, name, EMIT_DIR, hf[1] if hf[:1] == ["--hf"] and len(hf) == 2 else None)))
-    golden_dir = os.path.join(EMIT_DIR, "examples")
-    os.makedirs(golden_dir, exist_ok=True)
-    for name, hf_function in sorted(EXAMPLES.items()):
-        if name_filter in name:
-            tests.append(("examples/" + name, emit_outputs(tool, EXAMPLES_DIR, name, golden_dir, hf_function)))
-    return tests, [EMIT_DIR, golden_dir]
+    golden_dirs = [EMIT_DIR]
+    for folder, programs in ELSEWHERE.items():
+        golden_dir = os.path.join(EMIT_DIR, os.path.basename(folder))
+        os.makedirs(golden_dir, exist_ok=True)
+        golden_dirs.append(golden_dir)
+        for name, hf_function in sorted(programs.items()):
+            if name_filter in name:
+                tests.append((folder + "/" + name, emit_outputs(tool, os.path.join(ROOT, folder), name, golden_dir, hf_function)))
+    return tests, golden_dirs
 
 
 SUITES = {"check": check_tests, "emit": emit_tests}

@@ -58,8 +58,11 @@ struct ProcessResult {
   std::string start_error;
 };
 
-// Runs argv, collecting stdout and stderr; stderr is echoed as it arrives when `echo_stderr`.
-ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr) {
+// Runs argv, collecting stdout and stderr, each echoed to stderr as it arrives when asked to.
+// `held_sigint`: the child starts with SIGINT's default action, whatever this process has set (it
+// ignores SIGINT while a live child handles Ctrl-C), and with SIGINT blocked, so that a Ctrl-C while
+// Python starts waits until the runtime unblocks it, ready to stop cleanly (train.py's main).
+ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout, bool echo_stderr, bool held_sigint) {
   ProcessResult result;
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
@@ -72,11 +75,22 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
   posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (held_sigint) {
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes, &sigint);
+    posix_spawnattr_setsigmask(&attributes, &sigint);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -105,11 +119,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr
         continue;
       }
       (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-      if (i == 1 && echo_stderr) std::cerr.write(buffer, n).flush();
+      if (i == 0 ? echo_stdout : echo_stderr) std::cerr.write(buffer, n).flush();
     }
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   return result;
 }
@@ -117,40 +132,60 @@ ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stderr
 // Rust's ExitStatus wording, which the book prints: "exit status: 1", "signal: 9 (SIGKILL)".
 std::string describe_status(int status) {
   if (status >= 0) return "exit status: " + std::to_string(status);
-  return "signal: " + std::to_string(-status) + " (" + std::string(sigabbrev_np(-status) ? sigabbrev_np(-status) : "?") + ")";
+  const char* name = sigabbrev_np(-status);  // "KILL": Rust says SIGKILL
+  return "signal: " + std::to_string(-status) + " (" + (name ? "SIG" + std::string(name) : std::string("?")) + ")";
 }
 
+// What a runtime script ran to: its output, and the reply it wrote (run_runtime's `reply`).
+struct RuntimeResult {
+  ProcessResult process;
+  nlohmann::json reply;
+};
+
 // Runs one of the embedded runtime's scripts on `spec` with the chosen Python, in a temporary
-// folder. On failure it prints the runtime's `error:` lines (all its output with --verbose) and
-// `failed` + "`python` exited with ...", the book's closing line, and returns nothing.
-std::optional<ProcessResult> run_runtime(const std::string& script, const nlohmann::json& spec, const ExportOptions& options,
-                                         const std::string& failed, bool live = false, int* exit_status = nullptr) {
+// folder. With `reply`, the script writes its answer (JSON) to the file the spec's `reply` names:
+// its stdout is the user program's as much as the runtime's, so nothing is parsed from it. On
+// failure it prints the runtime's `error:` lines (all its output with --verbose) and `failed` +
+// "`python` exited with ...", the book's closing line, and returns nothing.
+std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::json spec, const ExportOptions& options,
+                                         const std::string& failed, bool reply, bool live = false, int* exit_status = nullptr) {
   TemporaryDirectory work;
   if (work.path.empty()) {
     std::cerr << failed << "can't create a temporary folder: " << std::strerror(errno) << "\n";
     return std::nullopt;
   }
   for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
+  const std::filesystem::path reply_path = work.path / "reply.json";
+  if (reply) spec["reply"] = reply_path.string();
   std::ofstream(work.path / "spec.json") << spec.dump(2);
   std::string python = choose_python(options.python);
   std::vector<std::string> argv = {python, "-I", (work.path / script).string(), (work.path / "spec.json").string()};
   if (options.verbose) argv.push_back("--verbose");
-  // Live: the program's progress as it goes, and Ctrl-C is the child's to handle (it saves first).
+  // Live: the program's progress as it goes, and Ctrl-C is the child's to handle (it saves first);
+  // the terminal sends it to the whole process group, so this process only waits. The child gets
+  // SIGINT held for it from its first instruction (run_process), unless SIGINT was already ignored
+  // here (a background job's), which it then inherits.
   struct sigaction ignore {}, previous {};
   ignore.sa_handler = SIG_IGN;
   if (live) sigaction(SIGINT, &ignore, &previous);
-  ProcessResult result = run_process(argv, options.verbose || live);
+  // A live program's stdout is printed when it ends; with --verbose an export shows a program's prints too.
+  ProcessResult process = run_process(argv, options.verbose && !live, options.verbose || live, live && previous.sa_handler != SIG_IGN);
   if (live) sigaction(SIGINT, &previous, nullptr);
-  if (exit_status) *exit_status = result.status;
-  if (!result.started) {
-    std::cerr << failed << "can't run `" << python << "`: " << result.start_error << "\n";
+  if (exit_status) *exit_status = process.status;
+  if (!process.started) {
+    std::cerr << failed << "can't run `" << python << "`: " << process.start_error << "\n";
     return std::nullopt;
   }
-  if (result.status != 0) {
-    if (live && result.status == 130) return std::nullopt;  // interrupted: the runtime said what it saved
+  if (live && (process.status == 130 || process.status == -SIGINT)) {
+    // Interrupted: the runtime said what it saved, unless SIGINT ended it before it could say anything.
+    if (process.status == -SIGINT) std::cerr << "interrupted before `" << spec.value("function", "main") << "` started: nothing was saved\n";
+    if (exit_status) *exit_status = 130;
+    return std::nullopt;
+  }
+  if (process.status != 0) {
     if (!options.verbose && !live) {
       // The runtime's own `error:` lines say why; the traceback only with --verbose.
-      std::istringstream lines(result.err);
+      std::istringstream lines(process.err);
       std::string line;
       bool any = false;
       while (std::getline(lines, line))
@@ -158,10 +193,19 @@ std::optional<ProcessResult> run_runtime(const std::string& script, const nlohma
           std::cerr << line << "\n";
           any = true;
         }
-      if (!any) std::cerr << result.err;
+      if (!any) std::cerr << process.err;
     }
-    std::cerr << failed << "`" << python << "` exited with " << describe_status(result.status) << "\n";
+    std::cerr << failed << "`" << python << "` exited with " << describe_status(process.status) << "\n";
     return std::nullopt;
+  }
+  RuntimeResult result{std::move(process), nullptr};
+  if (reply) {
+    std::ifstream in(reply_path);
+    if (in) result.reply = nlohmann::json::parse(in, nullptr, false);
+    if (!result.reply.is_object()) {  // not there, or not whole
+      std::cerr << failed << "`" << python << "` exited with " << describe_status(0) << " without writing its reply\n";
+      return std::nullopt;
+    }
   }
   return result;
 }
@@ -305,7 +349,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
                          {"vocab", model.vocab}};
-  auto result = run_runtime("hf.py", spec, options, "error: writing `" + options.hf + "` failed: ");
+  auto result = run_runtime("hf.py", spec, options, "error: writing `" + options.hf + "` failed: ", false);
   if (!result) return 1;
   for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
   std::cout << "wrote " << options.hf << ": ";
@@ -371,10 +415,10 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"weights_name", options.weights},
                          {"tokenizer", absolute_or_null(options.tokenizer)},
                          {"tokenizer_name", options.tokenizer}};
-  auto result = run_runtime("gguf_export.py", spec, options, failed);
+  auto result = run_runtime("gguf_export.py", spec, options, failed, true);
   if (!result) return 1;
   try {
-    nlohmann::json reply = nlohmann::json::parse(result->out.substr(result->out.find('{')));
+    const nlohmann::json& reply = result->reply;
     std::cout << "wrote " << options.gguf << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
               << reply.at("blocks").get<int64_t>() << " blocks of " << reply.at("heads").get<int64_t>() << " heads, vocabulary of "
               << reply.at("vocab").get<int64_t>() << ", " << reply.at("tensors").get<int64_t>() << " tensors, "
@@ -417,9 +461,9 @@ int run_program(const RunOptions& run) {
   options.python = run.python;
   options.verbose = run.verbose;
   std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python) << "\n";
-  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", true, &status);
+  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", false, true, &status);
   if (!result) return status == 130 ? 130 : 1;
-  std::cout << result->out;
+  std::cout << result->process.out;
   return 0;
 }
 
@@ -467,12 +511,11 @@ int run_export(const ExportOptions& options) {
   nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format, options.weights);
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
             << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
-  auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ");
+  auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ", true);
   if (!result) return 1;
   std::string dynamic;
   try {
-    nlohmann::json reply = nlohmann::json::parse(result->out.substr(result->out.find('{')));
-    for (auto& [input, axes] : reply.at("dynamic").items())
+    for (auto& [input, axes] : result->reply.at("dynamic").items())
       for (auto& [axis, how] : axes.items()) dynamic += (dynamic.empty() ? "" : ", ") + input + "[" + axis + "] = " + how.get<std::string>();
   } catch (const std::exception&) {
     dynamic = "?";

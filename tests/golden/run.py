@@ -9,8 +9,11 @@ to the command line (e.g. `# check: --serving error` for the serving rules).
 emit: each test is a `.ss` file under tests/golden/emit/ with the code generated from it beside
 it: `NAME.py`, the PyTorch module (what `shapescript.compile` and `export` run), and for a file
 whose first line is `# emit: --hf FN`, `NAME.hf_modeling.py` and `NAME.hf_configuration.py`, the
-Hugging Face folder's code with FN as the forward. Every generated file must parse as Python.
-A code generator change is then a diff to review: refresh with --update and read `git diff`.
+Hugging Face folder's code with FN as the forward. The programs in ELSEWHERE below are tests too,
+read where they are (examples/, tests/python/programs/), their code kept under
+tests/golden/emit/examples/ and tests/golden/emit/programs/. Every
+generated file must parse as Python. A code generator change is then a diff to review: refresh
+with --update and read `git diff`.
 
     run.py --shapescript PATH            the check goldens; a unified diff for each mismatch
     run.py --emit PATH                   the emit goldens, with PATH the golden_emit tool
@@ -32,6 +35,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CHECK_DIR = os.path.join(HERE, "check")
 EMIT_DIR = os.path.join(HERE, "emit")
+# Programs kept where they are whose generated code is kept too: folder -> {file: the function
+# written as a Hugging Face forward, or None for the PyTorch module only}. Together they cover
+# every kind of program the code generators write.
+ELSEWHERE = {
+    "examples": {
+        "patches.ss": None,         # an export fn with derived dims, einops rearrange
+        "tiny.ss": "forward",       # attention by hand: a model vLLM can't serve
+        "tiny_sdpa.ss": "forward",  # scaled_dot_product_attention: a servable language model
+        "llama.ss": "forward",      # a block loop, rotary embeddings, RMSNorm, SwiGLU
+        "gpt2.ss": "forward",       # learned positions, layer_norm, GELU
+        "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
+    },
+    "tests/python/programs": {
+        "as_assert.ss": None,       # an `as` assertion on derived dims
+        "nonzero.ss": None,         # a data-dependent size (?k)
+        "cond_if.ss": None,         # `if` on a value: torch.cond
+        "if_elif.ss": None,         # if/elif on Bool inputs: nested torch.cond
+        "while_for.ss": None,       # `for` over a dynamic size: torch.while_loop
+        "unrolled_for.ss": None,    # `for` over a dim: unrolled
+        "map_axis.ss": None,        # map over an axis: torch.vmap
+        "map_positions.ss": None,   # map over sizes
+    },
+}
 
 
 def built(name, on_path=None):
@@ -66,14 +92,13 @@ def check_outputs(binary, name):
     yield os.path.join(CHECK_DIR, name[:-3] + ".out"), out + "exit: %s\n" % ("timeout" if status is None else status)
 
 
-def emit_outputs(tool, name):
+def emit_outputs(tool, source_dir, name, golden_dir, hf_function):
     stem = name[:-3]
     outputs = [(stem + ".py", ["python"])]
-    hf = first_line_arguments(os.path.join(EMIT_DIR, name), "# emit:")
-    if hf[:1] == ["--hf"] and len(hf) == 2:
-        outputs += [(stem + ".hf_modeling.py", ["hf-modeling", hf[1]]), (stem + ".hf_configuration.py", ["hf-config", hf[1]])]
+    if hf_function:
+        outputs += [(stem + ".hf_modeling.py", ["hf-modeling", hf_function]), (stem + ".hf_configuration.py", ["hf-config", hf_function])]
     for file, mode in outputs:
-        out, status = run([tool, name, *mode], EMIT_DIR)
+        out, status = run([tool, name, *mode], source_dir)
         if status != 0:  # a program that doesn't check, or a generator that refuses it: said instead of code
             out += "# golden_emit exited with %s\n" % ("a timeout" if status is None else "status %d" % status)
         else:
@@ -81,19 +106,42 @@ def emit_outputs(tool, name):
                 ast.parse(out, filename=file)
             except SyntaxError as e:
                 out += "# not Python: %s (line %s)\n" % (e.msg, e.lineno)
-        yield os.path.join(EMIT_DIR, file), out
+        yield os.path.join(golden_dir, file), out
 
 
-SUITES = {"check": (CHECK_DIR, check_outputs), "emit": (EMIT_DIR, emit_outputs)}
+def check_tests(binary, name_filter):
+    """(name, its outputs) for each check golden, and the folders its expected files are in."""
+    names = sorted(f for f in os.listdir(CHECK_DIR) if f.endswith(".ss") and name_filter in f)
+    return [(name, check_outputs(binary, name)) for name in names], [CHECK_DIR]
+
+
+def emit_tests(tool, name_filter):
+    tests = []
+    for name in sorted(f for f in os.listdir(EMIT_DIR) if f.endswith(".ss") and name_filter in f):
+        hf = first_line_arguments(os.path.join(EMIT_DIR, name), "# emit:")
+        tests.append((name, emit_outputs(tool, EMIT_DIR, name, EMIT_DIR, hf[1] if hf[:1] == ["--hf"] and len(hf) == 2 else None)))
+    golden_dirs = [EMIT_DIR]
+    for folder, programs in ELSEWHERE.items():
+        golden_dir = os.path.join(EMIT_DIR, os.path.basename(folder))
+        os.makedirs(golden_dir, exist_ok=True)
+        golden_dirs.append(golden_dir)
+        for name, hf_function in sorted(programs.items()):
+            if name_filter in name:
+                tests.append((folder + "/" + name, emit_outputs(tool, os.path.join(ROOT, folder), name, golden_dir, hf_function)))
+    return tests, golden_dirs
+
+
+SUITES = {"check": check_tests, "emit": emit_tests}
 
 
 def run_suite(suite, binary, name_filter, update):
     """Returns (passed, failed, updated)."""
-    folder, outputs = SUITES[suite]
-    tests = sorted(f for f in os.listdir(folder) if f.endswith(".ss") and name_filter in f)
+    tests, folders = SUITES[suite](binary, name_filter)
     passed = failed = updated = 0
-    for name in tests:
-        for expected_path, actual in outputs(binary, name):
+    produced = set()
+    for name, outputs in tests:
+        for expected_path, actual in outputs:
+            produced.add(expected_path)
             shown = os.path.relpath(expected_path, HERE)
             expected = None
             if os.path.exists(expected_path):
@@ -119,17 +167,19 @@ def run_suite(suite, binary, name_filter, update):
                                         fromfile=shown, tofile="actual")
             for line in diff:
                 sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    # A golden whose .ss is gone would never be compared again.
+    # A golden that no test produces any more would never be compared again.
     if not name_filter:
-        stems = {t[:-3] for t in tests}
-        for f in sorted(os.listdir(folder)):
-            if not f.endswith(".ss") and f.split(".")[0] not in stems:
+        for folder in folders:
+            for f in sorted(os.listdir(folder)):
+                path = os.path.join(folder, f)
+                if f.endswith(".ss") or os.path.isdir(path) or path in produced:
+                    continue
                 if update:
-                    os.remove(os.path.join(folder, f))
-                    print("removed %s" % os.path.relpath(os.path.join(folder, f), HERE))
+                    os.remove(path)
+                    print("removed %s" % os.path.relpath(path, HERE))
                 else:
                     failed += 1
-                    print("FAIL %s: no .ss produces it (run with --update to remove it)" % os.path.relpath(os.path.join(folder, f), HERE))
+                    print("FAIL %s: no test produces it (run with --update to remove it)" % os.path.relpath(path, HERE))
     return passed, failed, updated, len(tests)
 
 

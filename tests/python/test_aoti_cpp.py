@@ -4,21 +4,19 @@ the installed torch."""
 import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 import torch
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHAPESCRIPT = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
+from conftest import EXAMPLES, ROOT, export_pt2
+
 SHAPES = [(2, 3, 32, 48), (3, 3, 48, 32), (5, 3, 64, 64)]
 
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
     out = tmp_path_factory.mktemp("aoti") / "patchify.pt2"
-    result = subprocess.run([SHAPESCRIPT, "export", str(ROOT / "examples" / "patches.ss"), "-o", str(out), "--aoti",
-                             "--python", sys.executable], capture_output=True, text=True)
+    result = export_pt2(EXAMPLES / "patches.ss", out, "--aoti")
     assert result.returncode == 0, result.stderr
     assert "as an AOTInductor package" in result.stdout
     return out

@@ -1,14 +1,12 @@
 """Every page in docs/errors shows a failing example that really fails with its code, and a fix that
 really clears it: `shapescript explain` never teaches something the checker doesn't do."""
-import os
-import pathlib
+import json
 import re
-import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHAPESCRIPT = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
+from conftest import ROOT, cli
+
 PAGES = sorted((ROOT / "docs" / "errors").glob("E*.md"))
 
 
@@ -24,9 +22,7 @@ def codes_of(text, tmp_path, code):
     path = tmp_path / "example.ss"
     path.write_text(text)
     serving = ["--serving", "error"] if code.startswith("E33") else []
-    result = subprocess.run([SHAPESCRIPT, "check", "--format", "json", *serving, str(path)], capture_output=True, text=True)
-    import json
-
+    result = cli("check", "--format", "json", *serving, path)
     return [d["code"] for d in json.loads(result.stdout)]
 
 
@@ -46,7 +42,7 @@ def test_every_code_has_a_page():
 
 
 def test_explain_prints_the_page():
-    result = subprocess.run([SHAPESCRIPT, "explain", "E1701"], capture_output=True, text=True)
+    result = cli("explain", "E1701")
     assert result.returncode == 0
     assert result.stdout == (ROOT / "docs" / "errors" / "E1701.md").read_text()
-    assert subprocess.run([SHAPESCRIPT, "explain", "E9999"], capture_output=True, text=True).returncode == 2
+    assert cli("explain", "E9999").returncode == 2

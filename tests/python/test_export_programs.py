@@ -17,12 +17,9 @@ compiles C++ and is marked `slow`.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-import subprocess
-import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,37 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("einops")
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-PROGRAMS = HERE / "programs"
-EXAMPLES = REPO / "examples"
-BIN = Path(os.environ.get("SHAPESCRIPT_BIN", REPO / "build" / "shapescript"))
-PYTHON = sys.executable  # the Python running the tests has torch and einops
-
-if not BIN.exists():
-    pytest.skip(f"no shapescript binary at {BIN} (build it, or set SHAPESCRIPT_BIN)", allow_module_level=True)
-
-# The chapter's refusal of a height of 30 (torch's symbol, s68 in the chapter, is any s<N>).
-CHAPTER_REFUSAL = re.compile(
-    r"RuntimeError: Expected input \*args\[0\]\.shape\[2\] = 30 to be of the form 16\*(s\d+), "
-    r"where \1 is an integer$"
-)
-
-
-def export(source: Path, output: Path, fn: str | None = None, *extra: str, python: str = PYTHON, cwd=None):
-    argv = [str(BIN), "export", str(source), "-o", str(output), "--python", python, *extra]
-    if fn:
-        argv += ["--fn", fn]
-    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=900)
-
-
-def run_fresh(script: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """Runs `script` in a fresh, isolated Python (-I) from `cwd`: no ShapeScript, no repo on the path."""
-    return subprocess.run([PYTHON, "-I", "-c", script], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+from conftest import EXAMPLES, LOUD_PACKAGE, PROGRAMS, PYTHON, chapter_block, chapter_refusal, export_pt2 as export, fresh_python, place, run_fresh
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,7 +266,7 @@ def work(tmp_path_factory):
 @pytest.fixture(scope="module")
 def exported(work):
     def one(case):
-        return case.id, export(case.source, work / f"{case.id}.pt2", case.fn)
+        return case.id, export(case.source, work / f"{case.id}.pt2", fn=case.fn)
 
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         return dict(pool.map(one, CASES))
@@ -377,30 +346,23 @@ def test_program(case: Case, exported, ran):
 
 
 def test_chapter_transcript(tmp_path):
-    source = tmp_path / "patches.ss"
-    source.write_text((EXAMPLES / "patches.ss").read_text())
-    result = export(Path("patches.ss"), Path("patchify.pt2"), cwd=tmp_path)
+    place(tmp_path, EXAMPLES / "patches.ss")
+    result = export("patches.ss", "patchify.pt2", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "wrote patchify.pt2: `patchify`, dynamic img[0] = b, img[2] = 16*gh, img[3] = 16*gw\n"
     # The chapter's program, as printed: torch only, from the folder the export wrote to.
-    chapter = textwrap.dedent("""\
-        import torch
-        patchify = torch.export.load("patchify.pt2").module()   # no ShapeScript needed
-        print(patchify(torch.randn(4, 3, 224, 160)).shape)
-        print(patchify(torch.randn(1, 3, 32, 64)).shape)
-        patchify(torch.randn(1, 3, 30, 64))
-        """)
-    run = run_fresh(chapter, tmp_path)
-    assert run.stdout == "torch.Size([4, 140, 768])\ntorch.Size([1, 8, 768])\n"
+    run = run_fresh(chapter_block("import torch"), tmp_path)
+    printed = chapter_block("torch.Size([4, 140, 768])").splitlines()
+    assert run.stdout.splitlines() == printed[:-1]
     assert run.returncode == 1
-    assert CHAPTER_REFUSAL.fullmatch(run.stderr.strip().splitlines()[-1]), run.stderr[-2000:]
+    assert chapter_refusal().fullmatch(run.stderr.strip().splitlines()[-1]), run.stderr[-2000:]
 
 
 @pytest.mark.slow
 def test_aoti_patchify(tmp_path):
     pt2 = export(EXAMPLES / "patches.ss", tmp_path / "patchify.pt2")
     assert pt2.returncode == 0, pt2.stderr
-    aoti = export(EXAMPLES / "patches.ss", tmp_path / "patchify_aoti.pt2", None, "--aoti")
+    aoti = export(EXAMPLES / "patches.ss", tmp_path / "patchify_aoti.pt2", "--aoti")
     assert aoti.returncode == 0, aoti.stderr
     assert "as an AOTInductor package" in aoti.stdout
     script = textwrap.dedent("""\
@@ -436,20 +398,32 @@ def test_failing_export_leaves_the_output_alone(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.pt2"]  # no temporary file left
 
 
-def python_without_torch(tmp_path: Path) -> str:
-    for candidate in ["/usr/bin/python3"]:
-        if Path(candidate).exists() and subprocess.run([candidate, "-I", "-c", "import torch"], capture_output=True).returncode != 0:
-            return candidate
-    venv = tmp_path / "venv"
-    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
-    return str(venv / "bin" / "python")
-
-
 def test_missing_torch_names_the_python(tmp_path):
-    python = python_without_torch(tmp_path)
+    python = fresh_python(tmp_path)
     result = export(EXAMPLES / "patches.ss", tmp_path / "patchify.pt2", python=python)
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert any(python in line and "torch" in line and "install" in line for line in lines), result.stderr
     assert re.fullmatch(rf"error: exporting `patchify` failed: `{re.escape(python)}` exited with exit status: \d+", lines[-1])
+    assert not (tmp_path / "patchify.pt2").exists()
+
+
+def test_a_program_that_prints_exports_as_one_that_does_not(tmp_path):
+    python = fresh_python(tmp_path, lend_packages=True, modules=LOUD_PACKAGE)  # prints on stdout, where the reply once was
+    source = place(tmp_path, "import python loud\n\n" + (EXAMPLES / "patches.ss").read_text(), "patches.ss")
+    result = export(source, tmp_path / "patchify.pt2", python=python)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"wrote {tmp_path / 'patchify.pt2'}: `patchify`, dynamic img[0] = b, img[2] = 16*gh, img[3] = 16*gw\n"
+
+
+@pytest.mark.parametrize("ending", ["import os\nos._exit(0)\n", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"],
+                         ids=["exits_0", "killed"])
+def test_a_runtime_that_ends_before_its_reply_is_a_failed_export(tmp_path, ending):
+    python = fresh_python(tmp_path, lend_packages=True, modules={"ends.py": ending})
+    source = place(tmp_path, "import python ends\n\n" + (EXAMPLES / "patches.ss").read_text(), "patches.ss")
+    result = export(source, tmp_path / "patchify.pt2", python=python)
+    assert result.returncode == 1, result.stdout
+    assert result.stdout == ""
+    assert re.fullmatch(rf"error: exporting `patchify` failed: `{re.escape(python)}` exited with (exit status: 0 without writing its reply"
+                        r"|signal: 9 \(SIGKILL\))", result.stderr.splitlines()[-1]), result.stderr
     assert not (tmp_path / "patchify.pt2").exists()

@@ -12,21 +12,19 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
+import gguf
 import numpy as np
 import pytest
 import torch
 
-gguf = pytest.importorskip("gguf", reason="scripts/setup.sh installs gguf into the venv")
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
+from conftest import EXAMPLES, LOUD_PACKAGE, ROOT as REPO, cli, free_port, fresh_python, model_class, place, unit_scale_weights
+
 sys.path.insert(0, str(REPO / "python"))
 from shapescript.runtime import gguf_export  # noqa: E402  (the runtime's reference and permutation)
 
@@ -34,12 +32,9 @@ LLAMA = (EXAMPLES / "llama.ss").read_text()
 
 
 def export(tmp_path, source, *extra, name="model"):
-    path = tmp_path / f"{name}.ss"
-    path.write_text(source)
+    path = place(tmp_path, source, f"{name}.ss")
     out = tmp_path / f"{name}.gguf"
-    env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)}
-    result = subprocess.run([BIN, "export", str(path), "--gguf", str(out), *extra], capture_output=True, text=True, env=env, cwd=tmp_path)
-    return result, out
+    return cli("export", path, "--gguf", out, *extra, cwd=tmp_path), out
 
 
 def refusal(result):
@@ -245,22 +240,14 @@ def load_reference(source_path):
     import shapescript
 
     compiled = shapescript.compile(source_path)
-    model_name = next(name for name, value in vars(compiled).items() if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == compiled.__name__)
-    return compiled, model_name
+    return compiled, model_class(compiled).__name__
 
 
 def random_checkpoint(source_path, seed):
     """Weights of unit scale, so that the logits depend on every part of the model."""
     reference, name = load_reference(source_path)
-    generator = torch.Generator().manual_seed(seed)
-    state = getattr(reference, name)().state_dict()
-    ckpt = {}
-    for key, value in state.items():
-        if value.dim() == 1 or (value.dim() == 2 and key.endswith(("norm", "_w", "_b", "final"))):
-            ckpt[key] = 1 + 0.2 * torch.randn(value.shape, generator=generator)
-        else:
-            ckpt[key] = torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
-    return ckpt
+    stacked_norm = lambda key, value: value.dim() == 1 or (value.dim() == 2 and key.endswith(("norm", "_w", "_b", "final")))  # noqa: E731
+    return unit_scale_weights(getattr(reference, name)().state_dict(), seed, is_norm=stacked_norm)
 
 
 # llama.cpp computes in float32 as the compiled forward does, only in another order (measured: about
@@ -275,8 +262,7 @@ def test_llama_cpp_logits_match_the_shapescript_forward(tmp_path, llama_cpp, exa
     ckpt = random_checkpoint(source, seed=7)
     torch.save(ckpt, tmp_path / "ckpt.pt")
     out = tmp_path / (source.stem + ".gguf")
-    result = subprocess.run([BIN, "export", str(source), "--gguf", str(out), "--weights", str(tmp_path / "ckpt.pt")],
-                            capture_output=True, text=True, env={**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)})
+    result = cli("export", source, "--gguf", out, "--weights", tmp_path / "ckpt.pt")
     assert result.returncode == 0, result.stderr
     generator = torch.Generator().manual_seed(11)
     vocab = ckpt["wte"].shape[0]
@@ -292,20 +278,13 @@ def test_llama_cpp_logits_match_the_shapescript_forward(tmp_path, llama_cpp, exa
     assert relative < TOLERANCE[example]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_exercise_4_llama_server_answers_a_completion(tmp_path):
     path = llama_cpp_dir()
     source = EXAMPLES / "tiny_llama.ss"
     ckpt = random_checkpoint(source, seed=5)
     torch.save(ckpt, tmp_path / "ckpt.pt")
     out = tmp_path / "tiny.gguf"
-    result = subprocess.run([BIN, "export", str(source), "--gguf", str(out), "--weights", str(tmp_path / "ckpt.pt")],
-                            capture_output=True, text=True, env={**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent)})
+    result = cli("export", source, "--gguf", out, "--weights", tmp_path / "ckpt.pt")
     assert result.returncode == 0, result.stderr
     port = free_port()
     log = open(tmp_path / "server.log", "w")
@@ -339,3 +318,13 @@ def test_exercise_4_llama_server_answers_a_completion(tmp_path):
         ids.append(int(logits.argmax()))
     assert answer["tokens"] == ids[len(prompt):], answer
     assert answer["content"] == "".join(f" {t}" for t in ids[len(prompt):])
+
+
+def test_a_program_that_prints_exports_as_one_that_does_not(tmp_path):
+    python = fresh_python(tmp_path, lend_packages=True, modules=LOUD_PACKAGE)
+    quiet, _ = export(tmp_path, LLAMA, name="quiet")
+    result, out = export(tmp_path, "import python loud\n\n" + LLAMA, "--python", python)
+    assert result.returncode == 0, result.stderr
+    assert quiet.returncode == 0, quiet.stderr
+    assert result.stdout == quiet.stdout.replace("quiet.gguf", "model.gguf")
+    assert out.exists()

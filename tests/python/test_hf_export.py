@@ -9,37 +9,15 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
+import torch.nn.functional as F
+import transformers
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("einops")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("safetensors")
-import torch.nn.functional as F  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
-
-if not Path(BIN).exists():
-    pytest.skip(f"no shapescript binary at {BIN}", allow_module_level=True)
-
-CHAPTER_E3304 = """\
-error[E3304]: a serving engine can't run this: this works along `n`, which mixes its positions
-  --> tiny.ss:18:12
-   |
-18 |         |> softmax(over=m)
-   |            ^^^^^^^ works across `n`
-   |
-   = note: a serving engine packs the tokens of many requests along `n`, one request after another, so everything but attention must treat each position on its own; it replaces `scaled_dot_product_attention(…, attn_mask=causal[n n])` with its own, which keeps the requests apart
-   = help: write attention as `scaled_dot_product_attention` with `attn_mask=causal[n n]` in the call, and take positions as a parameter `pos: [b n] Index[P]` rather than computing them from `n`
-"""
+from conftest import EXAMPLES, ROOT as REPO, chapter_transcript, cli, model_class, place, unit_scale_weights
 
 # A language model with other dims and names: 3 blocks of 2 heads, an untied output layer, a
 # final norm and a feed-forward layer in each block.
@@ -93,16 +71,11 @@ fn classify(m: Clf, x: [b D]) -> [b C] Logit over C:
 
 
 def run(args, cwd):
-    env = dict(os.environ, VIRTUAL_ENV=str(Path(sys.executable).parent.parent), NO_COLOR="1")
-    return subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
+    return cli(*args, cwd=cwd, timeout=300)
 
 
 def export(tmp_path, source: Path | str, name="model", extra=(), filename=None):
-    src = tmp_path / (filename or (source.name if isinstance(source, Path) else "model.ss"))
-    if isinstance(source, Path):
-        shutil.copy(source, src)
-    else:
-        src.write_text(source)
+    src = place(tmp_path, source, filename)
     result = run(["export", src.name, "--hf", name, *extra], tmp_path)
     assert result.returncode == 0, result.stderr
     return tmp_path / name, result
@@ -144,22 +117,22 @@ def tiny_reference(p, ids, pos=None):
 
 
 def test_chapter_refuses_handwritten_attention_with_vllm(tmp_path):
-    shutil.copy(EXAMPLES / "tiny.ss", tmp_path / "tiny.ss")
+    place(tmp_path, EXAMPLES / "tiny.ss")
     result = run(["export", "tiny.ss", "--hf", "tiny_hf", "--vllm"], tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
     # the renderer ends each diagnostic with a blank line, which separates diagnostics
-    assert result.stderr == CHAPTER_E3304 + "\n"
+    assert result.stderr == chapter_transcript("shapescript export tiny.ss --hf tiny_hf --vllm") + "\n"
     assert not (tmp_path / "tiny_hf").exists()
 
 
 def test_chapter_wrote_line_with_weights(tmp_path):
-    shutil.copy(EXAMPLES / "tiny_sdpa.ss", tmp_path / "tiny.ss")
+    place(tmp_path, EXAMPLES / "tiny_sdpa.ss", "tiny.ss")
     params = tiny_params()
     torch.save(params, tmp_path / "ckpt.pt")
     result = run(["export", "tiny.ss", "--hf", "tiny_hf", "--vllm", "--weights", "ckpt.pt"], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "wrote tiny_hf: 2 attention layers of 4 heads, vocabulary of 500; vLLM can serve it\n"
+    assert result.stdout == chapter_transcript("shapescript export tiny.ss --hf tiny_hf --vllm --weights ckpt.pt")
     assert result.stderr == ""
     folder = tmp_path / "tiny_hf"
     assert sorted(p.name for p in folder.iterdir()) == [
@@ -200,14 +173,15 @@ def test_config(tmp_path):
 
 
 def test_hf_alone_writes_handwritten_attention_and_notes(tmp_path):
-    shutil.copy(EXAMPLES / "tiny.ss", tmp_path / "tiny.ss")
+    place(tmp_path, EXAMPLES / "tiny.ss")
     params = tiny_params()
     torch.save(params, tmp_path / "ckpt.pt")
     result = run(["export", "tiny.ss", "--hf", "tiny_hf", "--weights", "ckpt.pt"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ("wrote tiny_hf: 2 layers, vocabulary of 500; vLLM can't serve it: "
                              "this works along `n`, which mixes its positions\n")
-    assert result.stderr == CHAPTER_E3304.replace("error[E3304]", "info[E3304]") + "\n"
+    chapter = chapter_transcript("shapescript export tiny.ss --hf tiny_hf --vllm")
+    assert result.stderr == chapter.replace("error[E3304]", "info[E3304]") + "\n"
     model = load(tmp_path / "tiny_hf")
     ids = torch.randint(0, 500, (2, 9))
     with torch.no_grad():
@@ -233,7 +207,7 @@ def test_exercise_3_wrong_positions_is_E3305(tmp_path):
      "error: `ckpt.pt` has a tensor `extra` ([3]) that `Tiny` has no parameter for"),
 ])
 def test_weights_errors(tmp_path, ckpt, message):
-    shutil.copy(EXAMPLES / "tiny_sdpa.ss", tmp_path / "tiny.ss")
+    place(tmp_path, EXAMPLES / "tiny_sdpa.ss", "tiny.ss")
     torch.save(ckpt, tmp_path / "ckpt.pt")
     result = run(["export", "tiny.ss", "--hf", "tiny_hf", "--weights", "ckpt.pt"], tmp_path)
     assert result.returncode == 1
@@ -411,12 +385,9 @@ def test_generate_with_the_cache_is_greedy_decoding_of_the_compiled_forward(tmp_
     import shapescript
 
     compiled = shapescript.compile(EXAMPLES / example)
-    model_class = next(v for v in vars(compiled).values() if isinstance(v, type) and issubclass(v, torch.nn.Module) and v.__module__ == compiled.__name__)
-    reference = model_class()
-    generator = torch.Generator().manual_seed(2)
-    with torch.no_grad():  # unit-scale weights, so that the argmax depends on every part
-        for value in reference.parameters():
-            value.copy_(torch.randn(value.shape, generator=generator) / (value.shape[-1] ** 0.5 if value.dim() > 1 else 5) + (value.dim() == 1))
+    reference = model_class(compiled)()
+    reference.load_state_dict(unit_scale_weights(reference.state_dict(), seed=2))  # so that the argmax depends on every part
+    generator = torch.Generator().manual_seed(3)
     torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
     folder, _ = export(tmp_path, EXAMPLES / example, "hf", ["--vllm", "--weights", "ckpt.pt"])
     model = load(folder)

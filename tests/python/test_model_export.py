@@ -1,35 +1,16 @@
 """`shapescript export FILE --fn forward [--weights ckpt.pt]`: a model's forward as a .pt2 program
 that holds the model's parameters, as torch.export holds an nn.Module's."""
-import os
-import pathlib
-import subprocess
-import sys
-
 import pytest
 import torch
 
 import shapescript
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
-
-
-def run(*args, cwd):
-    env = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent))
-    return subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=env)
-
-
-def random_weights(compiled, model_name, seed):
-    generator = torch.Generator().manual_seed(seed)
-    state = getattr(compiled, model_name)().state_dict()
-    return {k: torch.randn(v.shape, generator=generator) / v.shape[-1] ** 0.5 for k, v in state.items()}
+from conftest import EXAMPLES, cli as run, unit_scale_weights
 
 
 @pytest.mark.parametrize("example, model_name, vocab", [("llama.ss", "Llama", 512), ("gpt2.ss", "Gpt2", 500)])
 def test_a_model_forward_exports_with_its_weights_and_dynamic_batch_and_length(tmp_path, example, model_name, vocab):
     compiled = shapescript.compile(EXAMPLES / example)
-    weights = random_weights(compiled, model_name, seed=1)
+    weights = unit_scale_weights(getattr(compiled, model_name)().state_dict(), seed=1)
     torch.save(weights, tmp_path / "ckpt.pt")
     result = run("export", str(EXAMPLES / example), "--fn", "forward", "-o", "lm.pt2", "--weights", "ckpt.pt", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

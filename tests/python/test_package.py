@@ -11,7 +11,7 @@ import sysconfig
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from conftest import EXAMPLES, ROOT, place
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def clean_env(venv):
 
 @pytest.mark.slow
 def test_installed_command_exports(fresh_venv, tmp_path):
-    (tmp_path / "patches.ss").write_text((ROOT / "examples" / "patches.ss").read_text())
+    place(tmp_path, EXAMPLES / "patches.ss")
     env = clean_env(fresh_venv)
     result = subprocess.run(["shapescript", "export", "patches.ss", "-o", "patchify.pt2"], cwd=tmp_path, env=env,
                             capture_output=True, text=True)
@@ -51,14 +51,14 @@ def test_installed_command_exports(fresh_venv, tmp_path):
 
 @pytest.mark.slow
 def test_installed_package_exports_from_python(fresh_venv, tmp_path):
-    (tmp_path / "patches.ss").write_text((ROOT / "examples" / "patches.ss").read_text())
+    place(tmp_path, EXAMPLES / "patches.ss")
     code = (
         "import shapescript, torch\n"
         "assert shapescript.__file__.startswith(%r), shapescript.__file__\n"
         "assert [d.code for d in shapescript.check(%r)] == ['E1701']\n"
         "ep = shapescript.export('patches.ss', 'patchify', 'patchify.pt2')\n"
         "print(type(ep).__name__, tuple(ep.module()(torch.randn(2, 3, 32, 48)).shape))\n"
-    ) % (str(fresh_venv), str(ROOT / "examples" / "export_bad.ss"))
+    ) % (str(fresh_venv), str(EXAMPLES / "export_bad.ss"))
     run = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=clean_env(fresh_venv),
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

@@ -1,20 +1,17 @@
 """shapescript.check and shapescript.export from Python, on the development build."""
-import pathlib
-
 import pytest
 import torch
 
 import shapescript
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from conftest import EXAMPLES
 
 
 def test_check_returns_diagnostics_as_objects():
-    diagnostics = shapescript.check(ROOT / "examples" / "export_bad.ss")
+    diagnostics = shapescript.check(EXAMPLES / "export_bad.ss")
     assert [(d.code, d.line, d.column) for d in diagnostics] == [("E1701", 6, 12)]
     assert diagnostics[0].message == "`torch.load` is Python, which an exported function can't use"
     assert "^^^^^^^^^^^^^^^^^^^^^^ runs Python" in str(diagnostics[0])
-    assert shapescript.check(ROOT / "examples" / "patches.ss") == []
+    assert shapescript.check(EXAMPLES / "patches.ss") == []
 
 
 def test_check_text_without_a_file():
@@ -23,7 +20,7 @@ def test_check_text_without_a_file():
 
 
 def test_export_returns_the_exported_program(tmp_path):
-    ep = shapescript.export(ROOT / "examples" / "patches.ss", "patchify", tmp_path / "patchify.pt2")
+    ep = shapescript.export(EXAMPLES / "patches.ss", "patchify", tmp_path / "patchify.pt2")
     assert isinstance(ep, torch.export.ExportedProgram)
     assert ep.module()(torch.randn(3, 3, 48, 32)).shape == (3, 6, 768)
     loaded = torch.export.load(str(tmp_path / "patchify.pt2")).module()
@@ -32,18 +29,18 @@ def test_export_returns_the_exported_program(tmp_path):
 
 def test_export_refuses_a_file_with_errors(tmp_path):
     with pytest.raises(shapescript.ShapeScriptError) as error:
-        shapescript.export(ROOT / "examples" / "export_bad.ss", "load_qkv", tmp_path / "x.pt2")
+        shapescript.export(EXAMPLES / "export_bad.ss", "load_qkv", tmp_path / "x.pt2")
     assert [d.code for d in error.value.diagnostics] == ["E1701"]
     assert not (tmp_path / "x.pt2").exists()
 
 
 def test_export_names_a_missing_function(tmp_path):
     with pytest.raises(shapescript.ShapeScriptError, match="no `export fn nope`.*patchify"):
-        shapescript.export(ROOT / "examples" / "patches.ss", "nope", tmp_path / "x.pt2")
+        shapescript.export(EXAMPLES / "patches.ss", "nope", tmp_path / "x.pt2")
 
 
 def test_compile_gives_the_models_and_functions_as_torch_code():
-    llama = shapescript.compile(ROOT / "examples" / "llama.ss")
+    llama = shapescript.compile(EXAMPLES / "llama.ss")
     model = llama.Llama()
     assert dict(model.named_parameters())["wq"].shape == (2, 64, 64)
     ids = torch.randint(0, 512, (2, 5))

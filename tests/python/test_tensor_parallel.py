@@ -3,8 +3,6 @@ holding half of every "colwise" linear's output rows and half of every "rowwise"
 columns, summing the rowwise outputs with torch.distributed (gloo, on loopback), as vLLM's
 ColumnParallelLinear and RowParallelLinear do. Their logits must be the unsplit model's."""
 import json
-import os
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -12,9 +10,7 @@ import textwrap
 import pytest
 import torch
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
-ENV = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent))
+from conftest import EXAMPLES, cli, unit_scale_weights
 
 WORKER = textwrap.dedent('''
     import fnmatch, os, sys
@@ -52,16 +48,12 @@ WORKER = textwrap.dedent('''
 
 @pytest.mark.parametrize("example, split", [("llama.ss", 14), ("tiny_llama.ss", 14)])
 def test_the_plan_splits_heads_and_features_across_two_processes(tmp_path, example, split):
-    result = subprocess.run([BIN, "export", str(ROOT / "examples" / example), "--hf", "hf", "--vllm"], cwd=tmp_path,
-                            capture_output=True, text=True, env=ENV)
+    result = cli("export", EXAMPLES / example, "--hf", "hf", "--vllm", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(str(tmp_path / "hf"), trust_remote_code=True, dtype=torch.float32).eval()
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():  # unit-scale weights, so that every part matters
-        for value in model.parameters():
-            value.copy_(torch.randn(value.shape, generator=generator) / (value.shape[-1] ** 0.5 if value.dim() > 1 else 4) + (value.dim() == 1))
+    model.load_state_dict(unit_scale_weights(dict(model.named_parameters()), seed=0), strict=False)  # so that every part matters
     model.save_pretrained(str(tmp_path / "hf"))
     ids = torch.arange(2 * 9).reshape(2, 9) % model.config.vocab_size
     with torch.no_grad():
@@ -83,8 +75,7 @@ def test_the_plan_splits_heads_and_features_across_two_processes(tmp_path, examp
 
 
 def test_a_fused_projection_is_replicated(tmp_path):
-    result = subprocess.run([BIN, "export", str(ROOT / "examples" / "tiny_sdpa.ss"), "--hf", "hf", "--vllm"], cwd=tmp_path,
-                            capture_output=True, text=True, env=ENV)
+    result = cli("export", EXAMPLES / "tiny_sdpa.ss", "--hf", "hf", "--vllm", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     source = (tmp_path / "hf" / "configuration_shapescript.py").read_text()

@@ -3,18 +3,13 @@ examples/train_tiny.ss: the loss falls, the checkpoint is what --weights reads, 
 run that --resume continues from the same step to the same weights."""
 import json
 import os
-import pathlib
 import signal
 import subprocess
-import sys
 import time
 
-import pytest
 import torch
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
-ENV = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent), NO_COLOR="1")
+from conftest import BIN, ROOT, cli, cli_env
 
 
 def program(tmp_path, steps, batch=4, length=32):
@@ -29,7 +24,14 @@ def program(tmp_path, steps, batch=4, length=32):
 
 
 def run(args, cwd, **kwargs):
-    return subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=ENV, **kwargs)
+    return cli(*args, cwd=cwd, **kwargs)
+
+
+def start_run(cwd):
+    """`shapescript run train_tiny.ss` in a process group of its own, for Ctrl-C: a terminal sends
+    it to the whole foreground process group, the CLI and its Python."""
+    return subprocess.Popen([BIN, "run", "train_tiny.ss"], cwd=cwd, env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 def losses(log):
@@ -63,9 +65,7 @@ def test_ctrl_c_saves_the_run_and_resume_continues_from_the_same_step_to_the_sam
     program(interrupted, steps=200)
     assert run(["run", "train_tiny.ss"], straight).returncode == 0
 
-    # Ctrl-C in a terminal reaches the whole foreground process group: the CLI and its Python.
-    process = subprocess.Popen([BIN, "run", "train_tiny.ss"], cwd=interrupted, env=ENV, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = start_run(interrupted)
     log = interrupted / "train_tiny.log.jsonl"
     deadline = time.time() + 120
     while not (log.exists() and len(log.read_text().splitlines()) >= 3):
@@ -128,3 +128,24 @@ def test_the_trained_model_served_from_its_folder_writes_like_its_training_text(
     in_text = sum(1 for t in out if t < 256 and bytes([t]) in text) / len(out)
     letters = sum(1 for t in out if chr(t).isalpha() or t == ord(" ")) / len(out) if all(t < 256 for t in out) else 0
     assert in_text > 0.95 and letters > 0.6, bytes(t for t in out if t < 256)
+
+
+def test_ctrl_c_while_it_starts_stops_at_once_and_writes_nothing(tmp_path):
+    program(tmp_path, steps=100_000)  # hours of training, were Ctrl-C lost
+    process = start_run(tmp_path)
+    try:
+        assert process.stderr.readline().startswith("running `main` of train_tiny.ss with ")  # said just before Python starts
+        time.sleep(0.2)  # Python has started; importing torch takes longer than this
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the foreground process group
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert took < 10, f"Ctrl-C took {took:.1f} s to stop it"
+    assert stderr.splitlines()[-1] == "interrupted before `main` started: nothing was saved", stderr
+    assert "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train_tiny.ss"]  # no checkpoint, no log, nothing partial

@@ -19,8 +19,9 @@ The CLI runs it with a spec (JSON):
   builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  a GGUF file whose vocabulary to embed, or null
+  reply                  where to write the answer (absolute)
 
-It prints one JSON object on stdout on success. Errors are `error: ...` lines; the exit status is 1.
+On success it writes one JSON object to the file `reply` names (script.reply). Errors are `error: ...` lines; the exit status is 1.
 """
 
 from __future__ import annotations
@@ -583,7 +584,7 @@ def export_gguf(spec):
             continue
         torch.set_default_dtype(torch.float32)
         count = write(model, arch, block_map, other_map, hp, file_weights)
-        print(json.dumps({
+        script.reply(spec, {
             "architecture": arch.name,
             "blocks": model.layers,
             "heads": hp["heads"],
@@ -592,7 +593,7 @@ def export_gguf(spec):
             "size": _size(os.path.getsize(spec["output"])),
             "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
             "mapping": {**block_map, **other_map},
-        }))
+        })
         return 0
     name = spec["model"] or spec["function"]
     raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))

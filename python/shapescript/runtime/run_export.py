@@ -1,10 +1,12 @@
 """Command-line entry of the ShapeScript export runtime.
 
-    python run_export.py [--verbose] SPEC.json        (a plain script, next to exporter.py)
+    python run_export.py [--verbose] SPEC.json        (a plain script, next to exporter.py and script.py)
     python -m shapescript.runtime [--verbose] SPEC.json
 
 SPEC.json is an export spec (see SPEC.md); `-` reads it from stdin.  On success
-the only thing written to stdout is one JSON line:
+it answers with one JSON object, written to the file the spec's `reply` names
+(the shapescript CLI's way: the generated module may import packages that print),
+or else as the only line on stdout:
 
     {"ok": true, "output": "patchify.pt2", "format": "pt2", "torch": "2.x",
      "dynamic": {"img": {"0": "b", "2": "16*gh", "3": "16*gw"}}}
@@ -49,23 +51,24 @@ def _check_python() -> int:
     return EXIT_OK
 
 
-def _load_exporter():
+def _load_sibling(name: str):
+    """The runtime's module `name` (exporter, script)."""
     if __package__:
-        from . import exporter  # type: ignore[no-redef]
+        import importlib
 
-        return exporter
+        return importlib.import_module(f"{__package__}.{name}")
     # run as a plain script (possibly with -I, which leaves the script's
-    # directory off sys.path): load exporter.py from next to this file under a
-    # private name, so that no other module named `exporter` can interfere
+    # directory off sys.path): load NAME.py from next to this file under a
+    # private name, so that no other module of that name can interfere
     import importlib.util
 
     here = os.path.dirname(os.path.abspath(__file__))
-    name = "_shapescript_runtime_exporter"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, os.path.join(here, "exporter.py"))
+    private = f"_shapescript_runtime_{name}"
+    if private in sys.modules:
+        return sys.modules[private]
+    spec = importlib.util.spec_from_file_location(private, os.path.join(here, f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up here
+    sys.modules[private] = module  # dataclasses look their module up here
     spec.loader.exec_module(module)
     return module
 
@@ -115,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     saved_py_stdout = sys.stdout
     sys.stdout = sys.stderr
     try:
-        exporter = _load_exporter()
+        exporter = _load_sibling("exporter")
         fname = spec.get("function", "?") if isinstance(spec, dict) else "?"
         try:
             exporter._check_version(spec)
@@ -148,8 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = saved_py_stdout
         os.dup2(real_stdout, 1)
         os.close(real_stdout)
-    sys.stdout.write(json.dumps(result) + "\n")
-    sys.stdout.flush()
+    _load_sibling("script").reply(spec, result)
     return EXIT_OK
 
 

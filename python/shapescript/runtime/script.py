@@ -1,12 +1,27 @@
 """What the runtime's scripts (hf.py, gguf_export.py) do around their work: read the spec the CLI
-wrote, and end with `error:` lines and exit status 1 when the work fails, the traceback only with
---verbose (the CLI prints the `error:` lines and its own closing line)."""
+wrote, answer in the file the spec names, and end with `error:` lines and exit status 1 when the
+work fails, the traceback only with --verbose (the CLI prints the `error:` lines and its own
+closing line)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
+
+
+def reply(spec, answer):
+    """Writes `answer` (JSON) to the file spec["reply"] names, whole or not at all; without one, to
+    stdout. Not stdout when the CLI runs it: the user's program may print there too."""
+    path = spec.get("reply")
+    if not path:
+        print(json.dumps(answer), flush=True)
+        return
+    partial = path + ".partial"
+    with open(partial, "w", encoding="utf-8") as f:
+        json.dump(answer, f)
+    os.replace(partial, path)
 
 
 def reference_module(spec):

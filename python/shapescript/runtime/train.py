@@ -16,8 +16,9 @@ A checkpoint is a dict `{"state_dict": {...}, "shapescript_run": {...}}`: `--wei
 
 A training loop is a `for` whose body calls `update`: the code generator writes it as
 `for step in _ss_train.steps(a, b):`, which starts where a resumed run stopped, shows progress, and
-stops cleanly at the end of a step on Ctrl-C. Errors are `error: ...` lines; the exit status is 1,
-and 130 after Ctrl-C.
+stops cleanly at the end of a step on Ctrl-C. Ctrl-C before the program starts (importing torch
+takes seconds) stops at once: Python's own KeyboardInterrupt, nothing written. Errors are
+`error: ...` lines; the exit status is 1, and 130 after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -335,9 +336,12 @@ def main(argv):
     global RUN
     verbose = "--verbose" in argv
     args = [a for a in argv if a != "--verbose"]
-    with open(args[0]) as f:
-        spec = json.load(f)
+    spec, started = {}, False  # before the program runs, Ctrl-C (Python's KeyboardInterrupt) just stops it
     try:
+        # The CLI starts Python with SIGINT blocked, so that a Ctrl-C during its start-up waits for here.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        with open(args[0]) as f:
+            spec = json.load(f)
         try:
             import torch
         except ImportError as e:
@@ -352,6 +356,7 @@ def main(argv):
         if RUN.resume is not None:
             RUN.tokens = RUN.resume.get("tokens", 0)
         signal.signal(signal.SIGINT, _on_interrupt)
+        started = True
         try:
             function()
         except Interrupted:
@@ -367,14 +372,17 @@ def main(argv):
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("stopped without saving", file=sys.stderr)
+        if started:
+            print("stopped without saving", file=sys.stderr)
+        else:
+            print(f"interrupted before `{spec.get('function', 'main')}` started: nothing was saved", file=sys.stderr)
         return 130
     except Exception as e:  # noqa: BLE001
         if verbose:
             raise
         import traceback
 
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == spec["source"]]
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == spec.get("source")]
         where = f" (at {_source_line(spec, frames[-1].lineno)})" if frames else ""
         print(f"error: {type(e).__name__}: {e}{where}", file=sys.stderr)
         return 1

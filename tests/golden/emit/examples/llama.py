@@ -19,18 +19,18 @@ P = 256
 class Llama(nn.Module):
     def __init__(self):
         super().__init__()
-        self.wte = nn.Parameter(torch.empty(V, D))  # llama.ss:16: param wte:       [V D]   = normal(std=0.02)
-        self.attn_norm = nn.Parameter(torch.empty(L, D))  # llama.ss:17: param attn_norm: [L D]   = ones
-        self.wq = nn.Parameter(torch.empty(L, D, D))  # llama.ss:18: param wq:        [L D D] = normal(std=0.02)
-        self.wk = nn.Parameter(torch.empty(L, D, D))  # llama.ss:19: param wk:        [L D D] = normal(std=0.02)
-        self.wv = nn.Parameter(torch.empty(L, D, D))  # llama.ss:20: param wv:        [L D D] = normal(std=0.02)
-        self.wo = nn.Parameter(torch.empty(L, D, D))  # llama.ss:21: param wo:        [L D D] = normal(std=0.02)
-        self.ffn_norm = nn.Parameter(torch.empty(L, D))  # llama.ss:22: param ffn_norm:  [L D]   = ones
-        self.w_gate = nn.Parameter(torch.empty(L, F_, D))  # llama.ss:23: param w_gate:    [L F D] = normal(std=0.02)
-        self.w_up = nn.Parameter(torch.empty(L, F_, D))  # llama.ss:24: param w_up:      [L F D] = normal(std=0.02)
-        self.w_down = nn.Parameter(torch.empty(L, D, F_))  # llama.ss:25: param w_down:    [L D F] = normal(std=0.02)
-        self.norm = nn.Parameter(torch.empty(D))  # llama.ss:26: param norm:      [D]     = ones
-        self.w_out = nn.Parameter(torch.empty(V, D))  # llama.ss:27: param w_out:     [V D]   = normal(std=0.02)
+        self.wte = nn.Parameter(torch.empty(V, D))  # llama.ss:14: param wte:       [V D]   = normal(std=0.02)
+        self.attn_norm = nn.Parameter(torch.empty(L, D))  # llama.ss:15: param attn_norm: [L D]   = ones
+        self.wq = nn.Parameter(torch.empty(L, D, D))  # llama.ss:16: param wq:        [L D D] = normal(std=0.02)
+        self.wk = nn.Parameter(torch.empty(L, D, D))  # llama.ss:17: param wk:        [L D D] = normal(std=0.02)
+        self.wv = nn.Parameter(torch.empty(L, D, D))  # llama.ss:18: param wv:        [L D D] = normal(std=0.02)
+        self.wo = nn.Parameter(torch.empty(L, D, D))  # llama.ss:19: param wo:        [L D D] = normal(std=0.02)
+        self.ffn_norm = nn.Parameter(torch.empty(L, D))  # llama.ss:20: param ffn_norm:  [L D]   = ones
+        self.w_gate = nn.Parameter(torch.empty(L, F_, D))  # llama.ss:21: param w_gate:    [L F D] = normal(std=0.02)
+        self.w_up = nn.Parameter(torch.empty(L, F_, D))  # llama.ss:22: param w_up:      [L F D] = normal(std=0.02)
+        self.w_down = nn.Parameter(torch.empty(L, D, F_))  # llama.ss:23: param w_down:    [L D F] = normal(std=0.02)
+        self.norm = nn.Parameter(torch.empty(D))  # llama.ss:24: param norm:      [D]     = ones
+        self.w_out = nn.Parameter(torch.empty(V, D))  # llama.ss:25: param w_out:     [V D]   = normal(std=0.02)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -52,29 +52,29 @@ def rope(x, pos):
     """llama.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]
 
     Rotates each pair (i, i + Dh/2) of a head by the angle pos * 10000^(-2i/Dh)."""
-    # llama.ss:31: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
+    # llama.ss:29: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2))
-    # llama.ss:32: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
+    # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
-    # llama.ss:33: x1, x2 = x |> split(b H n (2 h) -> b H n h)
+    # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=8).unbind(0)
-    # llama.ss:34: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
+    # llama.ss:32: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
     return torch.cat([x1 * torch.cos(angle) - x2 * torch.sin(angle), x2 * torch.cos(angle) + x1 * torch.sin(angle)], dim=3)
 
 
 def attention(x, wq, wk, wv, wo, pos):
     """llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
-    # llama.ss:37: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
     q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=16)
     q = rope(q, pos)
-    # llama.ss:38: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     k = F.linear(x, wk)
     k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=16)
     k = rope(k, pos)
-    # llama.ss:39: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
+    # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
     v = einops.rearrange(F.linear(x, wv), "b n (H Dh) -> b H n Dh", Dh=16)
-    # llama.ss:40: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+    # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
     #                  |> rearrange(b H n Dh -> b n (H Dh))
     #                  |> linear(wo)
     out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -86,19 +86,19 @@ def feed_forward(x, w_gate, w_up, w_down):
     """llama.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]
 
     SwiGLU: silu(x W_gate) * (x W_up), projected back to D."""
-    # llama.ss:46: return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
+    # llama.ss:44: return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
     return F.linear(F.silu(F.linear(x, w_gate)) * F.linear(x, w_up), w_down)
 
 
 def forward(m, ids, pos):
     """llama.ss: fn forward(m: Llama, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"""
-    # llama.ss:49: x = embedding(ids, m.wte)
+    # llama.ss:47: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
-    # llama.ss:50: for l in 0..L:
+    # llama.ss:48: for l in 0..L:
     for l in range(L):
-        # llama.ss:51: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
+        # llama.ss:49: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
         x = x + attention(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        # llama.ss:52: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
+        # llama.ss:50: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=m.ffn_norm[l], eps=1e-5), m.w_gate[l], m.w_up[l], m.w_down[l])
-    # llama.ss:53: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)
+    # llama.ss:51: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)
     return F.linear(F.rms_norm(x, (D,), weight=m.norm, eps=1e-5), m.w_out)

@@ -14,10 +14,10 @@ L = 2
 class Tiny(nn.Module):
     def __init__(self):
         super().__init__()
-        self.wte = nn.Parameter(torch.empty(V, D))  # tiny_sdpa.ss:10: param wte:   [V D]     = normal(std=0.02)
-        self.w_qkv = nn.Parameter(torch.empty(L, (3 * D), D))  # tiny_sdpa.ss:11: param w_qkv: [L 3*D D] = normal(std=0.02)
-        self.w_o = nn.Parameter(torch.empty(L, D, D))  # tiny_sdpa.ss:12: param w_o:   [L D D]   = normal(std=0.02)
-        self.norm = nn.Parameter(torch.empty(L, D))  # tiny_sdpa.ss:13: param norm:  [L D]     = ones
+        self.wte = nn.Parameter(torch.empty(V, D))  # tiny_sdpa.ss:8: param wte:   [V D]     = normal(std=0.02)
+        self.w_qkv = nn.Parameter(torch.empty(L, (3 * D), D))  # tiny_sdpa.ss:9: param w_qkv: [L 3*D D] = normal(std=0.02)
+        self.w_o = nn.Parameter(torch.empty(L, D, D))  # tiny_sdpa.ss:10: param w_o:   [L D D]   = normal(std=0.02)
+        self.norm = nn.Parameter(torch.empty(L, D))  # tiny_sdpa.ss:11: param norm:  [L D]     = ones
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -29,9 +29,9 @@ class Tiny(nn.Module):
 
 def attention(x, w_qkv, w_o):
     """tiny_sdpa.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"""
-    # tiny_sdpa.ss:16: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
+    # tiny_sdpa.ss:14: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
-    # tiny_sdpa.ss:17: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+    # tiny_sdpa.ss:15: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
     #                      |> rearrange(b H n Dh -> b n (H Dh))
     #                      |> linear(w_o)
     out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -41,11 +41,11 @@ def attention(x, w_qkv, w_o):
 
 def forward(m, ids):
     """tiny_sdpa.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"""
-    # tiny_sdpa.ss:22: x = embedding(ids, m.wte)
+    # tiny_sdpa.ss:20: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
-    # tiny_sdpa.ss:23: for l in 0..L:
+    # tiny_sdpa.ss:21: for l in 0..L:
     for l in range(L):
-        # tiny_sdpa.ss:24: x = x + attention(rms_norm(x, over=D, weight=m.norm[l]), m.w_qkv[l], m.w_o[l])
+        # tiny_sdpa.ss:22: x = x + attention(rms_norm(x, over=D, weight=m.norm[l]), m.w_qkv[l], m.w_o[l])
         x = x + attention(F.rms_norm(x, (D,), weight=m.norm[l], eps=1e-5), m.w_qkv[l], m.w_o[l])
-    # tiny_sdpa.ss:25: return linear(x, m.wte)
+    # tiny_sdpa.ss:23: return linear(x, m.wte)
     return F.linear(x, m.wte)

@@ -7,6 +7,7 @@
 #include "check/analysis.h"
 #include "check/builtins.h"
 #include "check/check_internal.h"
+#include "check/model_cost.h"
 #include "diagnostics/names.h"
 #include "syntax/syntax.h"
 
@@ -96,6 +97,7 @@ void Checker::run() {
   }
   for (const Item& item : a_.program.items)
     if (item.kind == Item::Kind::function) check_function(item);
+  add_model_hovers();
   check_export_rules();
   collect_symbols();
   if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
@@ -451,6 +453,7 @@ ValueType Checker::type_from_node(const TypeNode& node, Scope& scope) {
       model.kind = ValueType::Kind::model;
       model.name = node.element->name;
       definition(node.element->name_span, global->second->name_span);
+      model_type_uses_.emplace_back(node.element->name_span, global->second);
       return model;
     }
   }
@@ -556,7 +559,28 @@ void Checker::check_model(const Item& item) {
     hover(param.name_span, "```shapescript\nparam " + param.name + ": " + type.to_string() + "\n```" + doc_suffix(param.doc));
     if (param.init) check_initializer(*param.init);
   }
-  hover(item.name_span, hover_text + "```" + doc_suffix(item.doc));
+  model_hovers_[&item] = hover_text + "```" + doc_suffix(item.doc);
+}
+
+void Checker::add_model_hovers() {
+  for (auto& [item, text] : model_hovers_) {
+    ModelCost cost = model_cost(a_, *item);
+    if (cost.parameter_formula) {
+      std::string formula = format_size_formula(*cost.parameter_formula);
+      text += "\n\n**" + group_thousands(cost.parameters) + " parameters**";
+      if (formula != std::to_string(cost.parameters)) text += " = " + formula;
+    }
+    if (cost.kv_elements_per_token) {
+      // The export's element type is float32; a server's is often 16-bit.
+      int64_t elements = *cost.kv_elements_per_token;
+      text += "\n\nKey-value cache per token (`" + cost.forward + "`): " + format_size_formula(*cost.kv_formula) + " = " +
+              group_thousands(elements) + " elements: " + group_thousands(elements * 4) + " B in float32, " +
+              group_thousands(elements * 2) + " B in bfloat16/float16";
+    }
+    hover(item->name_span, text);
+  }
+  for (auto& [span, item] : model_type_uses_)
+    if (auto text = model_hovers_.find(item); text != model_hovers_.end()) hover(span, text->second);
 }
 
 void Checker::check_initializer(const Expr& init) {

@@ -98,6 +98,11 @@ class Checker {
   std::map<std::string, Span, std::less<>> dim_spans_;
   std::map<const Item*, FunctionSignature> signatures_;
   std::map<const Item*, std::map<std::string, ValueType, std::less<>>> model_fields_;
+  // A model's hover, written once all functions are checked (its cost reads the forward): the text
+  // so far, and each place its name is used as a type.
+  std::map<const Item*, std::string> model_hovers_;
+  std::vector<std::pair<Span, const Item*>> model_type_uses_;
+  void add_model_hovers();
   std::map<const Item*, std::vector<Use>> uses_;
   const Item* current_ = nullptr;  // the function being checked
   const Expr* returned_ = nullptr;  // the expression a `return` is checking, whose type the result declares

@@ -144,6 +144,9 @@ def random_params(model, seed=0):
 
 class Arch:
     name = ""
+    # A variant of another architecture (qwen2: a llama with biases) is tried, and named in a refusal,
+    # only for a model with its number of tensors: otherwise its base's reason says all there is to say.
+    variant_of = None
     norm = ""
     activation = ""
     block = []  # (tensor, shape) per block, in llama.cpp's order of use
@@ -285,6 +288,75 @@ class Llama(Arch):
         writer.add_rope_freq_base(hp["base"])
 
 
+def _rope_neox(x, positions, base):
+    """llama.cpp's NEOX rotary form: pairs (i, i + hd/2) rotated by pos * base^(-2i/hd), as Hugging Face's rotate_half."""
+    import torch
+
+    hd = x.shape[-1]
+    inv = base ** (-torch.arange(0, hd, 2, dtype=x.dtype) / hd)
+    angle = positions[:, :, None, None].to(x.dtype) * inv
+    x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
+    cos, sin = angle.cos(), angle.sin()
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class Qwen2(Llama):
+    """llama.cpp's `qwen2`: a Llama whose q, k and v projections have biases, with the NEOX rotary
+    form, so the file holds the projections' rows as Hugging Face has them (no permutation)."""
+
+    name = "qwen2"
+    variant_of = "llama"
+    block = [
+        ("attn_norm.weight", ("d",)),
+        ("attn_q.weight", ("d", "d")),
+        ("attn_q.bias", ("d",)),
+        ("attn_k.weight", ("kv", "d")),
+        ("attn_k.bias", ("kv",)),
+        ("attn_v.weight", ("kv", "d")),
+        ("attn_v.bias", ("kv",)),
+        ("attn_output.weight", ("d", "d")),
+        ("ffn_norm.weight", ("d",)),
+        ("ffn_gate.weight", ("F", "d")),
+        ("ffn_up.weight", ("F", "d")),
+        ("ffn_down.weight", ("d", "F")),
+    ]
+
+    def variants(self, env):
+        d, kv = env["d"], env["kv"]
+        for hd in _head_sizes(d):
+            if hd % 2 or kv % hd:
+                continue
+            for base in self.bases:
+                yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": "halves", "base": base}
+
+    def describe(self, hp):
+        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs (i, i + head size / 2), base {hp['base']:g}"
+
+    def prepare(self, tensors, hp):
+        return tensors
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        positions = torch.arange(n).expand(b, n)
+        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
+        x = t["token_embd.weight"][ids]
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            a = _rms_norm(x, p("attn_norm.weight"), eps)
+            q = (a @ p("attn_q.weight").T + p("attn_q.bias")).reshape(b, n, H, hd)
+            k = (a @ p("attn_k.weight").T + p("attn_k.bias")).reshape(b, n, Hkv, hd)
+            v = (a @ p("attn_v.weight").T + p("attn_v.bias")).reshape(b, n, Hkv, hd)
+            q, k = _rope_neox(q, positions, hp["base"]), _rope_neox(k, positions, hp["base"])
+            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
+            f = _rms_norm(h, p("ffn_norm.weight"), eps)
+            gate = f @ p("ffn_gate.weight").T
+            x = h + (torch.nn.functional.silu(gate) * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
+        out = _rms_norm(x, t["output_norm.weight"], eps)
+        return out @ t.get("output.weight", t["token_embd.weight"]).T
+
+
 class Gpt2(Arch):
     name = "gpt2"
     norm = "layer_norm"
@@ -339,7 +411,7 @@ class Gpt2(Arch):
         writer.add_layer_norm_eps(hp["eps"])
 
 
-ARCHITECTURES = [Llama(), Gpt2()]
+ARCHITECTURES = [Llama(), Qwen2(), Gpt2()]
 
 
 def _head_sizes(d):
@@ -577,6 +649,8 @@ def export_gguf(spec):
     logits, order = model.run(params, ids)
     reasons = []
     for arch in ARCHITECTURES:
+        if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
+            continue
         try:
             block_map, other_map, hp = match(arch, model, params, order, ids, logits)
         except Refusal as why:

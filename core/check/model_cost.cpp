@@ -1,0 +1,240 @@
+#include "check/model_cost.h"
+
+#include <functional>
+#include <set>
+
+#include "check/builtins.h"
+#include "check/model_layout.h"
+#include "syntax/walk.h"
+
+namespace ss {
+
+namespace {
+
+// A dim as a polynomial in the dims it is made of: `Dkv = Hkv * Dh` expands, `Dh = D / H` stays `Dh`
+// (a quotient is no polynomial), and a dim given as a number is itself a variable.
+class DimAlgebra {
+ public:
+  explicit DimAlgebra(const Analysis& analysis) {
+    for (const Item& item : analysis.program.items)
+      if (item.kind == Item::Kind::dim && !dims_.count(item.name)) dims_[item.name] = &item;
+  }
+
+  bool is_dim(const std::string& name) const { return dims_.count(name) > 0; }
+
+  SizeExpr dim(const std::string& name) {
+    if (auto done = expanded_.find(name); done != expanded_.end()) return done->second;
+    SizeExpr result = SizeExpr::variable(name);
+    auto item = dims_.find(name);
+    if (item != dims_.end() && item->second->dim_value && item->second->dim_value->kind != SizeNode::Kind::number && !expanding_.count(name)) {
+      expanding_.insert(name);
+      if (auto value = size(*item->second->dim_value)) result = *value;
+      expanding_.erase(name);
+    }
+    expanded_[name] = result;
+    return result;
+  }
+
+  std::optional<SizeExpr> size(const SizeNode& node) {
+    switch (node.kind) {
+      case SizeNode::Kind::number: return SizeExpr::constant(node.number);
+      case SizeNode::Kind::name:
+        if (!is_dim(node.name)) return std::nullopt;
+        return dim(node.name);
+      case SizeNode::Kind::scaled:
+        if (!is_dim(node.name)) return std::nullopt;
+        return SizeExpr::constant(node.number) * dim(node.name);
+      case SizeNode::Kind::group: {
+        SizeExpr product = SizeExpr::constant(1);
+        for (const SizeNode& child : node.children) {
+          auto factor = size(child);
+          if (!factor) return std::nullopt;
+          product *= *factor;
+        }
+        return product;
+      }
+      case SizeNode::Kind::binary: {
+        if (node.children.size() != 2) return std::nullopt;
+        auto left = size(node.children[0]);
+        auto right = size(node.children[1]);
+        if (!left || !right) return std::nullopt;
+        switch (node.op) {
+          case '+': return *left + *right;
+          case '-': return *left - *right;
+          case '*': return *left * *right;
+          case '/': return right->is_zero() ? std::nullopt : left->divide_exact(*right);
+          default: return std::nullopt;
+        }
+      }
+      default: return std::nullopt;
+    }
+  }
+
+ private:
+  std::map<std::string, const Item*> dims_;
+  std::map<std::string, SizeExpr> expanded_;
+  std::set<std::string> expanding_;
+};
+
+bool is_builtin_call(const Analysis& analysis, const Expr& e, std::string_view name, const CallFacts** facts_out = nullptr) {
+  if (e.kind != Expr::Kind::call) return false;
+  auto facts = analysis.semantics.calls.find(&e);
+  if (facts == analysis.semantics.calls.end()) return false;
+  if (facts_out) *facts_out = &facts->second;
+  return facts->second.builtin && facts->second.builtin->name == name;
+}
+
+// An axis of a checked type as a polynomial in the dims: by its label when that names a dim, else its fixed size.
+std::optional<SizeExpr> axis_formula(DimAlgebra& dims, const Axis& axis) {
+  if (dims.is_dim(axis.label)) return dims.dim(axis.label);
+  if (axis.size.is_constant()) return axis.size;
+  return std::nullopt;
+}
+
+struct KeyValueCount {
+  SizeExpr elements;  // per token, per pass through the code walked
+  SizeExpr formula;
+  bool known = true;
+};
+
+// The keys and values that every scaled_dot_product_attention reached from `block` reads, per token:
+// heads times head size of k, and of v. Calls of the file's own functions are followed.
+void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& block, KeyValueCount& count,
+                      std::set<const Item*>& active, int& attentions) {
+  for_each_statement(block, [&](const Statement& statement) {
+    auto visit = [&](const Expr& e) {
+      const CallFacts* facts = nullptr;
+      if (is_builtin_call(analysis, e, "scaled_dot_product_attention", &facts)) {
+        ++attentions;
+        std::vector<const Expr*> positional;
+        for (const Argument& argument : e.arguments)
+          if (!argument.keyword && argument.value) positional.push_back(argument.value.get());
+        for (size_t i = 1; i <= 2; ++i) {
+          const ValueType* type = nullptr;
+          if (positional.size() > i)
+            if (auto t = analysis.semantics.types.find(positional[i]); t != analysis.semantics.types.end()) type = &t->second;
+          if (!type || !type->is_tensor() || type->tensor.rank() < 3) {
+            count.known = false;
+            continue;
+          }
+          const auto& axes = type->tensor.axes;
+          const Axis& heads = axes[axes.size() - 3];
+          const Axis& head_size = axes[axes.size() - 1];
+          auto h = axis_formula(dims, heads), d = axis_formula(dims, head_size);
+          if (!h || !d || !heads.size.is_constant() || !head_size.size.is_constant()) {
+            count.known = false;
+            continue;
+          }
+          count.elements += heads.size * head_size.size;
+          count.formula += *h * *d;
+        }
+        return;
+      }
+      if (facts && facts->function && facts->function->body && !active.count(facts->function)) {
+        active.insert(facts->function);
+        count_key_values(analysis, dims, *facts->function->body, count, active, attentions);
+        active.erase(facts->function);
+      }
+    };
+    // Only this statement's own expressions: the walk over the block reaches the nested ones itself.
+    if (statement.value) for_each_expr(*statement.value, visit);
+    if (statement.end) for_each_expr(*statement.end, visit);
+    for (const auto& [condition, body] : statement.branches)
+      if (condition) for_each_expr(*condition, visit);
+  });
+}
+
+const char* superscript(uint32_t power) {
+  static const char* digits[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  return power < 10 ? digits[power] : nullptr;
+}
+
+}  // namespace
+
+std::string group_thousands(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string format_size_formula(const SizeExpr& size) {
+  if (size.is_zero()) return "0";
+  std::string out;
+  const auto& terms = size.terms();
+  for (auto it = terms.rbegin(); it != terms.rend(); ++it) {
+    const auto& [monomial, coefficient] = *it;
+    int64_t magnitude = coefficient < 0 ? -coefficient : coefficient;
+    out += out.empty() ? (coefficient < 0 ? "-" : "") : (coefficient < 0 ? " - " : " + ");
+    std::string term = magnitude != 1 || monomial.empty() ? std::to_string(magnitude) : "";
+    for (const auto& [name, power] : monomial) {
+      if (!term.empty()) term += "·";
+      term += name;
+      if (power > 1) {
+        const char* sup = superscript(power);
+        term += sup ? std::string(sup) : "^" + std::to_string(power);
+      }
+    }
+    out += term;
+  }
+  return out;
+}
+
+ModelCost model_cost(const Analysis& analysis, const Item& model) {
+  ModelCost cost;
+  DimAlgebra dims(analysis);
+  SizeExpr formula;
+  for (const Item::Param& param : model.params) {
+    int64_t count = 1;
+    SizeExpr symbolic = SizeExpr::constant(1);
+    for (const SizeNode& axis : param.type.axes) {
+      auto size = dims.size(axis);
+      // The number is the formula at the dims' values; a size the algebra can't write leaves only the number.
+      std::optional<int64_t> value;
+      if (size) {
+        SizeBindings values;
+        for (const std::string& name : size->variables())
+          if (auto v = analysis.semantics.dims.find(name); v != analysis.semantics.dims.end()) values[name] = SizeExpr::constant(v->second);
+        value = size->substitute(values).constant_value();
+      }
+      if (!size || !value) return ModelCost{};  // an unchecked size: no count at all rather than a wrong one
+      count *= *value;
+      symbolic *= *size;
+    }
+    cost.parameters += count;
+    formula += symbolic;
+  }
+  cost.parameter_formula = formula;
+
+  // The forward: the first function taking this model that has a language model's layout.
+  for (const Item& item : analysis.program.items) {
+    if (item.kind != Item::Kind::function || item.parameters.empty()) continue;
+    auto types = analysis.semantics.functions.find(&item);
+    if (types == analysis.semantics.functions.end() || types->second.parameters.empty() ||
+        types->second.parameters[0].kind != ValueType::Kind::model || types->second.parameters[0].name != model.name)
+      continue;
+    ModelLayout layout = find_model_layout(analysis, item.name);
+    if (!layout.is_language_model() || !layout.loop || !layout.loop->body || layout.loops != 1 || !layout.layers || !layout.loop_start)
+      continue;
+    KeyValueCount count;
+    std::set<const Item*> active{&item};
+    int attentions = 0;
+    count_key_values(analysis, dims, *layout.loop->body, count, active, attentions);
+    if (!attentions || !count.known) continue;
+    int64_t layers = *layout.layers - *layout.loop_start;
+    SizeExpr layers_formula = SizeExpr::constant(layers);
+    const Expr* end = layout.loop->end.get();
+    if (*layout.loop_start == 0 && end && end->kind == Expr::Kind::name && dims.is_dim(end->text)) layers_formula = dims.dim(end->text);
+    cost.forward = item.name;
+    auto elements = (count.elements * SizeExpr::constant(layers)).constant_value();
+    if (!elements) continue;
+    cost.kv_elements_per_token = *elements;
+    cost.kv_formula = layers_formula * count.formula;
+    break;
+  }
+  return cost;
+}
+
+}  // namespace ss

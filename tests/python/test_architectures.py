@@ -1,0 +1,229 @@
+"""Fidelity against transformers' own implementations: the architectures people bring.
+
+For each of examples/llama_gqa.ss, qwen2.ss and mistral.ss, transformers' model class
+(LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM) with a small random config of the
+example's dims is the reference: code no one here wrote. Its weights, mapped onto the ShapeScript
+model's parameters, must give the same logits in the compiled forward (`shapescript.compile`), in
+the `.pt2` that `shapescript export --fn forward --weights` writes, and in the `--hf --vllm` folder
+loaded by transformers with trust_remote_code.
+
+The mapping is written here by name: `shapescript import-weights`, which is to compute it, is not
+built yet. Both sides store a linear layer's weight as [out in] and stack nothing, so each block's
+tensor goes to its layer's slice of a stacked parameter; transformers' rotary embedding pairs
+(i, i + head_dim/2) (rotate_half), as the examples' `rope` does, so q and k need no permutation.
+
+    $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_architectures.py
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("einops")
+transformers = pytest.importorskip("transformers")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
+sys.path.insert(0, str(REPO / "python"))
+os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
+import shapescript  # noqa: E402
+
+if not pathlib.Path(BIN).exists():
+    pytest.skip(f"no shapescript binary at {BIN}", allow_module_level=True)
+
+# float32: the largest difference may be this fraction of the largest logit.
+TOLERANCE = 1e-4
+
+
+@dataclass
+class Architecture:
+    example: str
+    model: str  # the ShapeScript model's name
+    hf_class: str
+    config_class: str
+    D: int
+    H: int
+    Hkv: int
+    F: int
+    V: int
+    L: int
+    P: int
+    rope_theta: float
+    eps: float
+    qkv_bias: bool
+
+    @property
+    def source(self):
+        return REPO / "examples" / self.example
+
+    def config(self):
+        config_class = getattr(transformers, self.config_class)
+        kwargs = dict(vocab_size=self.V, hidden_size=self.D, intermediate_size=self.F, num_hidden_layers=self.L,
+                      num_attention_heads=self.H, num_key_value_heads=self.Hkv, head_dim=self.D // self.H,
+                      max_position_embeddings=self.P, rms_norm_eps=self.eps, hidden_act="silu", tie_word_embeddings=False,
+                      rope_parameters={"rope_type": "default", "rope_theta": self.rope_theta})
+        if self.config_class == "LlamaConfig":
+            kwargs.update(attention_bias=False, mlp_bias=False)
+        if self.config_class == "MistralConfig":
+            kwargs.update(sliding_window=None)
+        if self.config_class == "Qwen2Config":
+            kwargs.update(use_sliding_window=False)
+        config = config_class(**kwargs)
+        config._attn_implementation = "eager"  # the plainest of transformers' attentions
+        return config
+
+
+ARCHITECTURES = {
+    "llama_gqa": Architecture("llama_gqa.ss", "LlamaGqa", "LlamaForCausalLM", "LlamaConfig",
+                              D=256, H=4, Hkv=2, F=512, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-5, qkv_bias=False),
+    "qwen2": Architecture("qwen2.ss", "Qwen2", "Qwen2ForCausalLM", "Qwen2Config",
+                          D=256, H=4, Hkv=2, F=512, V=512, L=2, P=256, rope_theta=1e6, eps=1e-6, qkv_bias=True),
+    "mistral": Architecture("mistral.ss", "Mistral", "MistralForCausalLM", "MistralConfig",
+                            D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=1e6, eps=1e-5, qkv_bias=False),
+}
+
+
+def run(*args, cwd, timeout=600):
+    env = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent), NO_COLOR="1")
+    return subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def reference_model(arch: Architecture, seed: int):
+    """transformers' class with weights of enough spread that every part moves the logits:
+    matrices of unit scale per input, norms around 1, biases around 0 but not 0."""
+    torch.manual_seed(seed)
+    model = getattr(transformers, arch.hf_class)(arch.config()).eval()
+    with torch.no_grad():
+        for name, value in model.named_parameters():
+            if name.endswith("norm.weight"):
+                value.copy_(1 + 0.2 * torch.randn_like(value))
+            elif name.endswith(".bias"):
+                value.copy_(0.5 * torch.randn_like(value))
+            else:
+                value.copy_(torch.randn_like(value) / value.shape[-1] ** 0.5)
+    # The config's rotary base is the one in use (transformers has renamed where it lives before).
+    inv_freq = model.model.rotary_emb.inv_freq
+    dh = arch.D // arch.H
+    torch.testing.assert_close(inv_freq[1].item(), arch.rope_theta ** (-2 / dh), rtol=1e-5, atol=0)
+    return model
+
+
+def shapescript_weights(arch: Architecture, model) -> dict:
+    """transformers' state dict as the ShapeScript model's parameters, by name; per-layer tensors stacked."""
+    state = model.state_dict()
+    layer = "model.layers.{}."
+    per_layer = {"attn_norm": "input_layernorm.weight", "wq": "self_attn.q_proj.weight", "wk": "self_attn.k_proj.weight",
+                 "wv": "self_attn.v_proj.weight", "wo": "self_attn.o_proj.weight", "ffn_norm": "post_attention_layernorm.weight",
+                 "w_gate": "mlp.gate_proj.weight", "w_up": "mlp.up_proj.weight", "w_down": "mlp.down_proj.weight"}
+    if arch.qkv_bias:
+        per_layer.update(bq="self_attn.q_proj.bias", bk="self_attn.k_proj.bias", bv="self_attn.v_proj.bias")
+    weights = {"wte": state["model.embed_tokens.weight"], "norm": state["model.norm.weight"], "w_out": state["lm_head.weight"]}
+    for ours, theirs in per_layer.items():
+        weights[ours] = torch.stack([state[layer.format(i) + theirs] for i in range(arch.L)])
+    # Every tensor of transformers' model is used, and once: nothing of it is left unmapped.
+    used = {"model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"}
+    used |= {layer.format(i) + theirs for theirs in per_layer.values() for i in range(arch.L)}
+    assert used == set(state), sorted(set(state) ^ used)
+    return {name: value.detach().clone().contiguous() for name, value in weights.items()}
+
+
+def relative_difference(got, expected):
+    return ((got - expected).abs().max() / expected.abs().max()).item()
+
+
+@pytest.fixture(scope="module", params=sorted(ARCHITECTURES))
+def case(request, tmp_path_factory):
+    arch = ARCHITECTURES[request.param]
+    model = reference_model(arch, seed=7)
+    weights = shapescript_weights(arch, model)
+    tmp_path = tmp_path_factory.mktemp(request.param)
+    torch.save(weights, tmp_path / "ckpt.pt")
+    ids = torch.randint(0, arch.V, (2, 13), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    return arch, weights, tmp_path, ids, expected
+
+
+def test_the_example_checks_clean(case):
+    arch, *_ = case
+    result = run("check", str(arch.source), cwd=REPO)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_compiled_forward_matches_transformers(case):
+    arch, weights, _, ids, expected = case
+    compiled = shapescript.compile(arch.source)
+    model = getattr(compiled, arch.model)()
+    model.load_state_dict(weights)
+    with torch.no_grad():
+        got = compiled.forward(model, ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+    difference = relative_difference(got, expected)
+    print(f"{arch.example} compiled: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE
+
+
+def test_pt2_matches_transformers(case):
+    arch, _, tmp_path, ids, expected = case
+    result = run("export", str(arch.source), "--fn", "forward", "-o", "model.pt2", "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    program = torch.export.load(str(tmp_path / "model.pt2"))
+    with torch.no_grad():
+        got = program.module()(ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+    difference = relative_difference(got, expected)
+    print(f"{arch.example} .pt2: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE
+
+
+def test_hf_folder_matches_transformers(case):
+    arch, _, tmp_path, ids, expected = case
+    result = run("export", str(arch.source), "--hf", "hf", "--vllm", "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("vLLM can serve it\n"), result.stdout
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "hf"), trust_remote_code=True, dtype=torch.float32).eval()
+    assert (model.config.num_attention_heads, model.config.num_key_value_heads) == (arch.H, arch.Hkv)
+    with torch.no_grad():
+        got = model(input_ids=ids).logits
+    difference = relative_difference(got, expected)
+    print(f"{arch.example} --hf: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE
+
+
+GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2"}
+
+
+def test_gguf_runs_in_llama_cpp_to_transformers_logits(case):
+    """`--gguf` finds llama.cpp's architecture by its computed search (Qwen2's biases make it
+    `qwen2`, which rotates pairs (i, i + hd/2) as transformers does), and real llama.cpp agrees."""
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+    import test_gguf_export as gguf_tests  # llama.cpp's location and loader, as the GGUF tests find them
+
+    arch, _, tmp_path, ids, expected = case
+    out = tmp_path / "model.gguf"
+    result = run("export", str(arch.source), "--gguf", str(out), "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    name = GGUF_ARCHITECTURE[arch.example.removesuffix(".ss")]
+    assert result.stdout.startswith(f"wrote {out}: llama.cpp's `{name}`, {arch.L} blocks of {arch.H} heads"), result.stdout
+    meta = {k: f.contents() for k, f in gguf.GGUFReader(str(out)).fields.items() if not k.startswith("tokenizer.ggml.")}
+    assert (meta[f"{name}.attention.head_count"], meta[f"{name}.attention.head_count_kv"]) == (arch.H, arch.Hkv)
+    assert meta[f"{name}.rope.freq_base"] == pytest.approx(arch.rope_theta)
+
+    path = gguf_tests.llama_cpp_dir()
+    os.environ["LLAMA_CPP_LIB_PATH"] = str(path / "lib")
+    sys.path.insert(0, str(path / "python"))
+    import llama_cpp
+
+    llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0, flash_attn=False,
+                          verbose=False, n_threads=2)
+    llm.reset()
+    llm.eval(ids[0].tolist())
+    got = torch.from_numpy(np.array(llm.scores[: llm.n_tokens])).float()
+    difference = relative_difference(got, expected[0])
+    print(f"{arch.example} llama.cpp: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE

@@ -133,3 +133,56 @@ def model_class(compiled):
 
     return next(v for v in vars(compiled).values()
                 if isinstance(v, type) and issubclass(v, torch.nn.Module) and v.__module__ == compiled.__name__)
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen, log_path: Path, seconds: float, what: str) -> None:
+    """Polls `url` (a server's /health) until it answers 200; fails with the log's tail if the
+    process ends or `seconds` pass first."""
+    import time
+    import urllib.request
+
+    deadline = time.time() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        assert process.poll() is None, Path(log_path).read_text()[-5000:]
+        assert time.time() < deadline, f"{what} did not become healthy in {seconds:g} s\n" + Path(log_path).read_text()[-5000:]
+        time.sleep(0.5)
+
+
+def llama_cpp_dir() -> Path:
+    """Where scripts/llama_cpp.sh built llama.cpp (libllama, llama-server, the Python bindings)."""
+    found = subprocess.run(["bash", str(ROOT / "scripts" / "llama_cpp.sh"), "--print-dir"], capture_output=True, text=True).stdout.strip()
+    path = Path(found)
+    assert (path / "bin" / "llama-server").exists(), f"llama.cpp isn't built at {path}: run scripts/llama_cpp.sh (scripts/setup.sh does)"
+    return path
+
+
+def llama_cpp_module():
+    """llama-cpp-python's bindings, loading the libllama built with them."""
+    path = llama_cpp_dir()
+    os.environ["LLAMA_CPP_LIB_PATH"] = str(path / "lib")
+    if str(path / "python") not in sys.path:
+        sys.path.insert(0, str(path / "python"))
+    import llama_cpp
+
+    return llama_cpp
+
+
+def llama_cpp_logits(gguf_path: Path, ids: list[int]):
+    """The logits real llama.cpp computes for `ids` at every position (a numpy array [n V]): float32
+    key-value cache, no flash attention, so that only the order of sums differs from torch."""
+    import numpy as np
+
+    llm = llama_cpp_module().Llama(model_path=str(gguf_path), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0,
+                                   flash_attn=False, verbose=False, n_threads=2)
+    llm.reset()
+    llm.eval(list(ids))
+    return np.array(llm.scores[: llm.n_tokens])
+
+# Real vLLM (PyPI's CPU build) lives in a venv of its own: scripts/engines.sh makes it.
+VLLM_VENV = Path(os.environ.get("SHAPESCRIPT_VLLM_VENV", Path.home() / ".cache" / "shapescript" / "vllm-venv"))

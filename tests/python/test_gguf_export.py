@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
-import time
 import urllib.request
 
 import gguf
@@ -23,7 +21,8 @@ import pytest
 import torch
 
 
-from conftest import EXAMPLES, LOUD_PACKAGE, ROOT as REPO, cli, free_port, fresh_python, model_class, place, unit_scale_weights
+from conftest import (EXAMPLES, LOUD_PACKAGE, ROOT as REPO, cli, free_port, fresh_python, llama_cpp_dir, llama_cpp_logits,
+                      llama_cpp_module, model_class, place, unit_scale_weights, wait_until_healthy)
 
 sys.path.insert(0, str(REPO / "python"))
 from shapescript.runtime import gguf_export  # noqa: E402  (the runtime's reference and permutation)
@@ -79,11 +78,11 @@ def test_reasons_are_computed_from_the_model(tmp_path):
 def test_llama_example_is_written_as_llama(tmp_path):
     result, out = export(tmp_path, LLAMA)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"wrote {out}: llama.cpp's `llama`, 2 blocks of 4 heads, vocabulary of 512, 21 tensors, ")
+    assert result.stdout.startswith(f"wrote {out}: llama.cpp's `llama`, 2 blocks of 2 heads, vocabulary of 512, 21 tensors, ")
     reader, meta = fields(out)
     assert meta["general.architecture"] == "llama"
     assert (meta["llama.block_count"], meta["llama.embedding_length"], meta["llama.feed_forward_length"]) == (2, 64, 192)
-    assert (meta["llama.attention.head_count"], meta["llama.attention.head_count_kv"], meta["llama.rope.dimension_count"]) == (4, 4, 16)
+    assert (meta["llama.attention.head_count"], meta["llama.attention.head_count_kv"], meta["llama.rope.dimension_count"]) == (2, 2, 32)
     assert meta["llama.rope.freq_base"] == 10000.0 and meta["llama.context_length"] == 256
     assert abs(meta["llama.attention.layer_norm_rms_epsilon"] - 1e-5) < 1e-12
     names = {t.name: tuple(int(s) for s in t.shape) for t in reader.tensors}
@@ -162,10 +161,10 @@ def test_weights_land_in_the_file_with_q_k_rows_in_llamas_rotary_order(tmp_path)
     data = {t.name: np.array(t.data) for t in reader.tensors}
     assert np.array_equal(data["blk.1.ffn_down.weight"], ckpt["w_down"][1].numpy())
     assert np.array_equal(data["blk.0.attn_v.weight"], ckpt["wv"][0].numpy())
-    assert np.array_equal(data["blk.0.attn_q.weight"], gguf_export.permute_rows_for_norm_rope(ckpt["wq"][0], 4).numpy())
+    assert np.array_equal(data["blk.0.attn_q.weight"], gguf_export.permute_rows_for_norm_rope(ckpt["wq"][0], 2).numpy())
     assert not np.array_equal(data["blk.0.attn_q.weight"], ckpt["wq"][0].numpy())
-    # Written out by hand: in each head of 16, row 2j is row j and row 2j+1 is row j+8 (pairs (i, i+8) become (2i, 2i+1)).
-    rows = [h * 16 + j // 2 + (j % 2) * 8 for h in range(4) for j in range(16)]
+    # Written out by hand: in each head of 32, row 2j is row j and row 2j+1 is row j+16 (pairs (i, i+16) become (2i, 2i+1)).
+    rows = [h * 32 + j // 2 + (j % 2) * 16 for h in range(2) for j in range(32)]
     assert np.array_equal(data["blk.0.attn_q.weight"], ckpt["wq"][0][rows].numpy())
     assert np.array_equal(data["blk.1.attn_k.weight"], ckpt["wk"][1][rows].numpy())
 
@@ -208,21 +207,9 @@ def test_a_function_that_is_not_a_language_model_is_refused(tmp_path):
 # --- real llama.cpp -------------------------------------------------------------------------------
 
 
-def llama_cpp_dir():
-    found = subprocess.run(["bash", str(REPO / "scripts" / "llama_cpp.sh"), "--print-dir"], capture_output=True, text=True).stdout.strip()
-    path = pathlib.Path(found)
-    assert (path / "bin" / "llama-server").exists(), f"llama.cpp isn't built at {path}: run scripts/llama_cpp.sh (scripts/setup.sh does)"
-    return path
-
-
 @pytest.fixture(scope="module")
 def llama_cpp():
-    path = llama_cpp_dir()
-    os.environ["LLAMA_CPP_LIB_PATH"] = str(path / "lib")
-    sys.path.insert(0, str(path / "python"))
-    import llama_cpp as module
-
-    return module
+    return llama_cpp_module()
 
 
 def compiled_forward(source_path, weights, ids):
@@ -268,11 +255,7 @@ def test_llama_cpp_logits_match_the_shapescript_forward(tmp_path, llama_cpp, exa
     vocab = ckpt["wte"].shape[0]
     ids = torch.randint(3, vocab, (1, 24), generator=generator)
     expected = compiled_forward(source, ckpt, ids)[0].numpy()
-    llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0, flash_attn=False,
-                          verbose=False, n_threads=2)
-    llm.reset()
-    llm.eval(ids[0].tolist())
-    got = np.array(llm.scores[: llm.n_tokens])
+    got = llama_cpp_logits(out, ids[0].tolist())
     relative = np.abs(got - expected).max() / np.abs(expected).max()
     print(f"{example}: largest difference {relative:.2e} of the largest logit")
     assert relative < TOLERANCE[example]
@@ -291,17 +274,7 @@ def test_exercise_4_llama_server_answers_a_completion(tmp_path):
     server = subprocess.Popen([str(path / "bin" / "llama-server"), "-m", str(out), "--host", "127.0.0.1", "--port", str(port),
                                "-c", "256", "-t", "2", "-np", "1", "--no-webui"], stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None, (tmp_path / "server.log").read_text()
-            assert time.time() < deadline, "llama-server did not become healthy in 60 s"
-            time.sleep(0.5)
+        wait_until_healthy(f"http://127.0.0.1:{port}/health", server, tmp_path / "server.log", 60, "llama-server")
         prompt = [17, 42, 99, 7]
         body = json.dumps({"prompt": prompt, "n_predict": 6, "temperature": 0, "top_k": 1, "return_tokens": True,
                            "ignore_eos": True, "cache_prompt": False}).encode()

@@ -14,33 +14,20 @@ from __future__ import annotations
 import json
 import math
 import os
-import pathlib
 import subprocess
-import sys
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("einops")
-import torch.nn.functional as F  # noqa: E402
+import torch
+import torch.nn.functional as F
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SOURCE = REPO / "examples" / "llama_gqa.ss"
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
-VLLM_PYTHON = pathlib.Path.home() / ".cache" / "shapescript" / "vllm-venv" / "bin" / "python"
-sys.path.insert(0, str(REPO / "python"))
-os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
-import shapescript  # noqa: E402
+import shapescript
+from conftest import EXAMPLES, ROOT as REPO, VLLM_VENV, cli as run, llama_cpp_logits
+
+SOURCE = EXAMPLES / "llama_gqa.ss"
+VLLM_PYTHON = VLLM_VENV / "bin" / "python"
 
 D, H, HKV, DH, F_, V, L, P = 256, 4, 2, 64, 512, 512, 2, 256
-
-if not pathlib.Path(BIN).exists():
-    pytest.skip(f"no shapescript binary at {BIN}", allow_module_level=True)
-
-
-def run(*args, cwd, timeout=600):
-    env = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent), NO_COLOR="1")
-    return subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def compiled_model():
@@ -139,7 +126,6 @@ def test_export_pt2_holds_the_weights_and_computes_the_forward(tmp_path):
 
 @pytest.fixture(scope="module")
 def hf_folder(tmp_path_factory):
-    pytest.importorskip("transformers")
     tmp_path = tmp_path_factory.mktemp("gqa_hf")
     weights = unit_weights(seed=4)
     torch.save(weights, tmp_path / "ckpt.pt")
@@ -188,8 +174,8 @@ print("TOKENS " + json.dumps([list(o.outputs[0].token_ids) for o in outputs]))
 """
 
 
-@pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="vLLM (CPU) is installed by scripts/setup.sh at ~/.cache/shapescript/vllm-venv")
 def test_vllm_serves_it_with_its_own_paged_attention(hf_folder, tmp_path):
+    assert VLLM_PYTHON.exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
     folder, weights = hf_folder
     prompts = [[17, 42, 99, 7, 300], [5, 6, 7]]
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -208,8 +194,7 @@ def test_vllm_serves_it_with_its_own_paged_attention(hf_folder, tmp_path):
 
 
 def test_gguf_is_llama_with_fewer_key_value_heads_and_llama_cpp_agrees(tmp_path):
-    gguf = pytest.importorskip("gguf")
-    import test_gguf_export as gguf_tests  # llama.cpp's location and loader, as the GGUF tests find them
+    import gguf  # a missing package fails the test: never a skip counted as a pass
 
     weights = unit_weights(seed=6)
     torch.save(weights, tmp_path / "ckpt.pt")
@@ -222,21 +207,12 @@ def test_gguf_is_llama_with_fewer_key_value_heads_and_llama_cpp_agrees(tmp_path)
     names = {t.name: tuple(int(s) for s in t.shape) for t in gguf.GGUFReader(str(out)).tensors}
     assert names["blk.0.attn_k.weight"] == (D, HKV * DH)  # ggml's order: {n_embd, n_embd_k_gqa}
 
-    path = gguf_tests.llama_cpp_dir()
-    os.environ["LLAMA_CPP_LIB_PATH"] = str(path / "lib")
-    sys.path.insert(0, str(path / "python"))
-    import llama_cpp
-
     ids = torch.randint(3, V, (1, 24), generator=torch.Generator().manual_seed(11))
     expected = shapescript_forward(weights, ids)[0].numpy()
     torch.testing.assert_close(torch.from_numpy(expected), reference_forward(weights, ids)[0], rtol=1e-5, atol=1e-5)
-    llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0, flash_attn=False,
-                          verbose=False, n_threads=2)
-    llm.reset()
-    llm.eval(ids[0].tolist())
     import numpy as np
 
-    got = np.array(llm.scores[: llm.n_tokens])
+    got = llama_cpp_logits(out, ids[0].tolist())
     relative = np.abs(got - expected).max() / np.abs(expected).max()
     print(f"llama_gqa.ss: largest difference {relative:.2e} of the largest logit")
     assert relative < 1e-5

@@ -4,22 +4,14 @@ generated module and config.json intact, and never break them."""
 from __future__ import annotations
 
 import json
-import os
-import pathlib
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("einops")
+import torch
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
-sys.path.insert(0, str(REPO / "python"))
-os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
-import shapescript  # noqa: E402
+import shapescript
+from conftest import EXAMPLES, cli
 
 MULTI_LINE_AS = """\
 dim D = 4
@@ -43,10 +35,8 @@ def test_a_multi_line_as_type_compiles_and_is_checked_when_it_runs(tmp_path):
 
 @pytest.mark.parametrize("name", ["tab\there.ss", "größe_🙂.ss", "bell\x07.ss"], ids=["tab", "unicode", "control"])
 def test_a_file_name_with_odd_characters_reaches_config_json(tmp_path, name):
-    pytest.importorskip("transformers")
-    shutil.copy(REPO / "examples" / "tiny_sdpa.ss", tmp_path / name)
-    env = dict(os.environ, VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent))
-    result = subprocess.run([BIN, "export", name, "--hf", "hf"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    shutil.copy(EXAMPLES / "tiny_sdpa.ss", tmp_path / name)
+    result = cli("export", name, "--hf", "hf", cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr  # before: the CLI aborted on config.json it could not parse
     config = json.loads((tmp_path / "hf" / "config.json").read_text(encoding="utf-8"))
     assert config["shapescript_source"] == name

@@ -7,27 +7,20 @@ the test that runs it, never skips it.
 """
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 import torch
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
-ENV = dict(os.environ, VIRTUAL_ENV=str(Path(sys.executable).parent.parent), NO_COLOR="1")
-VLLM_VENV = Path(os.environ.get("SHAPESCRIPT_VLLM_VENV", Path.home() / ".cache" / "shapescript" / "vllm-venv"))
+import shapescript
+from conftest import EXAMPLES, VLLM_VENV, cli, model_class, unit_scale_weights
 
 ENGINES = [".pt2 (torch.export)", "AOTInductor", "transformers (--hf)", "vLLM (--hf)", "llama.cpp (--gguf)"]
 
 
 def verify(*args, cwd):
-    return subprocess.run([BIN, "verify", *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=1500)
+    return cli("verify", *args, cwd=cwd, timeout=1500)
 
 
 def table(stdout):
@@ -42,29 +35,15 @@ def table(stdout):
 
 
 def spread_checkpoint(path: Path, seed: int):
-    os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
-    sys.path.insert(0, str(REPO / "python"))
-    import shapescript
-
-    module = shapescript.compile(path)
-    model_class = next(v for v in vars(module).values()
-                       if isinstance(v, type) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__)
-    generator = torch.Generator().manual_seed(seed)
-    ckpt = {}
-    for key, value in model_class().state_dict().items():
-        if value.dim() == 1 or key.endswith("norm"):
-            ckpt[key] = 1 + 0.2 * torch.randn(value.shape, generator=generator)
-        else:
-            ckpt[key] = torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
-    return ckpt
+    """Weights of unit scale (norms 1 + 0.2 randn), so that every part of the model moves the logits."""
+    state = model_class(shapescript.compile(path))().state_dict()
+    return unit_scale_weights(state, seed, is_norm=lambda key, value: value.dim() == 1 or key.endswith("norm"))
 
 
 def test_every_engine_agrees_then_a_tampered_folder_is_named(tmp_path):
     assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
-    # examples/llama.ss with heads of 32, which vLLM's CPU attention has (E3306)
-    source = (EXAMPLES / "llama.ss").read_text().replace("dim H   = 4", "dim H   = 2")
-    assert "dim H   = 2" in source
-    (tmp_path / "llama.ss").write_text(source)
+    # examples/llama.ss as it is: heads of 32, which vLLM's CPU attention has (E3306)
+    (tmp_path / "llama.ss").write_text((EXAMPLES / "llama.ss").read_text())
     torch.save(spread_checkpoint(tmp_path / "llama.ss", seed=3), tmp_path / "ckpt.pt")
 
     result = verify("llama.ss", "--weights", "ckpt.pt", "--artifacts", "art", cwd=tmp_path)

@@ -7,8 +7,8 @@ it. vLLM runs as a subprocess with its venv's Python; this file runs in the proj
 
 A missing vLLM venv fails this tier (it is never skipped): run scripts/engines.sh.
 
-The examples are served with only their `dim H` changed: vLLM's CPU attention has no kernel for
-their head size of 16 (E3306), so they get 2 heads of 32.
+The examples are served with 2 heads of 32 (`dim H = 2`, as examples/llama.ss has): vLLM's CPU
+attention has no kernel for gpt2.ss's and tiny_llama.ss's heads of 16 (E3306).
 """
 from __future__ import annotations
 
@@ -18,20 +18,16 @@ import os
 import signal
 import socket
 import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 import torch
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-BIN = os.environ.get("SHAPESCRIPT_BIN", str(REPO / "build" / "shapescript"))
-VLLM_VENV = Path(os.environ.get("SHAPESCRIPT_VLLM_VENV", Path.home() / ".cache" / "shapescript" / "vllm-venv"))
+import shapescript as shapescript_package
+from conftest import EXAMPLES, ROOT as REPO, VLLM_VENV, cli, model_class, wait_until_healthy
+
 ENGINE = REPO / "python" / "shapescript" / "runtime" / "vllm_engine.py"
-ENV = dict(os.environ, VIRTUAL_ENV=str(Path(sys.executable).parent.parent), NO_COLOR="1")
 
 STEPS = 16  # greedy tokens per prompt
 MAX_MODEL_LEN = 128  # at most every example's P
@@ -93,14 +89,8 @@ def with_dims(text: str, **dims) -> str:
 
 
 def compiled(path: Path):
-    os.environ.setdefault("SHAPESCRIPT_BUILD", str(REPO / "build"))
-    sys.path.insert(0, str(REPO / "python"))
-    import shapescript
-
-    module = shapescript.compile(path)
-    model_class = next(v for v in vars(module).values()
-                       if isinstance(v, type) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__)
-    return module, model_class
+    module = shapescript_package.compile(path)
+    return module, model_class(module)
 
 
 def spread_checkpoint(path: Path, seed: int):
@@ -122,7 +112,7 @@ def spread_checkpoint(path: Path, seed: int):
 
 
 def shapescript(args, cwd, timeout=600):
-    result = subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    result = cli(*args, cwd=cwd, timeout=timeout)
     assert result.returncode == 0, result.stdout + result.stderr
     return result
 
@@ -219,7 +209,7 @@ def test_vllm_refuses_max_model_len_past_p(served):
 
 
 def serving_codes(path: Path):
-    result = subprocess.run([BIN, "check", "--serving", "error", "--format", "json", str(path)], capture_output=True, text=True)
+    result = cli("check", "--serving", "error", "--format", "json", path)
     return [d["code"] for d in json.loads(result.stdout)]
 
 
@@ -282,17 +272,7 @@ def test_vllm_serve_answers_completions_with_token_ids(served, tmp_path):
     with open(log_path, "w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=engine_env(), cwd=tmp_path, start_new_session=True)
         try:
-            deadline = time.time() + 300
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                assert server.poll() is None, log_path.read_text()[-5000:]
-                assert time.time() < deadline, "vllm serve did not become healthy in 300 s\n" + log_path.read_text()[-5000:]
-                time.sleep(1)
+            wait_until_healthy(f"http://127.0.0.1:{port}/health", server, log_path, 300, "vllm serve")
             models = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=30).read())
             assert [m["id"] for m in models["data"]] == [str(case.folder)]
             prompts = case.prompts[1:4]

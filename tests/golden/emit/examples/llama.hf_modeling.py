@@ -12,10 +12,10 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from .configuration_shapescript import ShapeScriptConfig
 
 D = 64
-Dh = 16
-Dh2 = 8
+Dh = 32
+Dh2 = 16
 F_ = 192
-H = 4
+H = 2
 L = 2
 P = 256
 V = 512
@@ -53,7 +53,7 @@ def rope(x, pos):
     # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
     # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
-    x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=8).unbind(0)
+    x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
     # llama.ss:32: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
     return torch.cat([x1 * torch.cos(angle) - x2 * torch.sin(angle), x2 * torch.cos(angle) + x1 * torch.sin(angle)], dim=3)
 
@@ -74,7 +74,7 @@ class Attention(nn.Module):
         self.config = config
         self.layer_idx = layer_idx
         self.is_causal = True
-        self.scaling = 16 ** -0.5
+        self.scaling = 32 ** -0.5
         self.num_key_value_groups = 1
         self.wq = nn.Linear(D, D, bias=False)
         self.wk = nn.Linear(D, D, bias=False)
@@ -84,14 +84,14 @@ class Attention(nn.Module):
     def forward(self, x, pos, attention_mask=None, **kwargs):
         # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         q = self.wq(x)
-        q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=16)
+        q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
         q = rope(q, pos)
         # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         k = self.wk(x)
-        k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=16)
+        k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
         k = rope(k, pos)
         # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
-        v = einops.rearrange(self.wv(x), "b n (H Dh) -> b H n Dh", Dh=16)
+        v = einops.rearrange(self.wv(x), "b n (H Dh) -> b H n Dh", Dh=32)
         # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
         #                  |> rearrange(b H n Dh -> b n (H Dh))
         #                  |> linear(wo)

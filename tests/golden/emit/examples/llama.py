@@ -7,9 +7,9 @@ from torch import nn
 import einops
 
 D = 64
-H = 4
-Dh = 16
-Dh2 = 8
+H = 2
+Dh = 32
+Dh2 = 16
 F_ = 192
 V = 512
 L = 2
@@ -57,7 +57,7 @@ def rope(x, pos):
     # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
     # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
-    x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=8).unbind(0)
+    x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
     # llama.ss:32: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
     return torch.cat([x1 * torch.cos(angle) - x2 * torch.sin(angle), x2 * torch.cos(angle) + x1 * torch.sin(angle)], dim=3)
 
@@ -66,14 +66,14 @@ def attention(x, wq, wk, wv, wo, pos):
     """llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
     # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
-    q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=16)
+    q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
     q = rope(q, pos)
     # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     k = F.linear(x, wk)
-    k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=16)
+    k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
     k = rope(k, pos)
     # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
-    v = einops.rearrange(F.linear(x, wv), "b n (H Dh) -> b H n Dh", Dh=16)
+    v = einops.rearrange(F.linear(x, wv), "b n (H Dh) -> b H n Dh", Dh=32)
     # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
     #                  |> rearrange(b H n Dh -> b n (H Dh))
     #                  |> linear(wo)

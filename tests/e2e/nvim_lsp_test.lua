@@ -141,10 +141,10 @@ local function test_hover(client_id)
   local text = result.contents.value or ""
   local expected = {
     "img: [b 3 16gh 16gw]",
-    "axis 1 `b`: dynamic: `Dim(\"b\")`",
-    "axis 2 `3`: fixed",
-    "axis 3 `16gh`: dynamic: `16*gh`",
-    "axis 4 `16gw`: dynamic: `16*gw`",
+    "dim 0 `b`: dynamic: `Dim(\"b\")`",
+    "dim 1 `3`: fixed",
+    "dim 2 `16gh`: dynamic: `16*gh`",
+    "dim 3 `16gw`: dynamic: `16*gw`",
   }
   for _, want in ipairs(expected) do
     if not text:find(want, 1, true) then

@@ -143,10 +143,10 @@ async def test_hover_on_export_parameter(client: LanguageClient):
     assert hover.contents.kind == types.MarkupKind.Markdown
     value = hover.contents.value
     for expected in ["img: [b 3 16gh 16gw]",
-                     'axis 1 `b`: dynamic: `Dim("b")`',
-                     "axis 2 `3`: fixed",
-                     "axis 3 `16gh`: dynamic: `16*gh`",
-                     "axis 4 `16gw`: dynamic: `16*gw`"]:
+                     'dim 0 `b`: dynamic: `Dim("b")`',
+                     "dim 1 `3`: fixed",
+                     "dim 2 `16gh`: dynamic: `16*gh`",
+                     "dim 3 `16gw`: dynamic: `16*gw`"]:
         assert expected in value, f"hover lacks {expected!r}; it was {value!r}"
     assert hover.range == types.Range(start=types.Position(line=3, character=column),
                                       end=types.Position(line=3, character=column + 3))

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <set>
+#include <stdexcept>
 
 #include "check/builtins.h"
 #include "check/model_layout.h"
@@ -182,7 +183,15 @@ std::string format_size_formula(const SizeExpr& size) {
   return out;
 }
 
-ModelCost model_cost(const Analysis& analysis, const Item& model) {
+namespace {
+
+int64_t checked_product(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("a model's size overflows int64");
+  return r;
+}
+
+ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model) {
   ModelCost cost;
   DimAlgebra dims(analysis);
   SizeExpr formula;
@@ -200,10 +209,10 @@ ModelCost model_cost(const Analysis& analysis, const Item& model) {
         value = size->substitute(values).constant_value();
       }
       if (!size || !value) return ModelCost{};  // an unchecked size: no count at all rather than a wrong one
-      count *= *value;
+      count = checked_product(count, *value);
       symbolic *= *size;
     }
-    cost.parameters += count;
+    if (__builtin_add_overflow(cost.parameters, count, &cost.parameters)) throw std::overflow_error("a model's size overflows int64");
     formula += symbolic;
   }
   cost.parameter_formula = formula;
@@ -230,11 +239,23 @@ ModelCost model_cost(const Analysis& analysis, const Item& model) {
     cost.forward = item.name;
     auto elements = (count.elements * SizeExpr::constant(layers)).constant_value();
     if (!elements) continue;
+    checked_product(*elements, 4);  // the hover says the bytes in float32
     cost.kv_elements_per_token = *elements;
     cost.kv_formula = layers_formula * count.formula;
     break;
   }
   return cost;
+}
+
+}  // namespace
+
+ModelCost model_cost(const Analysis& analysis, const Item& model) {
+  // Sizes past 64 bits (a fuzzed or absurd file) leave the model without figures: checking never fails.
+  try {
+    return model_cost_or_overflow(analysis, model);
+  } catch (const std::overflow_error&) {
+    return ModelCost{};
+  }
 }
 
 }  // namespace ss

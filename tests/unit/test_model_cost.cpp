@@ -100,3 +100,16 @@ TEST_CASE("hover on a model's name and on its name as a type shows the cost") {
     CHECK(texts[0].find("1,024 B in float32") != std::string::npos);
   }
 }
+
+TEST_CASE("a model too large to count in 64 bits has no figures, and checking it does not fail") {
+  // Found by fuzz_smoke: the count threw past analyze(), which must never fail.
+  std::string text = "dim D = 4294967296\n\nmodel Huge:\n    param w: [D D] = normal(std=0.02)\n";
+  std::unique_ptr<Analysis> analysis;
+  REQUIRE_NOTHROW(analysis = analyze(SourceFile("huge.ss", text)));
+  const Item* huge = analysis->find_item("Huge");
+  REQUIRE(huge);
+  ModelCost cost = model_cost(*analysis, *huge);
+  CHECK(!cost.parameter_formula);
+  CHECK(cost.parameters == 0);
+  for (const std::string& hover : hovers_at(*analysis, huge->name_span.begin)) CHECK(hover.find("parameters") == std::string::npos);
+}

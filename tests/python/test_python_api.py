@@ -47,9 +47,9 @@ def test_compile_gives_the_models_and_functions_as_torch_code():
     logits = llama.forward(model, ids, torch.arange(5).expand(2, 5))
     assert logits.shape == (2, 5, 512)
     # Rotary embeddings keep each pair's length: the compiled rope is a rotation.
-    x = torch.randn(1, 4, 5, 16)
+    x = torch.randn(1, 2, 5, 32)  # [b H n Dh]: 2 heads of 32
     rotated = llama.rope(x, torch.arange(5).expand(1, 5))
-    pairs = lambda t: t[..., :8] ** 2 + t[..., 8:] ** 2  # noqa: E731
+    pairs = lambda t: t[..., :16] ** 2 + t[..., 16:] ** 2  # noqa: E731
     assert torch.allclose(pairs(rotated), pairs(x), atol=1e-5)
     torch.testing.assert_close(rotated[:, :, 0], x[:, :, 0])  # position 0: angle 0
     assert not torch.allclose(rotated[:, :, 1:], x[:, :, 1:], atol=1e-3)  # later positions turn

@@ -22,19 +22,8 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 VLLM_VENV = pathlib.Path(os.environ.get("SHAPESCRIPT_VLLM_VENV", pathlib.Path.home() / ".cache" / "shapescript" / "vllm-venv"))
 
-# examples/llama.ss's dims at a size where the model's arithmetic, not Python, takes the time; heads
-# of 64, which vLLM's CPU attention has (E3306).
-SIZE = {"D": 512, "H": 8, "F": 1376, "V": 8192, "L": 4, "P": 1024}
-
-
-def llama_source():
-    lines = []
-    for line in (ROOT / "examples" / "llama.ss").read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 4 and parts[0] == "dim" and parts[1] in SIZE:
-            line = f"dim {parts[1]} = {SIZE[parts[1]]}"
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+# examples/llama.ss at the generation benchmark's size (heads of 64, which vLLM's CPU attention has, E3306).
+from bench_generate import SIZE, llama_source  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 
 
 def main():

@@ -1,6 +1,7 @@
 #include "check/model_layout.h"
 
 #include <algorithm>
+#include <set>
 
 #include "check/builtins.h"
 #include "syntax/walk.h"
@@ -74,6 +75,11 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
 
   // Embeddings: of the ids anywhere; the token embedding is the first of the model's before the loop.
   auto is_ids = [&](const Expr* e) { return e && e->kind == Expr::Kind::name && !layout.ids_var.empty() && e->text == layout.ids_var; };
+  // The token embedding may be scaled or summed on its way in (`embedding(ids, m.E) |> scale(..)`),
+  // so it is found anywhere in a value computed before the loop; a piped value lies outside its call's span.
+  std::set<const Expr*> before_loop_values;
+  for (size_t i = 0; i < before_loop; ++i)
+    if (statements[i].value) for_each_expr(*statements[i].value, [&](const Expr& e) { before_loop_values.insert(&e); });
   for (size_t i = 0; i < statements.size(); ++i) {
     auto visit = [&](const Expr& e) {
       if (!is_builtin_call(analysis, e, "embedding") || e.arguments.empty()) return;
@@ -81,8 +87,7 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
       if (table) add_once(layout.embedding_tables, *table);
       if (!is_ids(e.arguments[0].value.get())) return;
       layout.ids_embeddings.push_back(&e);
-      if (table && !layout.token_embedding && i < before_loop && statements[i].value && e.span.begin >= statements[i].value->span.begin &&
-          e.span.end <= statements[i].value->span.end) {
+      if (table && !layout.token_embedding && before_loop_values.count(&e)) {
         layout.token_embedding = &e;
         layout.embedding = *table;
       }

@@ -45,6 +45,7 @@ ELSEWHERE = {
         "tiny_sdpa.ss": "forward",  # scaled_dot_product_attention: a servable language model
         "llama.ss": "forward",      # a block loop, rotary embeddings, RMSNorm, SwiGLU
         "gpt2.ss": "forward",       # learned positions, layer_norm, GELU
+        "gemma.ss": "forward",      # a scaled embedding tied to the output, (1 + w) norms, GeGLU, one kv head
         "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
     },
     "tests/python/programs": {

@@ -46,6 +46,11 @@ class Architecture:
     rope_theta: float
     eps: float
     qkv_bias: bool
+    tied: bool = False  # the output layer is the embedding table (no `w_out`)
+    norm_offset: float = 0.0  # the norm multiplies by (offset + w): Gemma stores w around 0
+    config_kwargs: tuple = ()  # the class's own settings, as (key, value) pairs
+    # llama.cpp's GELU reads a float16 table (as for gpt2 in test_gguf_export.py): 1e-3 where a model uses it.
+    llama_cpp_tolerance: float = TOLERANCE
 
     @property
     def source(self):
@@ -55,8 +60,9 @@ class Architecture:
         config_class = getattr(transformers, self.config_class)
         kwargs = dict(vocab_size=self.V, hidden_size=self.D, intermediate_size=self.F, num_hidden_layers=self.L,
                       num_attention_heads=self.H, num_key_value_heads=self.Hkv, head_dim=self.D // self.H,
-                      max_position_embeddings=self.P, rms_norm_eps=self.eps, hidden_act="silu", tie_word_embeddings=False,
+                      max_position_embeddings=self.P, rms_norm_eps=self.eps, hidden_act="silu", tie_word_embeddings=self.tied,
                       rope_parameters={"rope_type": "default", "rope_theta": self.rope_theta})
+        kwargs.update(self.config_kwargs)
         if self.config_class == "LlamaConfig":
             kwargs.update(attention_bias=False, mlp_bias=False)
         if self.config_class == "MistralConfig":
@@ -75,6 +81,9 @@ ARCHITECTURES = {
                           D=256, H=4, Hkv=2, F=512, V=512, L=2, P=256, rope_theta=1e6, eps=1e-6, qkv_bias=True),
     "mistral": Architecture("mistral.ss", "Mistral", "MistralForCausalLM", "MistralConfig",
                             D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=1e6, eps=1e-5, qkv_bias=False),
+    "gemma": Architecture("gemma.ss", "Gemma", "GemmaForCausalLM", "GemmaConfig",
+                          D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-6, qkv_bias=False,
+                          tied=True, norm_offset=1.0, config_kwargs=(("hidden_act", "gelu_pytorch_tanh"),), llama_cpp_tolerance=1e-3),
 }
 
 
@@ -86,7 +95,7 @@ def reference_model(arch: Architecture, seed: int):
     with torch.no_grad():
         for name, value in model.named_parameters():
             if name.endswith("norm.weight"):
-                value.copy_(1 + 0.2 * torch.randn_like(value))
+                value.copy_(1 - arch.norm_offset + 0.2 * torch.randn_like(value))
             elif name.endswith(".bias"):
                 value.copy_(0.5 * torch.randn_like(value))
             else:
@@ -107,12 +116,18 @@ def shapescript_weights(arch: Architecture, model) -> dict:
                  "w_gate": "mlp.gate_proj.weight", "w_up": "mlp.up_proj.weight", "w_down": "mlp.down_proj.weight"}
     if arch.qkv_bias:
         per_layer.update(bq="self_attn.q_proj.bias", bk="self_attn.k_proj.bias", bv="self_attn.v_proj.bias")
-    weights = {"wte": state["model.embed_tokens.weight"], "norm": state["model.norm.weight"], "w_out": state["lm_head.weight"]}
+    weights = {"wte": state["model.embed_tokens.weight"], "norm": state["model.norm.weight"]}
+    if not arch.tied:
+        weights["w_out"] = state["lm_head.weight"]
     for ours, theirs in per_layer.items():
         weights[ours] = torch.stack([state[layer.format(i) + theirs] for i in range(arch.L)])
     # Every tensor of transformers' model is used, and once: nothing of it is left unmapped.
     used = {"model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"}
     used |= {layer.format(i) + theirs for theirs in per_layer.values() for i in range(arch.L)}
+    if arch.tied:  # the same tensor as the embedding's, when the state names it at all
+        assert "lm_head.weight" not in state or state["lm_head.weight"].data_ptr() == state["model.embed_tokens.weight"].data_ptr()
+        used &= set(state) | {"lm_head.weight"}
+        used -= {"lm_head.weight"} - set(state)
     assert used == set(state), sorted(set(state) ^ used)
     return {name: value.detach().clone().contiguous() for name, value in weights.items()}
 
@@ -178,7 +193,7 @@ def test_hf_folder_matches_transformers(case):
     assert difference < TOLERANCE
 
 
-GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2"}
+GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2", "gemma": "gemma"}
 
 
 def test_gguf_runs_in_llama_cpp_to_transformers_logits(case):
@@ -199,4 +214,4 @@ def test_gguf_runs_in_llama_cpp_to_transformers_logits(case):
     got = torch.from_numpy(llama_cpp_logits(out, ids[0].tolist())).float()
     difference = relative_difference(got, expected[0])
     print(f"{arch.example} llama.cpp: largest difference {difference:.2e} of the largest logit")
-    assert difference < TOLERANCE
+    assert difference < arch.llama_cpp_tolerance

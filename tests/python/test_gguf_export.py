@@ -126,6 +126,44 @@ def test_a_llama_that_differs_in_one_place_is_refused_naming_it(tmp_path, old, n
     assert not out.exists()
 
 
+GEMMA = (EXAMPLES / "gemma.ss").read_text()
+
+
+@pytest.mark.parametrize(
+    "old, new, reason",
+    [
+        ("x = embedding(ids, m.wte) |> scale(sqrt(D))", "x = embedding(ids, m.wte)",
+         "not `gemma`: it computes something else: of "),
+        ("return linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.wte)",
+         "return linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.w_out)",
+         "not `gemma`: llama.cpp's `gemma` reads its output layer from the token embedding, but the model's output layer `w_out` "
+         "isn't its embedding `wte`"),
+    ],
+    ids=["unscaled-embedding", "untied-output"],
+)
+def test_a_gemma_that_differs_in_one_place_is_refused_naming_it(tmp_path, old, new, reason):
+    assert old in GEMMA
+    source = GEMMA.replace(old, new)
+    if "m.w_out" in new:
+        source = source.replace("    param norm:      [D]       = zeros\n", "    param norm:      [D]       = zeros\n    param w_out:     [V D]     = normal(std=0.02)\n")
+    result, out = export(tmp_path, source)
+    first = refusal(result)
+    assert first.startswith("error: `Gemma` isn't an architecture llama.cpp has: not `llama`: "), first
+    assert reason in first, first
+    assert not out.exists()
+
+
+def test_a_gemma_written_with_its_norms_as_multipliers_is_gemma(tmp_path):
+    """`weight=m.norm` with the weight stored as the multiplier: the reading without the + 1."""
+    source = GEMMA.replace("weight=1 + m.", "weight=m.").replace("= zeros", "= ones")
+    result, out = export(tmp_path, source)
+    assert result.returncode == 0, result.stderr
+    assert "llama.cpp's `gemma`, 2 blocks of 4 heads" in result.stdout
+    reader, _ = fields(out)
+    norm = next(t for t in reader.tensors if t.name == "output_norm.weight")
+    assert float(norm.data.min()) == 1.0 == float(norm.data.max())  # the initializer's ones, not ones + 1
+
+
 def test_llama_with_pairs_rotary_form_is_written_without_permuting(tmp_path):
     # Rotating adjacent pairs (2i, 2i+1) is llama.cpp's own form, so Q and K are written as they are.
     pairs = LLAMA.replace("x1, x2 = x |> split(b H n (2 h) -> b H n h)", "x1, x2 = x |> split(b H n (h 2) -> b H n h)").replace(

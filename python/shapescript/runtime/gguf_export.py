@@ -151,6 +151,7 @@ class Arch:
     activation = ""
     block = []  # (tensor, shape) per block, in llama.cpp's order of use
     other = []  # tensors besides token_embd and output
+    tied_output = False  # llama.cpp reads the output layer from token_embd: the model must tie them
 
     def variants(self, env):
         """Readings of the hyperparameters the weights don't show: heads, rotary layout, base."""
@@ -357,6 +358,61 @@ class Qwen2(Llama):
         return out @ t.get("output.weight", t["token_embd.weight"]).T
 
 
+class Gemma(Llama):
+    """llama.cpp's `gemma`: a Llama whose embedding is scaled by sqrt(d) on the way in and is also its
+    output layer, with GELU (tanh form) gating the feed-forward layer and the NEOX rotary form. Its
+    norms multiply by the file's weight: llama.cpp's converter writes Gemma's (1 + w) as w + 1, so
+    each reading tries the norm weights as they are and offset by 1."""
+
+    name = "gemma"
+    variant_of = "llama"
+    activation = "gelu_tanh"
+    tied_output = True
+    norm_offsets = (1.0, 0.0)
+
+    def variants(self, env):
+        d, kv = env["d"], env["kv"]
+        for hd in _head_sizes(d):
+            if hd % 2 or kv % hd:
+                continue
+            for base in self.bases:
+                for offset in self.norm_offsets:
+                    yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": "halves", "base": base, "norm_offset": offset}
+
+    def describe(self, hp):
+        return (f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs (i, i + head size / 2), base {hp['base']:g}, "
+                f"norm weights {'+ 1' if hp['norm_offset'] else 'as they are'}")
+
+    def prepare(self, tensors, hp):
+        """The norms' weights as llama.cpp multiplies by them."""
+        return {name: value + hp["norm_offset"] if name.endswith("norm.weight") else value for name, value in tensors.items()}
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        positions = torch.arange(n).expand(b, n)
+        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
+        x = t["token_embd.weight"][ids] * math.sqrt(hp["d"])
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            a = _rms_norm(x, p("attn_norm.weight"), eps)
+            q = (a @ p("attn_q.weight").T).reshape(b, n, H, hd)
+            k = (a @ p("attn_k.weight").T).reshape(b, n, Hkv, hd)
+            v = (a @ p("attn_v.weight").T).reshape(b, n, Hkv, hd)
+            q, k = _rope_neox(q, positions, hp["base"]), _rope_neox(k, positions, hp["base"])
+            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
+            f = _rms_norm(h, p("ffn_norm.weight"), eps)
+            gate = torch.nn.functional.gelu(f @ p("ffn_gate.weight").T, approximate="tanh")
+            x = h + (gate * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
+        return _rms_norm(x, t["output_norm.weight"], eps) @ t["token_embd.weight"].T
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        writer.add_key_length(hp["head_dim"])
+        writer.add_value_length(hp["head_dim"])
+
+
 class Gpt2(Arch):
     name = "gpt2"
     norm = "layer_norm"
@@ -411,7 +467,7 @@ class Gpt2(Arch):
         writer.add_layer_norm_eps(hp["eps"])
 
 
-ARCHITECTURES = [Llama(), Qwen2(), Gpt2()]
+ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Gpt2()]
 
 
 def _head_sizes(d):
@@ -501,6 +557,10 @@ def match(arch, model, params, order, ids, logits, budget=400):
     if len(epsilons) > 1:
         raise Refusal(f"llama.cpp's architecture uses one epsilon in `{arch.norm}`, but the model uses " + " and ".join(map(str, epsilons)))
     eps = epsilons[0] if epsilons else 1e-5
+
+    if arch.tied_output and model.output_layer != model.embedding:
+        raise Refusal(f"llama.cpp's `{arch.name}` reads its output layer from the token embedding, but the model's output layer "
+                      f"`{model.output_layer}` isn't its embedding `{model.embedding}`")
 
     # Its layout: fields stacked along the blocks, and the others.
     if len(model.stacked) != len(arch.block) or len(model.others) != len(arch.other):

@@ -480,6 +480,17 @@ std::string PythonWriter::pattern_side(const std::vector<SizeNode>& side, const 
   return out;
 }
 
+namespace {
+// An einops axis name: einops refuses names that start or end with `_`, which python_name gives a
+// dim that shadows a module (`F` -> `F_`); the name is also the size's keyword argument.
+std::string einops_axis_name(const std::string& name) {
+  std::string out = python_name(name);
+  if (!out.empty() && out.front() == '_') out = "axis" + out;
+  if (!out.empty() && out.back() == '_') out += "axis";
+  return out;
+}
+}  // namespace
+
 std::string PythonWriter::pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes) {
   switch (node.kind) {
     case SizeNode::Kind::number: {
@@ -489,7 +500,7 @@ std::string PythonWriter::pattern_axis(const SizeNode& node, const CallFacts& fa
       return name;
     }
     case SizeNode::Kind::name: {
-      std::string name = python_name(node.name);
+      std::string name = einops_axis_name(node.name);
       if (auto dim = a_.semantics.dims.find(node.name); dim != a_.semantics.dims.end()) sizes[name] = dim->second;
       else if (auto bound = facts.bindings.find(node.name); bound != facts.bindings.end() && bound->second.is_constant())
         sizes[name] = *bound->second.constant_value();
@@ -500,7 +511,7 @@ std::string PythonWriter::pattern_axis(const SizeNode& node, const CallFacts& fa
       for (const SizeNode& c : node.children) out += (out.empty() ? "" : " ") + pattern_axis(c, facts, sizes);
       return "(" + out + ")";
     }
-    default: return python_name(std::string(a_.file.slice(node.span)));
+    default: return einops_axis_name(std::string(a_.file.slice(node.span)));
   }
 }
 
@@ -529,7 +540,7 @@ void PythonWriter::einops_pattern(const AxisPattern& pattern, const CallFacts& f
   // When a later factor isn't known, einops needs every known one, the first included.
   std::set<std::string> needed;
   auto factor_name = [](const SizeNode& c) {
-    return c.kind == SizeNode::Kind::number ? "k" + std::to_string(c.number) : c.kind == SizeNode::Kind::name ? python_name(c.name) : "";
+    return c.kind == SizeNode::Kind::number ? "k" + std::to_string(c.number) : c.kind == SizeNode::Kind::name ? einops_axis_name(c.name) : "";
   };
   for (const auto& side : pattern.inputs)
     for (const SizeNode& s : side)

@@ -46,6 +46,7 @@ ELSEWHERE = {
         "llama.ss": "forward",      # a block loop, rotary embeddings, RMSNorm, SwiGLU
         "gpt2.ss": "forward",       # learned positions, layer_norm, GELU
         "gemma.ss": "forward",      # a scaled embedding tied to the output, (1 + w) norms, GeGLU, one kv head
+        "phi3.ss": "forward",       # fused qkv and gate/up projections split by einops (a dim named F)
         "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
     },
     "tests/python/programs": {

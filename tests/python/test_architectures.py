@@ -51,6 +51,8 @@ class Architecture:
     config_kwargs: tuple = ()  # the class's own settings, as (key, value) pairs
     # llama.cpp's GELU reads a float16 table (as for gpt2 in test_gguf_export.py): 1e-3 where a model uses it.
     llama_cpp_tolerance: float = TOLERANCE
+    # Each block's tensors by the ShapeScript field they fill, where they aren't a Llama's (fused projections).
+    layer_names: tuple = ()
 
     @property
     def source(self):
@@ -84,6 +86,13 @@ ARCHITECTURES = {
     "gemma": Architecture("gemma.ss", "Gemma", "GemmaForCausalLM", "GemmaConfig",
                           D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-6, qkv_bias=False,
                           tied=True, norm_offset=1.0, config_kwargs=(("hidden_act", "gelu_pytorch_tanh"),), llama_cpp_tolerance=1e-3),
+    "phi3": Architecture("phi3.ss", "Phi3", "Phi3ForCausalLM", "Phi3Config",
+                         D=256, H=4, Hkv=4, F=512, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-5, qkv_bias=False,
+                         config_kwargs=(("pad_token_id", None), ("bos_token_id", 1), ("eos_token_id", 2),
+                                        ("original_max_position_embeddings", 256)),
+                         layer_names=(("attn_norm", "input_layernorm.weight"), ("w_qkv", "self_attn.qkv_proj.weight"),
+                                      ("wo", "self_attn.o_proj.weight"), ("ffn_norm", "post_attention_layernorm.weight"),
+                                      ("w_gate_up", "mlp.gate_up_proj.weight"), ("w_down", "mlp.down_proj.weight"))),
 }
 
 
@@ -111,9 +120,10 @@ def shapescript_weights(arch: Architecture, model) -> dict:
     """transformers' state dict as the ShapeScript model's parameters, by name; per-layer tensors stacked."""
     state = model.state_dict()
     layer = "model.layers.{}."
-    per_layer = {"attn_norm": "input_layernorm.weight", "wq": "self_attn.q_proj.weight", "wk": "self_attn.k_proj.weight",
-                 "wv": "self_attn.v_proj.weight", "wo": "self_attn.o_proj.weight", "ffn_norm": "post_attention_layernorm.weight",
-                 "w_gate": "mlp.gate_proj.weight", "w_up": "mlp.up_proj.weight", "w_down": "mlp.down_proj.weight"}
+    per_layer = dict(arch.layer_names) or {
+        "attn_norm": "input_layernorm.weight", "wq": "self_attn.q_proj.weight", "wk": "self_attn.k_proj.weight",
+        "wv": "self_attn.v_proj.weight", "wo": "self_attn.o_proj.weight", "ffn_norm": "post_attention_layernorm.weight",
+        "w_gate": "mlp.gate_proj.weight", "w_up": "mlp.up_proj.weight", "w_down": "mlp.down_proj.weight"}
     if arch.qkv_bias:
         per_layer.update(bq="self_attn.q_proj.bias", bk="self_attn.k_proj.bias", bv="self_attn.v_proj.bias")
     weights = {"wte": state["model.embed_tokens.weight"], "norm": state["model.norm.weight"]}
@@ -193,7 +203,7 @@ def test_hf_folder_matches_transformers(case):
     assert difference < TOLERANCE
 
 
-GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2", "gemma": "gemma"}
+GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2", "gemma": "gemma", "phi3": "phi3"}
 
 
 def test_gguf_runs_in_llama_cpp_to_transformers_logits(case):

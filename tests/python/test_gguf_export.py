@@ -164,6 +164,18 @@ def test_a_gemma_written_with_its_norms_as_multipliers_is_gemma(tmp_path):
     assert float(norm.data.min()) == 1.0 == float(norm.data.max())  # the initializer's ones, not ones + 1
 
 
+def test_a_phi3_whose_fused_halves_are_the_other_way_round_is_refused(tmp_path):
+    """llama.cpp's phi3 gates with the first half of the fused projection: a model gating with the
+    second computes something else, and the refusal says how near the nearest reading came."""
+    phi3 = (EXAMPLES / "phi3.ss").read_text()
+    old = "return linear(silu(gate) * up, w_down)"
+    assert old in phi3
+    result, out = export(tmp_path, phi3.replace(old, "return linear(gate * silu(up), w_down)"))
+    first = refusal(result)
+    assert "; not `phi3`: it computes something else: of " in first and "the nearest (4 heads of 64" in first, first
+    assert not out.exists()
+
+
 def test_llama_with_pairs_rotary_form_is_written_without_permuting(tmp_path):
     # Rotating adjacent pairs (2i, 2i+1) is llama.cpp's own form, so Q and K are written as they are.
     pairs = LLAMA.replace("x1, x2 = x |> split(b H n (2 h) -> b H n h)", "x1, x2 = x |> split(b H n (h 2) -> b H n h)").replace(

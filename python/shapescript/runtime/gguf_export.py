@@ -413,6 +413,64 @@ class Gemma(Llama):
         writer.add_value_length(hp["head_dim"])
 
 
+class Phi3(Arch):
+    """llama.cpp's `phi3`: a Llama with one fused projection to queries, keys and values (in that
+    order along its rows) and one to the feed-forward layer's gate and up halves (SwiGLU: silu of the
+    first half times the second), with the NEOX rotary form, so the file holds Hugging Face's rows."""
+
+    name = "phi3"
+    variant_of = "llama"
+    norm = "rms_norm"
+    activation = "silu"
+    block = [
+        ("attn_norm.weight", ("d",)),
+        ("attn_qkv.weight", ("qkv", "d")),
+        ("attn_output.weight", ("d", "d")),
+        ("ffn_norm.weight", ("d",)),
+        ("ffn_up.weight", ("2F", "d")),
+        ("ffn_down.weight", ("d", "F")),
+    ]
+    other = [("output_norm.weight", ("d",))]
+    bases = Llama.bases
+
+    def variants(self, env):
+        d, kv2 = env["d"], env["qkv"] - env["d"]
+        for hd in _head_sizes(d):
+            if hd % 2 or kv2 <= 0 or kv2 % (2 * hd):
+                continue
+            for base in self.bases:
+                yield {"heads": d // hd, "kv_heads": kv2 // 2 // hd, "head_dim": hd, "kv": kv2 // 2, "rope": "halves", "base": base}
+
+    def describe(self, hp):
+        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs (i, i + head size / 2), base {hp['base']:g}"
+
+    def prepare(self, tensors, hp):
+        return tensors
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        positions = torch.arange(n).expand(b, n)
+        d, kv, F = hp["d"], hp["kv"], hp["F"]
+        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
+        x = t["token_embd.weight"][ids]
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            qkv = _rms_norm(x, p("attn_norm.weight"), eps) @ p("attn_qkv.weight").T
+            q = qkv[..., :d].reshape(b, n, H, hd)
+            k = qkv[..., d:d + kv].reshape(b, n, Hkv, hd)
+            v = qkv[..., d + kv:].reshape(b, n, Hkv, hd)
+            q, k = _rope_neox(q, positions, hp["base"]), _rope_neox(k, positions, hp["base"])
+            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
+            up = _rms_norm(h, p("ffn_norm.weight"), eps) @ p("ffn_up.weight").T
+            x = h + (torch.nn.functional.silu(up[..., :F]) * up[..., F:]) @ p("ffn_down.weight").T
+        out = _rms_norm(x, t["output_norm.weight"], eps)
+        return out @ t.get("output.weight", t["token_embd.weight"]).T
+
+    metadata = Llama.metadata
+
+
 class Gpt2(Arch):
     name = "gpt2"
     norm = "layer_norm"
@@ -467,7 +525,7 @@ class Gpt2(Arch):
         writer.add_layer_norm_eps(hp["eps"])
 
 
-ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Gpt2()]
+ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2()]
 
 
 def _head_sizes(d):
@@ -487,14 +545,16 @@ def _bind(pattern, shape, env):
         return None
     env = dict(env)
     for symbol, size in zip(pattern, shape):
-        if symbol == "3d":
-            if size != 3 * env["d"]:
+        # `3d`, `2F`: a multiple of a size, bound here if it isn't yet (a fused projection's rows).
+        digits = len(symbol) - len(symbol.lstrip("0123456789"))
+        times, symbol = (int(symbol[:digits]), symbol[digits:]) if digits else (1, symbol)
+        if symbol in env:
+            if env[symbol] * times != size:
                 return None
-        elif symbol in env:
-            if env[symbol] != size:
-                return None
+        elif size % times == 0:
+            env[symbol] = size // times
         else:
-            env[symbol] = size
+            return None
     return env
 
 
@@ -610,7 +670,12 @@ def match(arch, model, params, order, ids, logits, budget=400):
 # Writing the file.
 
 
-def _vocabulary(writer, spec, vocab):
+# Tokens llama.cpp's vocabulary loader requires of a model whose name contains one of the names
+# (llama-vocab.cpp sets their attributes with token_to_id.at, which throws when one is missing).
+NAMED_TOKENS = [(("phi-3", "phi3"), ["<|endoftext|>"])]
+
+
+def _vocabulary(writer, spec, vocab, name):
     """The vocabulary: the tokenizer of a GGUF file the user gives, else one token per id (` 17`),
     with llama.cpp's SentencePiece defaults <unk> = 0, <s> = 1, </s> = 2."""
     import gguf
@@ -637,10 +702,14 @@ def _vocabulary(writer, spec, vocab):
             else:
                 writer.add_key_value(key, value, value_type)
         return
-    if vocab < 3:
-        raise GgufError(f"llama.cpp's default vocabulary needs at least 3 tokens (<unk>, <s>, </s>), but the model has {vocab}")
-    tokens = ["<unk>", "<s>", "</s>"] + [f"\u2581{i}" for i in range(3, vocab)]
-    types_ = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.NORMAL] * (vocab - 3)
+    # llama.cpp's loader looks up tokens of its own by the model's name (a "phi3" must have <|endoftext|>):
+    # they become control tokens after </s>.
+    named = [token for names, tokens in NAMED_TOKENS for token in tokens if any(n in name.lower() for n in names)]
+    special = ["<unk>", "<s>", "</s>"] + named
+    if vocab < len(special):
+        raise GgufError(f"llama.cpp's default vocabulary needs at least {len(special)} tokens ({', '.join(special)}), but the model has {vocab}")
+    tokens = special + [f"\u2581{i}" for i in range(len(special), vocab)]
+    types_ = [gguf.TokenType.UNKNOWN] + [gguf.TokenType.CONTROL] * (len(special) - 1) + [gguf.TokenType.NORMAL] * (vocab - len(special))
     writer.add_tokenizer_model("llama")
     writer.add_token_list(tokens)
     writer.add_token_scores([0.0] * vocab)
@@ -662,11 +731,12 @@ def write(model, arch, block_map, other_map, hp, params):
     partial = output + ".partial"
     writer = gguf.GGUFWriter(partial, arch.name)
     try:
-        writer.add_name(spec["model"] or os.path.splitext(os.path.basename(spec["source"]))[0])
+        general_name = spec["model"] or os.path.splitext(os.path.basename(spec["source"]))[0]
+        writer.add_name(general_name)
         writer.add_file_type(gguf.LlamaFileType.ALL_F32)
         arch.metadata(writer, hp, model)
         writer.add_vocab_size(model.vocab)
-        _vocabulary(writer, spec, model.vocab)
+        _vocabulary(writer, spec, model.vocab, general_name)
         for name, value in tensors.items():
             writer.add_tensor(name, value.detach().to("cpu").float().contiguous().numpy().astype(np.float32))
         writer.write_header_to_file()

@@ -184,5 +184,13 @@ def llama_cpp_logits(gguf_path: Path, ids: list[int]):
     llm.eval(list(ids))
     return np.array(llm.scores[: llm.n_tokens])
 
+
+def llama_cpp_converter() -> Path:
+    """llama.cpp's own converter of a transformers folder to GGUF, convert_hf_to_gguf.py, of the same
+    commit as the build (scripts/llama_cpp.sh keeps it, with the conversion/ and gguf-py/ it imports)."""
+    path = llama_cpp_dir() / "convert" / "convert_hf_to_gguf.py"
+    assert path.exists(), f"llama.cpp's converter isn't kept at {path}: run scripts/llama_cpp.sh (scripts/setup.sh does)"
+    return path
+
 # Real vLLM (PyPI's CPU build) lives in a venv of its own: scripts/engines.sh makes it.
 VLLM_VENV = Path(os.environ.get("SHAPESCRIPT_VLLM_VENV", Path.home() / ".cache" / "shapescript" / "vllm-venv"))

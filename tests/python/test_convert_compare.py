@@ -33,6 +33,9 @@ CASES = {"llama": Architecture("llama.ss", "Llama", "LlamaForCausalLM", "LlamaCo
 # these keys, under the architecture's name, must be in both files and equal.
 HYPERPARAMETERS = ["block_count", "context_length", "embedding_length", "feed_forward_length", "attention.head_count",
                    "attention.head_count_kv", "rope.freq_base", "attention.layer_norm_rms_epsilon"]
+# What llama.cpp uses for a key a file leaves out (llama-model.cpp): the converter writes no rotary
+# base for Gemma, whose base is llama.cpp's default.
+LLAMA_CPP_DEFAULTS = {"rope.freq_base": 10000.0}
 
 
 def sentencepiece_model(folder, vocab_size: int) -> None:
@@ -122,7 +125,8 @@ def test_same_hyperparameters(case):
               if key.startswith(name + ".") and ours.get(key) != theirs.get(key)}
     print(f"{arch.example}: `{name}`; keys that differ (--gguf, converter): {differ or 'none'}")
     for key in HYPERPARAMETERS:
-        assert ours[f"{name}.{key}"] == pytest.approx(theirs[f"{name}.{key}"], rel=1e-6), key
+        theirs_value = theirs.get(f"{name}.{key}", LLAMA_CPP_DEFAULTS.get(key))
+        assert ours[f"{name}.{key}"] == pytest.approx(theirs_value, rel=1e-6), key
 
 
 def test_same_tensors(case):

@@ -1,0 +1,85 @@
+"""The README's "Bring your model": its four commands, as written there, on a Hugging Face folder.
+
+transformers' Qwen2ForCausalLM with random weights and examples/qwen2.ss's dims, saved with
+`save_pretrained`, is the user's folder `my-qwen2`. The README's lines run one after another:
+`import-weights` must give the parameters transformers holds, the GGUF must give transformers'
+logits in real llama.cpp, and `vllm serve` of the exported folder (real vLLM, CPU build; the flags
+a CPU needs are added to the README's line) must answer with transformers' greedy tokens.
+
+    $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_bring_your_model.py
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import urllib.request
+
+import torch
+
+from conftest import BIN, EXAMPLES, ROOT, VLLM_VENV, cli_env, free_port, llama_cpp_logits, wait_until_healthy
+from test_architectures import ARCHITECTURES, reference_model, relative_difference, shapescript_weights
+
+
+def readme_commands() -> list[list[str]]:
+    """The lines of the README's "Bring your model" shell block, comments left out."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Bring your model", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    return [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+
+
+def post(url, body, timeout=120):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def test_the_readmes_four_commands(tmp_path):
+    from test_vllm import MAX_MODEL_LEN, engine_env, stop
+
+    arch = ARCHITECTURES["qwen2"]
+    model = reference_model(arch, seed=21)
+    model.save_pretrained(tmp_path / "my-qwen2")
+    shutil.copy(EXAMPLES / "qwen2.ss", tmp_path / "qwen2.ss")
+    commands = readme_commands()
+    assert [c[:2] for c in commands] == [["shapescript", "import-weights"], ["shapescript", "export"], ["shapescript", "export"],
+                                         ["vllm", "serve"]]
+
+    for command in commands[:3]:
+        result = subprocess.run([BIN, *command[1:]], cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=900)
+        assert result.returncode == 0, f"{shlex.join(command)}\n{result.stdout}{result.stderr}"
+
+    # The checkpoint holds what transformers holds, parameter for parameter.
+    imported = torch.load(tmp_path / "qwen2.pt", weights_only=True)
+    expected_weights = shapescript_weights(arch, model)
+    assert sorted(imported) == sorted(expected_weights)
+    for name, value in expected_weights.items():
+        assert torch.equal(imported[name], value), name
+
+    ids = torch.randint(0, arch.V, (1, 11), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits[0]
+    got = torch.from_numpy(llama_cpp_logits(tmp_path / "qwen2.gguf", ids[0].tolist())).float()
+    assert relative_difference(got, expected) < 1e-4
+
+    # vllm serve, as the README says, plus what a 2-core CPU machine needs.
+    port = free_port()
+    serve = [str(VLLM_VENV / "bin" / "vllm"), *commands[3][1:], "--dtype", "float32", "--enforce-eager", "--max-model-len",
+             str(MAX_MODEL_LEN), "--max-num-seqs", "2", "--kv-cache-memory-bytes", str(128 << 20), "--host", "127.0.0.1",
+             "--port", str(port)]
+    log_path = tmp_path / "serve.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(serve, stdout=log, stderr=subprocess.STDOUT, env=engine_env(), cwd=tmp_path, start_new_session=True)
+        try:
+            wait_until_healthy(f"http://127.0.0.1:{port}/health", server, log_path, 300, "vllm serve")
+            prompt = ids[0].tolist()
+            answer = post(f"http://127.0.0.1:{port}/v1/completions",
+                          {"model": "qwen2-hf", "prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True, "return_token_ids": True})
+        finally:
+            stop(server)
+    with torch.no_grad():
+        greedy = model.generate(ids, max_new_tokens=8, do_sample=False, min_new_tokens=8)[0, ids.shape[1]:].tolist()
+    assert answer["choices"][0]["token_ids"] == greedy

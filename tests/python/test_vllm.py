@@ -8,13 +8,16 @@ it. vLLM runs as a subprocess with its venv's Python; this file runs in the proj
 A missing vLLM venv fails this tier (it is never skipped): run scripts/engines.sh.
 
 The examples are served with 2 heads of 32 (`dim H = 2`, as examples/llama.ss has): vLLM's CPU
-attention has no kernel for gpt2.ss's and tiny_llama.ss's heads of 16 (E3306).
+attention has no kernel for gpt2.ss's and tiny_llama.ss's heads of 16 (E3306). The architectures
+people bring (qwen2.ss: grouped-query attention with biases on q, k and v; mistral.ss: 4 query heads
+over one key/value head; both with rotary base 1e6) are served at their own size, heads of 64.
 """
 from __future__ import annotations
 
 import inspect
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -31,6 +34,15 @@ ENGINE = REPO / "python" / "shapescript" / "runtime" / "vllm_engine.py"
 
 STEPS = 16  # greedy tokens per prompt
 MAX_MODEL_LEN = 128  # at most every example's P
+# The examples served and compared to the compiled forward, each with the `dim`s changed for vLLM
+# (a dict of them: {} for an example served as it is). Adding an architecture is one line here.
+SERVED = {
+    "llama.ss": {"H": 2},
+    "gpt2.ss": {"H": 2},
+    "tiny_llama.ss": {"H": 2},
+    "qwen2.ss": {},
+    "mistral.ss": {},
+}
 # float32 in another order (vLLM's paged attention, packed prompts): measured about 2e-6 on these
 # models' log-probabilities, which span about 20.
 TOLERANCE = 1e-4
@@ -100,7 +112,7 @@ def spread_checkpoint(path: Path, seed: int):
     generator = torch.Generator().manual_seed(seed)
     ckpt = {}
     for key, value in model_class().state_dict().items():
-        if key.startswith("b_") or key.endswith("_b"):  # biases: a shared offset would pick one token everywhere
+        if key.startswith("b_") or key.endswith("_b") or re.fullmatch(r"b[qkv]", key):  # biases: a shared offset would pick one token everywhere
             ckpt[key] = 0.2 * torch.randn(value.shape, generator=generator)
         elif value.dim() == 1 or (value.dim() == 2 and key.endswith(("norm", "_w", "final"))):
             ckpt[key] = 1 + 0.2 * torch.randn(value.shape, generator=generator)
@@ -109,6 +121,12 @@ def spread_checkpoint(path: Path, seed: int):
         else:  # the blocks' projections: twice unit scale, so that the blocks outweigh the token's own embedding
             ckpt[key] = 2 * torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
     return ckpt
+
+
+def model_class_vocab(path: Path) -> int:
+    """The model's vocabulary: the rows of its embedding table."""
+    _, model_class = compiled(path)
+    return model_class().state_dict()["wte"].shape[0]
 
 
 def shapescript(args, cwd, timeout=600):
@@ -153,13 +171,13 @@ def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("vllm")
     cases = []
     lengths = [1, 4, 9, 17, 30]  # served together: vLLM packs their tokens into one batch
-    for i, example in enumerate(["llama.ss", "gpt2.ss", "tiny_llama.ss"]):
+    for i, (example, dims) in enumerate(SERVED.items()):
         work = root / example.removesuffix(".ss")
         work.mkdir()
         source = work / example
-        source.write_text(with_dims((EXAMPLES / example).read_text(), H=2))
+        source.write_text(with_dims((EXAMPLES / example).read_text(), **dims))
         torch.save(spread_checkpoint(source, seed=10 + i), work / "ckpt.pt")
-        vocab = 500 if example != "llama.ss" else 512
+        vocab = model_class_vocab(source)
         generator = torch.Generator().manual_seed(20 + i)
         prompts = [torch.randint(3, vocab, (n,), generator=generator).tolist() for n in lengths]
         cases.append(Case(example, source, work / "ckpt.pt", prompts))
@@ -198,7 +216,7 @@ def served(tmp_path_factory):
 def test_vllm_resolves_its_transformers_backend(served):
     _, log = served
     assert "TransformersForCausalLM" in log
-    assert log.count("vllm_engine: served") == 7
+    assert log.count("vllm_engine: served") == len(SERVED) + 4  # and train_tiny.ss, then the three probes
 
 
 def test_vllm_refuses_max_model_len_past_p(served):
@@ -224,7 +242,7 @@ def test_the_checker_notes_exactly_the_head_sizes_vllms_cpu_attention_refuses(se
     assert serving_codes(work / "tiny.ss") == ["E3306"]
 
 
-@pytest.mark.parametrize("example", ["llama.ss", "gpt2.ss", "tiny_llama.ss", "train_tiny.ss"])
+@pytest.mark.parametrize("example", [*SERVED, "train_tiny.ss"])
 def test_vllm_serves_what_the_compiled_forward_computes(served, example):
     cases, _ = served
     case, result = cases[example]

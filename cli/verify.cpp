@@ -60,6 +60,16 @@ std::string read_text(const fs::path& path) {
 }
 
 // What an export said when it failed: its `error:` lines, without the closing "exited with" one.
+// The architecture `export --gguf` wrote, from its line "wrote FILE: llama.cpp's `NAME`, ...".
+std::string gguf_architecture(const std::string& said) {
+  const std::string marker = "llama.cpp's `";
+  size_t start = said.find(marker);
+  if (start == std::string::npos) return "llama";
+  start += marker.size();
+  size_t end = said.find('`', start);
+  return end == std::string::npos ? "llama" : said.substr(start, end - start);
+}
+
 std::string export_error(const std::string& stderr_text) {
   std::istringstream lines(stderr_text);
   std::string line, said;
@@ -182,7 +192,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
     fs::path out = artifacts / (a.key + ".export.out"), err = artifacts / (a.key + ".export.err");
     if (fs::exists(a.path, ignored)) {
       std::cerr << "verify: using " << a.what.substr(0, a.what.find(" (")) << " already in " << a.path << "\n";
-      if (a.key == "gguf") entry["architecture"] = read_text(out).find("llama.cpp's `gpt2`") != std::string::npos ? "gpt2" : "llama";
+      if (a.key == "gguf") entry["architecture"] = gguf_architecture(read_text(out));
     } else {
       std::cerr << "verify: exporting " << a.what << "\n";
       std::vector<std::string> argv = {self, "export", fs::absolute(options.file).string(), "--color", "never"};
@@ -196,7 +206,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
         if (a.key == "gguf" && said.find("isn't an architecture llama.cpp has") != std::string::npos) entry["skip"] = said;
         else entry["error"] = "export failed: " + said;
       } else if (a.key == "gguf") {
-        entry["architecture"] = read_text(out).find("llama.cpp's `gpt2`") != std::string::npos ? "gpt2" : "llama";
+        entry["architecture"] = gguf_architecture(read_text(out));
       }
     }
     exported[a.key] = entry;

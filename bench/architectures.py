@@ -121,14 +121,12 @@ ARCHITECTURES = {
                                       rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
     "mistral": Architecture("mistral.ss", "MistralForCausalLM", "MistralConfig", scaled(D=512, H=8, Hkv=2, F=1536),
                             config=dict(sliding_window=None, rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
-    # To come, once their examples are merged (the shapes of their entries, for whoever adds them). The
-    # gemma entry was tried against gemma.ss as first committed on main: logits agree to 3e-6. The phi3
-    # entry is untried (phi3.ss's parameter names as drafted: w_qkv and w_gate_up, fused as Phi-3's).
-    # "gemma": Architecture("gemma.ss", "GemmaForCausalLM", "GemmaConfig", scaled(D=512, H=8, Hkv=2, F=1536),
-    #     globals={"wte": "model.embed_tokens.weight", "norm": "model.norm.weight"},  # tied output: no w_out
-    #     norm_offset=0.0, config=dict(hidden_activation="gelu_pytorch_tanh")),
-    # "phi3": Architecture("phi3.ss", "Phi3ForCausalLM", "Phi3Config", scaled(D=512, H=8, F=1024),
-    #     layer={"attn_norm": "input_layernorm.weight", "w_qkv": "self_attn.qkv_proj.weight", "wo": "self_attn.o_proj.weight",
-    #            "ffn_norm": "post_attention_layernorm.weight", "w_gate_up": "mlp.gate_up_proj.weight",
-    #            "w_down": "mlp.down_proj.weight"}),
+    "gemma": Architecture("gemma.ss", "GemmaForCausalLM", "GemmaConfig", scaled(D=512, H=8, Hkv=2, F=1536),
+                          globals={"wte": "model.embed_tokens.weight", "norm": "model.norm.weight"},  # tied output: no w_out
+                          norm_offset=0.0, config=dict(hidden_act="gelu_pytorch_tanh", rms_norm_eps=1e-6)),
+    "phi3": Architecture("phi3.ss", "Phi3ForCausalLM", "Phi3Config", scaled(D=512, H=8, F=1024),
+                         layer={"attn_norm": "input_layernorm.weight", "w_qkv": "self_attn.qkv_proj.weight",
+                                "wo": "self_attn.o_proj.weight", "ffn_norm": "post_attention_layernorm.weight",
+                                "w_gate_up": "mlp.gate_up_proj.weight", "w_down": "mlp.down_proj.weight"},
+                         config=dict(original_max_position_embeddings=1024)),
 }

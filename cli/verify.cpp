@@ -59,7 +59,6 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-// What an export said when it failed: its `error:` lines, without the closing "exited with" one.
 // The architecture `export --gguf` wrote, from its line "wrote FILE: llama.cpp's `NAME`, ...".
 std::string gguf_architecture(const std::string& said) {
   const std::string marker = "llama.cpp's `";
@@ -70,6 +69,7 @@ std::string gguf_architecture(const std::string& said) {
   return end == std::string::npos ? "llama" : said.substr(start, end - start);
 }
 
+// What an export said when it failed: its `error:` lines, without the closing "exited with" one.
 std::string export_error(const std::string& stderr_text) {
   std::istringstream lines(stderr_text);
   std::string line, said;

@@ -42,6 +42,8 @@ SERVED = {
     "tiny_llama.ss": {"H": 2},
     "qwen2.ss": {},
     "mistral.ss": {},
+    "gemma.ss": {},
+    "phi3.ss": {},
 }
 # float32 in another order (vLLM's paged attention, packed prompts): measured about 2e-6 on these
 # models' log-probabilities, which span about 20.

@@ -390,6 +390,7 @@ def import_folder(spec, reference, folder=None, folder_name=None):
         import transformers
     except ImportError as e:
         raise ImportWeightsError(f"importing a Hugging Face folder needs torch and transformers in this Python ({sys.executable}): {e}")
+    transformers.utils.logging.disable_progress_bar()
     folder = folder or spec["folder"]
     name = folder_name or spec.get("folder_name") or folder
     params = {p["name"]: tuple(p["shape"]) for p in spec["parameters"]}

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's 
 import script  # noqa: E402
 
 TOLERANCE = 1e-4  # of the largest logit, float32
-BUDGET = 400  # forwards the search may run
+BUDGET = 200  # forwards the search may run
 
 
 class ImportWeightsError(Exception):

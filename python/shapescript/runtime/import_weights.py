@@ -496,8 +496,12 @@ def import_folder(spec, reference, folder=None, folder_name=None):
 
 
 def import_weights(spec):
-    import torch
-
+    try:
+        import torch
+        import transformers  # noqa: F401
+        import safetensors  # noqa: F401
+    except ImportError as e:
+        raise ImportWeightsError(f"import-weights needs torch, transformers and safetensors in this Python ({sys.executable}): {e}")
     reference = script.reference_module(spec)
     output = spec["output"]
     output_name = spec.get("output_name") or output

@@ -260,12 +260,10 @@ class Search:
         self.candidates, self.scores = {}, {}
         # Which way square matrices lean: the non-square ones whose only fitting reading is transposed.
         lean = 0
+        matrices = [r for r in readings if r.sources[0].stacked and r.sources[0].tensor.dim() == 3 and not r.how & {"permuted", "split", "concatenated"}]
         for name, shape in params.items():
-            fits = {("transposed" in r.how) for r in readings if tuple(r.tensor.shape) == shape and not r.how & {"permuted", "split"}}
-            if fits == {True}:
-                lean += 1
-            elif fits == {False} and len(shape) - (1 if len(shape) == 3 else 0) == 2:
-                lean -= 1
+            fits = {("transposed" in r.how) for r in matrices if tuple(r.tensor.shape) == shape}
+            lean += 1 if fits == {True} else -1 if fits == {False} else 0
         self.lean_transposed = lean > 0
         for i, (name, shape) in enumerate(order_items(params, order)):
             ranked = []

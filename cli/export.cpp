@@ -51,13 +51,6 @@ struct TemporaryDirectory {
   }
 };
 
-struct ProcessResult {
-  int status = -1;  // exit status, or -signal
-  std::string out, err;
-  bool started = false;
-  std::string start_error;
-};
-
 // Runs argv, collecting stdout and stderr, each echoed to stderr as it arrives when asked to.
 // `held_sigint`: the child starts with SIGINT's default action, whatever this process has set (it
 // ignores SIGINT while a live child handles Ctrl-C), and with SIGINT blocked, so that a Ctrl-C while
@@ -136,11 +129,7 @@ std::string describe_status(int status) {
   return "signal: " + std::to_string(-status) + " (" + (name ? "SIG" + std::string(name) : std::string("?")) + ")";
 }
 
-// What a runtime script ran to: its output, and the reply it wrote (run_runtime's `reply`).
-struct RuntimeResult {
-  ProcessResult process;
-  nlohmann::json reply;
-};
+}  // namespace
 
 // Runs one of the embedded runtime's scripts on `spec` with the chosen Python, in a temporary
 // folder. With `reply`, the script writes its answer (JSON) to the file the spec's `reply` names:
@@ -148,7 +137,7 @@ struct RuntimeResult {
 // failure it prints the runtime's `error:` lines (all its output with --verbose) and `failed` +
 // "`python` exited with ...", the book's closing line, and returns nothing.
 std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::json spec, const ExportOptions& options,
-                                         const std::string& failed, bool reply, bool live = false, int* exit_status = nullptr) {
+                                         const std::string& failed, bool reply, bool live, int* exit_status) {
   TemporaryDirectory work;
   if (work.path.empty()) {
     std::cerr << failed << "can't create a temporary folder: " << std::strerror(errno) << "\n";
@@ -232,7 +221,6 @@ std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOpt
   return analysis;
 }
 
-}  // namespace
 
 bool use_color(const std::string& mode, FILE* stream) {
   if (mode == "always") return true;
@@ -365,6 +353,28 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   return 0;
 }
 
+nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const HfModel& model, const std::string& function) {
+  auto stacked = [&](const std::string& name) { return std::find(layout.stacked.begin(), layout.stacked.end(), name) != layout.stacked.end(); };
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"stacked", stacked(p.name)}});
+  nlohmann::json builtins = nlohmann::json::array();
+  for (const BuiltinCall& call : builtin_calls_reached(analysis, function)) builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
+  return {{"version", 1},
+          {"source", analysis.file.path()},
+          {"reference", generate_python(analysis).python},
+          {"model", model.model_name},
+          {"function", python_name(function)},
+          {"parameters", parameters},
+          {"layers", model.layers},
+          {"embedding", layout.embedding},
+          {"output_layer", layout.output_layer},
+          {"embedding_tables", layout.embedding_tables},
+          {"takes_positions", model.takes_positions},
+          {"max_positions", model.max_positions},
+          {"vocab", model.vocab},
+          {"builtins", builtins}};
+}
+
 // --gguf: llama.cpp runs its own implementation of an architecture, so nothing is compiled; the
 // runtime (gguf_export.py) finds the architecture that computes what the model does and writes it.
 int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
@@ -388,33 +398,15 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
     std::cerr << "error: can't write `" << options.gguf << "`: the folder `" << output.parent_path().string() << "` does not exist\n";
     return 2;
   }
-  auto stacked = [&](const std::string& name) { return std::find(layout.stacked.begin(), layout.stacked.end(), name) != layout.stacked.end(); };
-  nlohmann::json parameters = nlohmann::json::array();
-  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"stacked", stacked(p.name)}});
-  nlohmann::json builtins = nlohmann::json::array();
-  for (const BuiltinCall& call : builtin_calls_reached(analysis, function)) builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
   auto absolute_or_null = [](const std::string& path) {
     return path.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(path).string());
   };
-  nlohmann::json spec = {{"version", 1},
-                         {"source", analysis.file.path()},
-                         {"output", output.string()},
-                         {"reference", generate_python(analysis).python},
-                         {"model", model.model_name},
-                         {"function", python_name(function)},
-                         {"parameters", parameters},
-                         {"layers", model.layers},
-                         {"embedding", layout.embedding},
-                         {"output_layer", layout.output_layer},
-                         {"embedding_tables", layout.embedding_tables},
-                         {"takes_positions", model.takes_positions},
-                         {"max_positions", model.max_positions},
-                         {"vocab", model.vocab},
-                         {"builtins", builtins},
-                         {"weights", absolute_or_null(options.weights)},
-                         {"weights_name", options.weights},
-                         {"tokenizer", absolute_or_null(options.tokenizer)},
-                         {"tokenizer_name", options.tokenizer}};
+  nlohmann::json spec = language_model_spec(analysis, layout, model, function);
+  spec.update({{"output", output.string()},
+               {"weights", absolute_or_null(options.weights)},
+               {"weights_name", options.weights},
+               {"tokenizer", absolute_or_null(options.tokenizer)},
+               {"tokenizer_name", options.tokenizer}});
   auto result = run_runtime("gguf_export.py", spec, options, failed, true);
   if (!result) return 1;
   try {

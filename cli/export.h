@@ -6,7 +6,9 @@
 #include <string>
 
 #include "check/analysis.h"
+#include "check/model_layout.h"
 #include "emit/codegen.h"
+#include "emit/codegen_hf.h"
 
 namespace ss {
 
@@ -35,6 +37,30 @@ bool use_color(const std::string& mode, FILE* stream);
 
 // Which Python runs the export: --python, else $VIRTUAL_ENV's, else python3.
 std::string choose_python(const std::string& requested);
+
+struct ProcessResult {
+  int status = -1;  // exit status, or -signal
+  std::string out, err;
+  bool started = false;
+  std::string start_error;
+};
+
+// What a runtime script ran to: its output, and the reply it wrote (run_runtime's `reply`).
+struct RuntimeResult {
+  ProcessResult process;
+  nlohmann::json reply;
+};
+
+// Runs one of the embedded runtime's scripts (python/shapescript/runtime) on `spec`; see export.cpp.
+std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::json spec, const ExportOptions& options,
+                                         const std::string& failed, bool reply, bool live = false, int* exit_status = nullptr);
+
+// Reads and checks `file`; on failure prints why and sets `status` (2: unreadable, 1: errors).
+std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOptions& options, const std::string& color, int& status);
+
+// What the runtime's searches over a language model read (gguf_export.py, import_weights.py): its
+// parameters (shapes, stacked or not), layers, embedding and output layer, reference module, built-ins.
+nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const HfModel& model, const std::string& function);
 
 int run_export(const ExportOptions& options);
 

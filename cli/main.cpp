@@ -12,6 +12,7 @@
 #include "check/analysis.h"
 #include "diagnostics/explain.h"
 #include "export.h"
+#include "import_weights.h"
 #include "language_server.h"
 #include "diagnostics/render.h"
 #include "verify.h"
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
   export_command->add_option("--tokenizer", export_options.tokenizer, "with --gguf: a GGUF file whose vocabulary to embed (default: one token per id)")
       ->needs(gguf);
   export_command->add_option("--weights", export_options.weights,
-                                                    "a checkpoint for a model's weights (a state dict keyed by parameter name), with --hf, --gguf or --fn FORWARD");
+                                                    "a checkpoint for a model's weights (a state dict keyed by parameter name), or a Hugging Face folder to import, with --hf, --gguf or --fn FORWARD");
   export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
   export_command->add_option("--color", export_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
@@ -183,6 +184,17 @@ int main(int argc, char** argv) {
   verify_command->add_flag("-v,--verbose", verify_options.verbose, "show the Python traceback when the runtime fails");
   verify_command->add_option("--color", verify_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
+  ss::ImportOptions import_options;
+  CLI::App* import_command = app.add_subcommand(
+      "import-weights", "read a Hugging Face folder's weights (safetensors) as a model's params, the mapping found by checking logits against transformers");
+  import_command->add_option("file", import_options.file, "the ShapeScript file")->required();
+  import_command->add_option("folder", import_options.folder, "the Hugging Face folder (config.json and *.safetensors, sharded or not)")->required();
+  import_command->add_option("-o,--output", import_options.output, "the checkpoint to write (a state dict keyed by param name), for --weights")->required();
+  import_command->add_option("--fn", import_options.function, "the model's forward (default: forward)");
+  import_command->add_option("--python", import_options.python, "the Python with torch, safetensors and transformers (default: the active virtualenv's, then python3)");
+  import_command->add_flag("-v,--verbose", import_options.verbose, "show the runtime's full output and traceback");
+  import_command->add_option("--color", import_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -192,6 +204,7 @@ int main(int argc, char** argv) {
   if (*check) return run_check(check_paths, format, color, serving);
   if (*explain) return run_explain(code);
   if (*export_command) return ss::run_export(export_options);
+  if (*import_command) return ss::run_import_weights(import_options);
   if (*verify_command) return ss::run_verify(verify_options, argv[0]);
   if (*run_command) {
     int status = ss::run_program(run_options);

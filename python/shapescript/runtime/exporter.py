@@ -612,7 +612,8 @@ def _model(spec: dict, module: types.ModuleType) -> torch.nn.Module | None:
     expected = [{"name": name, "shape": list(value.shape)} for name, value in model.state_dict().items()]
     try:
         state = weights.load_weights({"parameters": expected, "weights": model_spec["weights"],
-                                      "weights_name": model_spec.get("weights_name"), "model": model_spec["class"]}, module)
+                                      "weights_name": model_spec.get("weights_name"), "model": model_spec["class"],
+                                      "function": spec["function"], "takes_positions": len(spec["inputs"]) > 1}, module)
     except weights.WeightsError as e:
         raise ExportError(str(e)) from None
     model.load_state_dict(state)

@@ -4,16 +4,38 @@ model forwards exporter.py exports). Needs only torch.
 
 The spec keys it reads:
   parameters    [{name, shape}]: the model's parameters, as the checkpoint must give them
-  weights       the checkpoint's path, or null: the initializers, seeded with 0
+  weights       the checkpoint's path, or null: the initializers, seeded with 0; a Hugging Face
+                folder is imported (import_weights.py), which reads `function` and
+                `takes_positions` too
   weights_name  the path as the user wrote it, for messages
   model         the model's name (`Tiny`); the reference module's class of that name makes it
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 
 class WeightsError(Exception):
     pass
+
+
+def _import_folder(spec, reference, path):
+    """`--weights HF_DIR`: the folder's weights by the import's search (import_weights.py, shared)."""
+    import importlib.util
+
+    key = "_shapescript_runtime_import_weights"
+    if key not in sys.modules:
+        found = importlib.util.spec_from_file_location(key, os.path.join(os.path.dirname(os.path.abspath(__file__)), "import_weights.py"))
+        sys.modules[key] = importlib.util.module_from_spec(found)
+        found.loader.exec_module(sys.modules[key])
+    module = sys.modules[key]
+    try:
+        values, _ = module.import_folder({"function": "forward", "takes_positions": True, **spec}, reference, spec["weights"], path)
+    except module.ImportWeightsError as e:
+        raise WeightsError(str(e)) from None
+    return values
 
 
 def _shape(t):
@@ -31,6 +53,8 @@ def load_weights(spec, reference):
         model = getattr(reference, spec["model"])()
         return {name: value.detach() for name, value in model.state_dict().items()}
     path = spec.get("weights_name") or spec["weights"]  # as the user wrote it, for messages
+    if os.path.isdir(spec["weights"]):
+        return _import_folder(spec, reference, path)
     try:
         state = torch.load(spec["weights"], map_location="cpu", weights_only=True)
     except FileNotFoundError:

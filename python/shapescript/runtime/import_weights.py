@@ -1,0 +1,526 @@
+"""Imports a Hugging Face folder's weights onto a ShapeScript model's parameters
+(`shapescript import-weights FILE.ss HF_DIR -o ckpt.pt`, and `--weights HF_DIR` on export).
+
+The mapping is computed, not read off a table of names: the folder's tensors (config.json and its
+*.safetensors, sharded or not) are read in every way a checkpoint of another convention may hold a
+parameter -- as they are, stacked over the layers (`...layers.N.x` for every N), transposed (GPT-2's
+Conv1D stores [in out]), with q/k rows permuted between rotary pairings ((i, i+hd/2) and (2i, 2i+1)),
+split (a fused qkv onto separate wq/wk/wv) or concatenated (separate q, k, v onto a fused one), and
+the embedding reused for a tied output layer. Shapes prune the readings; names and the order of use
+rank them; the numbers decide: transformers' model built from the folder (float32, eager attention)
+is the reference, the compiled forward runs with the candidate weights on fixed token ids, and the
+first mapping whose logits agree (1e-4 of the largest logit) is the one used. A mapping that fails
+is repaired greedily -- one parameter's reading changed, two swapped, a pair's rows permuted -- while
+the difference falls, within a budget of forwards. When none agrees the error names the parameters
+no reading explains, or the nearest difference.
+
+The CLI runs it with a spec (JSON), import-weights' keys:
+  folder, folder_name    the Hugging Face folder (absolute, and as the user wrote it)
+  output, output_name    the checkpoint to write (absolute, and as written)
+  reference, model, function, parameters, takes_positions   as gguf_export.py's
+  reply                  where to write the answer (absolute)
+load_weights (weights.py) calls import_folder for `--weights HF_DIR` with its own spec.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
+import script  # noqa: E402
+
+TOLERANCE = 1e-4  # of the largest logit, float32
+BUDGET = 200  # forwards the search may run
+
+
+class ImportWeightsError(Exception):
+    pass
+
+
+def progress(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def _shape(shape):
+    return "[" + " ".join(str(s) for s in shape) + "]"
+
+
+# ---------------------------------------------------------------------------------------------
+# The folder: config.json and its safetensors.
+
+
+def read_folder(folder, name):
+    import torch
+
+    if not os.path.exists(folder):
+        raise ImportWeightsError(f"can't read `{name}`: no such folder")
+    if not os.path.isdir(folder):
+        raise ImportWeightsError(f"`{name}` isn't a folder: a Hugging Face model is a folder with config.json and *.safetensors")
+    config_path = os.path.join(folder, "config.json")
+    if not os.path.isfile(config_path):
+        raise ImportWeightsError(f"`{name}` has no config.json: it isn't a Hugging Face model folder (save one with `save_pretrained`)")
+    with open(config_path, encoding="utf-8") as f:
+        config = json.load(f)
+    index_path = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.isfile(index_path):
+        with open(index_path, encoding="utf-8") as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    else:
+        files = sorted(f for f in os.listdir(folder) if f.endswith(".safetensors"))
+    if not files:
+        bins = [f for f in os.listdir(folder) if f.endswith(".bin")]
+        also = f" (its {', '.join(bins)} isn't read: save with safe_serialization=True)" if bins else ""
+        raise ImportWeightsError(f"`{name}` has no .safetensors files{also}")
+    try:
+        from safetensors.torch import load_file
+    except ImportError as e:
+        raise ImportWeightsError(f"importing weights needs the `safetensors` package in this Python ({sys.executable}): {e}")
+    tensors = {}
+    for file in files:
+        path = os.path.join(folder, file)
+        if not os.path.isfile(path):
+            raise ImportWeightsError(f"`{name}`'s index names `{file}`, which isn't there")
+        for key, value in load_file(path).items():
+            tensors[key] = value.to(torch.float32) if value.is_floating_point() else value
+    progress(f"read {len(tensors)} tensors from {len(files)} safetensors file{'s' if len(files) != 1 else ''} of {name}")
+    return config, tensors, len(files)
+
+
+# ---------------------------------------------------------------------------------------------
+# Names: what a name says a tensor is, for ranking only.
+
+CONCEPTS = {
+    "embed": "embed", "embed_tokens": "embed", "wte": "embed", "tok_embeddings": "embed", "word_embeddings": "embed",
+    "te": "embed", "tok": "embed", "token_embd": "embed", "emb": "embed",
+    "wpe": "pos", "pe": "pos", "embed_positions": "pos", "position_embeddings": "pos", "pos": "pos",
+    "q": "q", "q_proj": "q", "query": "q", "wq": "q", "bq": "q",
+    "k": "k", "k_proj": "k", "key": "k", "wk": "k", "bk": "k",
+    "v": "v", "v_proj": "v", "value": "v", "wv": "v", "bv": "v",
+    "o": "o", "o_proj": "o", "out_proj": "o", "dense": "o", "wo": "o", "bo": "o",
+    "qkv": "qkv", "c_attn": "qkv", "qkv_proj": "qkv", "query_key_value": "qkv", "wqkv": "qkv", "bqkv": "qkv",
+    "gate": "gate", "gate_proj": "gate", "w1": "gate", "gate_up_proj": "gate_up",
+    "up": "up", "up_proj": "up", "c_fc": "up", "fc1": "up", "fc_in": "up", "w3": "up", "dense_h_to_4h": "up",
+    "down": "down", "down_proj": "down", "fc2": "down", "fc_out": "down", "w2": "down", "dense_4h_to_h": "down",
+    "c_proj": "proj", "proj": "proj",
+    "attn_norm": "norm1", "input_layernorm": "norm1", "ln_1": "norm1", "ln1": "norm1", "attention_norm": "norm1",
+    "ffn_norm": "norm2", "post_attention_layernorm": "norm2", "ln_2": "norm2", "ln2": "norm2",
+    "norm": "norm", "ln_f": "normf", "lnf": "normf", "final_layernorm": "normf", "final_norm": "normf",
+    "lm_head": "head", "w_out": "head", "output": "head", "out": "head", "head": "head",
+    "weight": "weight", "w": "weight", "bias": "bias", "b": "bias",
+    "attn": "attn", "self_attn": "attn", "attention": "attn", "mlp": "mlp", "ffn": "mlp", "feed_forward": "mlp",
+}
+ALIASES = {"normf": {"norm"}, "proj": {"o", "down"}, "head": {"out"}}
+
+
+def concepts(name):
+    words = [w for w in re.split(r"[.]", name.lower()) if w and not w.isdigit() and w != "*"]
+    found = set()
+    for word in words:
+        pieces = [word] + word.split("_")
+        for piece in pieces:
+            if piece in CONCEPTS:
+                found.add(CONCEPTS[piece])
+            elif len(piece) > 1 and piece[0] in "wb" and piece[1:] in CONCEPTS:  # wq, bq, wte
+                found.add(CONCEPTS[piece[1:]])
+                found.add("weight" if piece[0] == "w" else "bias")
+    for concept in list(found):
+        found |= ALIASES.get(concept, set())
+    if "bias" not in found:
+        found.add("weight")
+    return found
+
+
+def name_score(ours, theirs):
+    a, b = concepts(ours), concepts(theirs)
+    score = len(a & b)
+    if ("bias" in a) != ("bias" in b):
+        score -= 3
+    return score
+
+
+# ---------------------------------------------------------------------------------------------
+# The folder's tensors, and every reading of them.
+
+LAYER = re.compile(r"^(.*?\.)(\d+)\.(.+)$")
+
+
+class Source:
+    """One tensor of the folder, or one per-layer tensor stacked over the layers."""
+
+    def __init__(self, name, tensor, keys, rank, stacked):
+        self.name, self.tensor, self.keys, self.rank, self.stacked = name, tensor, keys, rank, stacked
+
+
+def sources_of(tensors, module_order):
+    import torch
+
+    rank = {key: i for i, key in enumerate(module_order)}
+    groups, singles = {}, []
+    for key in tensors:
+        match = LAYER.match(key)
+        if match:
+            groups.setdefault((match.group(1), match.group(3)), {})[int(match.group(2))] = key
+        else:
+            singles.append(key)
+    sources = []
+    for (prefix, suffix), by_layer in groups.items():
+        keys = [by_layer.get(i) for i in range(len(by_layer))]
+        shapes = {tuple(tensors[k].shape) for k in keys if k}
+        if None in keys or len(shapes) != 1:
+            singles.extend(k for k in by_layer.values())
+            continue
+        first = min(rank.get(k, len(rank)) for k in keys)
+        sources.append(Source(f"{prefix}{{0..{len(keys) - 1}}}.{suffix}", torch.stack([tensors[k] for k in keys]), keys, first, True))
+    for key in singles:
+        sources.append(Source(key, tensors[key], [key], rank.get(key, len(rank)), False))
+    sources.sort(key=lambda s: (s.rank, s.name))
+    return sources
+
+
+class Reading:
+    def __init__(self, tensor, sources, how, text, family):
+        self.tensor, self.sources, self.how, self.text, self.family = tensor, sources, how, text, family
+
+
+def _permute_rows(t, head_dim, to_interleaved, matrix):
+    """Rows per head reordered between the rotary pairings: (i, i+hd/2) -> (2i, 2i+1) or back."""
+    rest = t.shape[-1:] if matrix else ()
+    lead = t.shape[:-2] if matrix else t.shape[:-1]
+    rows = t.shape[-2] if matrix else t.shape[-1]
+    heads = rows // head_dim
+    halves = (2, head_dim // 2) if to_interleaved else (head_dim // 2, 2)
+    u = t.reshape(*lead, heads, *halves, *rest).transpose(len(lead) + 1, len(lead) + 2)
+    return u.reshape(t.shape).contiguous()
+
+
+def readings_of(sources, head_dim, stacked_layers):
+    """Every reading of the folder's tensors, by the source it comes from."""
+    out = []
+    for s in sources:
+        t = s.tensor
+        per = t.shape[1:] if s.stacked else t.shape
+        base = [(t, set(), "")]
+        if len(per) == 2:
+            base.append((t.transpose(-1, -2).contiguous(), {"transposed"}, "transposed"))
+        for tensor, how, text in base:
+            stack = {"stacked"} if s.stacked else set()
+            out.append(Reading(tensor, [s], how | stack, _join(s.name, text), s.name))
+            rows = tensor.shape[-2] if len(per) == 2 else tensor.shape[-1]
+            if head_dim and head_dim % 2 == 0 and rows % head_dim == 0 and len(per) in (1, 2):
+                for direction, label in ((True, "rows permuted (i, i+hd/2) -> (2i, 2i+1)"), (False, "rows permuted (2i, 2i+1) -> (i, i+hd/2)")):
+                    out.append(Reading(_permute_rows(tensor, head_dim, direction, len(per) == 2), [s], how | stack | {"permuted"},
+                                       _join(s.name, text, label), s.name))
+            for parts in (2, 3):
+                if rows % parts == 0 and len(per) in (1, 2):
+                    dim = -2 if len(per) == 2 else -1
+                    for i, piece in enumerate(tensor.chunk(parts, dim=dim)):
+                        out.append(Reading(piece.contiguous(), [s], how | stack | {"split"},
+                                           _join(s.name, text, f"part {i + 1} of {parts}"), s.name))
+    # Separate tensors of one module (q, k, v; gate, up) concatenated along their rows.
+    by_parent = {}
+    for s in sources:
+        parts = s.name.rsplit(".", 2)
+        if len(parts) == 3:
+            by_parent.setdefault((parts[0], parts[2], s.stacked), []).append(s)
+    priority = {"q": 0, "k": 1, "v": 2, "gate": 3, "up": 4}
+    for (_, _, stacked), members in by_parent.items():
+        members = [m for m in members if priority.keys() & concepts(m.name)]
+        members.sort(key=lambda m: min(priority[c] for c in priority.keys() & concepts(m.name)))
+        for group in (members[:3], members[:2], members[1:3]):
+            if len(group) < 2 or len({m.tensor.shape[2 if m.stacked else 1:] for m in group}) != 1:
+                continue
+            dim = 1 if stacked else 0
+            import torch
+
+            tensor = torch.cat([m.tensor for m in group], dim=dim)
+            how = {"concatenated"} | ({"stacked"} if stacked else set())
+            out.append(Reading(tensor, group, how, " + ".join(m.name for m in group) + " (concatenated)", "+".join(m.name for m in group)))
+    return out
+
+
+def _join(name, *notes):
+    notes = [n for n in notes if n]
+    return name + (f" ({', '.join(notes)})" if notes else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# The search.
+
+
+class Search:
+    def __init__(self, params, order, readings, sources, run, expected, tied):
+        self.params = params  # name -> shape, the model's
+        self.order = order  # the params in the order the forward reads them
+        self.run, self.expected, self.tied = run, expected, tied
+        n_sources = max(1, len(sources))
+        self.candidates, self.scores = {}, {}
+        # Which way square matrices lean: the non-square ones whose only fitting reading is transposed.
+        lean = 0
+        matrices = [r for r in readings if r.sources[0].stacked and r.sources[0].tensor.dim() == 3 and not r.how & {"permuted", "split", "concatenated"}]
+        for name, shape in params.items():
+            fits = {("transposed" in r.how) for r in matrices if tuple(r.tensor.shape) == shape}
+            lean += 1 if fits == {True} else -1 if fits == {False} else 0
+        self.lean_transposed = lean > 0
+        for i, (name, shape) in enumerate(order_items(params, order)):
+            ranked = []
+            for r in readings:
+                if tuple(r.tensor.shape) != shape:
+                    continue
+                score = name_score(name, r.sources[0].name if len(r.sources) == 1 else r.family)
+                score -= 2 * abs(i / max(1, len(params)) - r.sources[0].rank / n_sources)
+                if "transposed" in r.how:
+                    score += 0.5 if self.lean_transposed else -0.5
+                score -= 1.5 * len(r.how & {"permuted", "split", "concatenated"})
+                if "split" in r.how and "concatenated" not in r.how and any(
+                        c in concepts(name) and c in concepts(r.text) for c in ("q", "k", "v", "gate", "up")):
+                    score += 1
+                ranked.append((score, r))
+            ranked.sort(key=lambda x: -x[0])
+            self.candidates[name] = [r for _, r in ranked]
+            self.scores[name] = [s for s, _ in ranked]
+        self.tried = 0
+        self.best = (math.inf, None)
+
+    def unexplained(self):
+        return [n for n, c in self.candidates.items() if not c]
+
+    def difference(self, assignment):
+        self.tried += 1
+        got = self.run({name: r.tensor for name, r in assignment.items()})
+        d = ((got - self.expected).abs().max() / self.expected.abs().max()).item() if got.shape == self.expected.shape else math.inf
+        if d < self.best[0]:
+            self.best = (d, dict(assignment))
+        return d
+
+    def holders(self, assignment):
+        used = {}
+        for name, r in assignment.items():
+            for s in r.sources:
+                used.setdefault(id(s), []).append(name)
+        return used
+
+    def free(self, reading, assignment, without=()):
+        used = self.holders({n: r for n, r in assignment.items() if n not in without})
+        return all(id(s) not in used or (self.tied(s) and len(used[id(s)]) < 2) for s in reading.sources)
+
+    def greedy(self):
+        pairs = []
+        for name, candidates in self.candidates.items():
+            for rank, r in enumerate(candidates):
+                pairs.append((rank, -self.scores[name][rank], name, r))
+        pairs.sort(key=lambda x: x[:2])
+        assignment = {}
+        for _, _, name, r in pairs:
+            if name not in assignment and self.free(r, assignment):
+                assignment[name] = r
+        for name, candidates in self.candidates.items():  # tied or shared readings, when nothing else is left
+            if name not in assignment and candidates:
+                assignment[name] = candidates[0]
+        return assignment
+
+    def moves(self, assignment):
+        names = list(self.candidates)
+        for name in names:
+            for r in self.candidates[name][:12]:
+                if r is assignment[name]:
+                    continue
+                if self.free(r, assignment, without=(name,)):
+                    yield {name: r}
+                    continue
+                # Swap with the parameter holding its source, if it can take this one's reading.
+                for other in names:
+                    if other != name and any(s in assignment[other].sources for s in r.sources):
+                        old = assignment[name]
+                        if any(c is old for c in self.candidates[other]):
+                            yield {name: r, other: old}
+        # Two parameters' rows permuted together (q and k of an interleaved rotary).
+        permutable = {}
+        for name in names:
+            mine = assignment[name]
+            for r in self.candidates[name]:
+                if "permuted" in r.how and r.sources == mine.sources and r.how - {"permuted"} == mine.how - {"permuted"}:
+                    permutable.setdefault(name, []).append(r)
+        keys = list(permutable)
+        for i, a in enumerate(keys):
+            for b in keys[i + 1:]:
+                for ra in permutable[a]:
+                    for rb in permutable[b]:
+                        if ra.text.endswith(rb.text[-20:]):  # the same direction
+                            yield {a: ra, b: rb}
+
+    def search(self):
+        assignment = self.greedy()
+        current = self.difference(assignment)
+        progress(f"first mapping: largest difference {current:.2e} of the largest logit")
+        while current >= TOLERANCE and self.tried < BUDGET:
+            improved = False
+            for move in self.moves(assignment):
+                if self.tried >= BUDGET:
+                    break
+                trial = {**assignment, **move}
+                d = self.difference(trial)
+                if d < current * 0.9 or d < TOLERANCE:
+                    assignment, current, improved = trial, d, True
+                    progress(f"  {', '.join(f'{n} <- {r.text}' for n, r in move.items())}: largest difference {d:.2e}")
+                    break
+            if not improved:
+                break
+        return assignment, current
+
+
+def order_items(params, order):
+    return [(name, params[name]) for name in order if name in params] + [(n, s) for n, s in params.items() if n not in order]
+
+
+# ---------------------------------------------------------------------------------------------
+# Putting it together.
+
+
+def import_folder(spec, reference, folder=None, folder_name=None):
+    """The model's parameters (name -> float32 tensor) read from a Hugging Face folder, and a
+    summary of how. Raises ImportWeightsError."""
+    try:
+        import torch
+        import transformers
+    except ImportError as e:
+        raise ImportWeightsError(f"importing a Hugging Face folder needs torch and transformers in this Python ({sys.executable}): {e}")
+    transformers.utils.logging.disable_progress_bar()
+    folder = folder or spec["folder"]
+    name = folder_name or spec.get("folder_name") or folder
+    params = {p["name"]: tuple(p["shape"]) for p in spec["parameters"]}
+    model_name = spec["model"]
+    if not params:
+        raise ImportWeightsError(f"`{spec['function']}` takes no model with parameters: there is nothing to import")
+    config, tensors, files = read_folder(folder, name)
+
+    # The reference: transformers' own model of the folder.
+    progress(f"loading transformers' model of {name} ({config.get('architectures', ['?'])[0]})")
+    try:
+        hf_model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    except Exception as e:  # noqa: BLE001 - transformers' own reason
+        raise ImportWeightsError(f"transformers can't load `{name}` as a causal language model: {type(e).__name__}: {e}")
+    module_order = [k for k, _ in hf_model.named_parameters(remove_duplicate=False)]
+    module_order = [k for k in module_order if k in tensors] + [k for k in tensors if k not in module_order]
+
+    compiled = getattr(reference, model_name)()
+    function = getattr(reference, spec["function"])
+    vocab = min(hf_model.config.vocab_size, spec.get("vocab") or hf_model.config.vocab_size)
+    limit = spec.get("max_positions") or getattr(hf_model.config, "max_position_embeddings", 8) or 8
+    n = max(1, min(8, limit))
+    ids = torch.randint(0, vocab, (2, n), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        expected = hf_model(input_ids=ids).logits.float()
+
+    order = []
+
+    class Recorder:
+        def __init__(self, module):
+            object.__setattr__(self, "_module", module)
+
+        def __getattr__(self, attr):
+            if attr in params and attr not in order:
+                order.append(attr)
+            return getattr(self._module, attr)
+
+    def run(values, record=False):
+        compiled.load_state_dict(values)
+        args = [Recorder(compiled) if record else compiled, ids]
+        if spec.get("takes_positions", True):
+            args.append(torch.arange(n).expand(ids.shape[0], -1))
+        with torch.no_grad():
+            try:
+                return function(*args).float()
+            except Exception:  # noqa: BLE001 - a reading the forward can't run is a reading that doesn't agree
+                return torch.full((1,), math.inf)
+
+    with torch.no_grad():
+        run({k: v.detach() for k, v in compiled.state_dict().items()}, record=True)  # the order the forward reads params in
+
+    head_dim = getattr(hf_model.config, "head_dim", None)
+    if not head_dim and getattr(hf_model.config, "num_attention_heads", None):
+        head_dim = hf_model.config.hidden_size // hf_model.config.num_attention_heads
+    sources = sources_of(tensors, module_order)
+    tie = bool(getattr(hf_model.config, "tie_word_embeddings", False))
+    vocab_size = hf_model.config.vocab_size
+
+    def tied(source):
+        return tie and not source.stacked and source.tensor.dim() == 2 and source.tensor.shape[0] == vocab_size
+
+    readings = readings_of(sources, head_dim, None)
+    search = Search(params, order, readings, sources, run, expected, tied)
+    missing = search.unexplained()
+    if missing:
+        lines = [f"`{p}` {_shape(params[p])}" for p in missing]
+        left = sorted(s.name + " " + _shape(s.tensor.shape) for s in sources)
+        raise ImportWeightsError(
+            f"no tensor of `{name}` fits {', '.join(lines)} of `{model_name}` in any reading (as stored, stacked per layer, "
+            f"transposed, permuted, split or concatenated); the folder has: {', '.join(left)}")
+    progress(f"searching: {len(params)} params, {len(readings)} readings of {len(sources)} tensors (stacked per layer)")
+    assignment, difference = search.search()
+    if difference >= TOLERANCE:
+        best_difference, best = search.best
+        said = "; ".join(f"{p} <- {r.text}" for p, r in (best or assignment).items())
+        raise ImportWeightsError(
+            f"no reading of `{name}` gives transformers' logits in `{spec['function']}`: every param of `{model_name}` has tensors "
+            f"that fit its shape, but the nearest of {search.tried} mappings tried differs by {best_difference:.2e} of the largest "
+            f"logit (nearest: {said}); the model may compute something other than the folder's config "
+            f"({config.get('model_type', '?')}) says: its norms' eps, its rotary base, its activation")
+    used = {id(s) for r in assignment.values() for s in r.sources}
+    unused = [s.name for s in sources if id(s) not in used]
+    readings_needed = {}
+    for r in assignment.values():
+        for how in r.how:
+            readings_needed[how] = readings_needed.get(how, 0) + 1
+    shared = [s.name for s in sources if sum(1 for r in assignment.values() if s in r.sources) > 1]
+    if shared:
+        readings_needed["tied"] = len(shared)
+    values = {p: assignment[p].tensor.detach().to(torch.float32).contiguous().clone() for p in params}
+    summary = {
+        "tensors": sum(len(s.keys) for s in sources if id(s) in used),
+        "files": files,
+        "params": len(params),
+        "readings": readings_needed,
+        "difference": difference,
+        "tried": search.tried,
+        "mapping": {p: r.text for p, r in assignment.items()},
+        "unused": unused,
+    }
+    progress(f"agrees with transformers: largest difference {difference:.2e} of the largest logit ({search.tried} mappings tried)")
+    return values, summary
+
+
+def import_weights(spec):
+    try:
+        import torch
+        import transformers  # noqa: F401
+        import safetensors  # noqa: F401
+    except ImportError as e:
+        raise ImportWeightsError(f"import-weights needs torch, transformers and safetensors in this Python ({sys.executable}): {e}")
+    reference = script.reference_module(spec)
+    output = spec["output"]
+    output_name = spec.get("output_name") or output
+    if not os.path.isdir(os.path.dirname(output) or "."):
+        raise ImportWeightsError(f"can't write `{output_name}`: the folder `{os.path.dirname(output)}` does not exist")
+    values, summary = import_folder(spec, reference)
+    partial = output + ".partial"
+    try:
+        torch.save(values, partial)
+        os.replace(partial, output)  # whole or not at all: a failed import leaves what was there
+    except OSError as e:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise ImportWeightsError(f"can't write `{output_name}`: {e}")
+    script.reply(spec, summary)
+    return 0
+
+
+def main(argv):
+    return script.run(argv, import_weights, (ImportWeightsError,))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

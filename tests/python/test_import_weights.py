@@ -1,0 +1,155 @@
+"""`shapescript import-weights FILE.ss HF_DIR -o ckpt.pt`: a Hugging Face folder saved by
+transformers' own `save_pretrained`, read onto the model's params by the import's search, for each
+architecture of test_architectures.py (those added there join here), a sharded save, GPT-2's Conv1D
+weights and fused qkv onto examples/gpt2.ss, a folder that doesn't fit, and `--weights HF_DIR` on
+`export --gguf` and `--hf`.
+
+    $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_import_weights.py
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+import shapescript
+from conftest import ROOT as REPO, cli as run, llama_cpp_logits
+from test_architectures import ARCHITECTURES, TOLERANCE, reference_model, relative_difference, shapescript_weights
+
+
+def compiled_logits(source, model_name, weights, ids):
+    compiled = shapescript.compile(source)
+    model = getattr(compiled, model_name)()
+    model.load_state_dict(weights)
+    with torch.no_grad():
+        return compiled.forward(model, ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+
+
+@pytest.fixture(scope="module", params=sorted(ARCHITECTURES))
+def saved(request, tmp_path_factory):
+    arch = ARCHITECTURES[request.param]
+    model = reference_model(arch, seed=11)
+    folder = tmp_path_factory.mktemp(request.param) / "hf"
+    model.save_pretrained(folder)
+    ids = torch.randint(0, arch.V, (2, 9), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    return arch, model, folder, ids, expected
+
+
+def test_import_round_trips(saved):
+    arch, model, folder, ids, expected = saved
+    out = folder.parent / "ckpt.pt"
+    result = run("import-weights", arch.source, folder, "-o", out, cwd=folder.parent)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"wrote {out}: {len(model.state_dict())} tensors of {folder} into"), result.stdout
+    got = torch.load(out, weights_only=True)
+    want = shapescript_weights(arch, model)
+    assert sorted(got) == sorted(want)
+    for name in want:
+        assert torch.equal(got[name], want[name]), name
+    difference = relative_difference(compiled_logits(arch.source, arch.model, got, ids), expected)
+    print(f"{arch.example} imported: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE
+
+
+def test_sharded_folder_imports(tmp_path):
+    arch = ARCHITECTURES["llama_gqa"]
+    model = reference_model(arch, seed=13)
+    model.save_pretrained(tmp_path / "hf", max_shard_size="300KB")
+    shards = sorted(p.name for p in (tmp_path / "hf").glob("*.safetensors"))
+    assert len(shards) > 2 and (tmp_path / "hf" / "model.safetensors.index.json").exists(), shards
+    result = run("import-weights", arch.source, "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"from {len(shards)} safetensors files" in result.stderr
+    got = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    want = shapescript_weights(arch, model)
+    assert all(torch.equal(got[name], want[name]) for name in want)
+
+
+def test_gpt2_conv1d_weights_and_fused_qkv(tmp_path):
+    """transformers' GPT2LMHeadModel stores Conv1D weights [in out] and ties lm_head to wte: the
+    import must transpose them; q, k and v stay fused as examples/gpt2.ss's w_qkv."""
+    config = transformers.GPT2Config(vocab_size=500, n_positions=128, n_embd=64, n_layer=2, n_head=4,
+                                     activation_function="gelu_new", bos_token_id=0, eos_token_id=0)
+    config._attn_implementation = "eager"
+    torch.manual_seed(2)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    with torch.no_grad():
+        for name, value in model.named_parameters():
+            if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):
+                value.copy_(1 + 0.2 * torch.randn_like(value))
+            elif name.endswith(".bias"):
+                value.copy_(0.5 * torch.randn_like(value))
+            else:
+                value.copy_(torch.randn_like(value) / value.shape[0] ** 0.5)
+    model.save_pretrained(tmp_path / "hf")
+    source = REPO / "examples" / "gpt2.ss"
+    result = run("import-weights", source, "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "transposed 4" in result.stdout, result.stdout
+    got = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    state = model.state_dict()
+    layer = "transformer.h.{}."
+    stack = lambda key, t=False: torch.stack([state[layer.format(i) + key].T if t else state[layer.format(i) + key] for i in range(2)])
+    assert torch.equal(got["wte"], state["transformer.wte.weight"]) and torch.equal(got["wpe"], state["transformer.wpe.weight"])
+    assert torch.equal(got["w_qkv"], stack("attn.c_attn.weight", True)) and torch.equal(got["b_qkv"], stack("attn.c_attn.bias"))
+    assert torch.equal(got["w_o"], stack("attn.c_proj.weight", True)) and torch.equal(got["w_down"], stack("mlp.c_proj.weight", True))
+    ids = torch.randint(0, 500, (2, 9), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    assert relative_difference(compiled_logits(source, "Gpt2", got, ids), expected) < TOLERANCE
+
+
+def test_a_folder_that_does_not_fit_fails_and_writes_nothing(saved):
+    arch, _, folder, _, _ = saved
+    keep = folder.parent / "keep.pt"
+    keep.write_bytes(b"an earlier checkpoint")
+    # Another architecture's folder (other widths): no reading explains some params.
+    other = next(a for name, a in sorted(ARCHITECTURES.items()) if a.F != arch.F)
+    result = run("import-weights", other.source, folder, "-o", keep, cwd=folder.parent)
+    assert result.returncode == 1, result.stdout
+    assert "error: no tensor of" in result.stderr and "`w_gate`" in result.stderr, result.stderr
+    assert keep.read_bytes() == b"an earlier checkpoint"
+    result = run("import-weights", arch.source, folder.parent / "nowhere", "-o", keep, cwd=folder.parent)
+    assert result.returncode == 2 and "no such folder" in result.stderr, result.stderr
+    assert keep.read_bytes() == b"an earlier checkpoint"
+
+
+def test_a_folder_that_computes_otherwise_fails(tmp_path):
+    """Every shape fits but the folder's rotary base isn't the model's: the numbers say no."""
+    arch = ARCHITECTURES["llama_gqa"]
+    model = reference_model(arch, seed=17)
+    model.config.rope_parameters = {"rope_type": "default", "rope_theta": 500.0}
+    model.save_pretrained(tmp_path / "hf")
+    (tmp_path / "ckpt.pt").write_bytes(b"kept")
+    result = run("import-weights", arch.source, "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "no reading of `hf` gives transformers' logits" in result.stderr, result.stderr
+    assert (tmp_path / "ckpt.pt").read_bytes() == b"kept"
+
+
+def test_export_weights_from_a_folder(tmp_path):
+    """`--weights HF_DIR` runs the same import inside export: --gguf (run by llama.cpp), --hf and .pt2."""
+    arch = ARCHITECTURES["qwen2"]
+    model = reference_model(arch, seed=19)
+    folder = tmp_path / "hf"
+    model.save_pretrained(folder)
+    ids = torch.randint(0, arch.V, (2, 9), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    out = folder.parent / "model.gguf"
+    result = run("export", arch.source, "--gguf", out, "--weights", folder, cwd=folder.parent)
+    assert result.returncode == 0, result.stderr
+    got = torch.from_numpy(llama_cpp_logits(out, ids[0].tolist())).float()
+    assert relative_difference(got, expected[0]) < TOLERANCE
+    result = run("export", arch.source, "--hf", "exported", "--weights", folder, cwd=folder.parent)
+    assert result.returncode == 0, result.stderr
+    hf = transformers.AutoModelForCausalLM.from_pretrained(str(folder.parent / "exported"), trust_remote_code=True, dtype=torch.float32).eval()
+    with torch.no_grad():
+        assert relative_difference(hf(input_ids=ids).logits, expected) < TOLERANCE
+    result = run("export", arch.source, "--fn", "forward", "-o", "model.pt2", "--weights", folder, cwd=folder.parent)
+    assert result.returncode == 0, result.stderr
+    with torch.no_grad():
+        got = torch.export.load(str(folder.parent / "model.pt2")).module()(ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+    assert relative_difference(got, expected) < TOLERANCE

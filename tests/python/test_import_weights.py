@@ -159,3 +159,77 @@ def test_export_weights_from_a_folder(tmp_path):
     with torch.no_grad():
         got = torch.export.load(str(folder.parent / "model.pt2")).module()(ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
     assert relative_difference(got, expected) < TOLERANCE
+
+
+# --- readings no example needs as it is: fused splits, concatenations, the rotary row order --------
+
+SMALL = dict(D=64, H=2, Hkv=2, F=192, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-5, qkv_bias=False)
+PHI3_CONFIG = (("pad_token_id", None), ("bos_token_id", 1), ("eos_token_id", 2), ("original_max_position_embeddings", 256))
+
+
+def with_small_dims(example: str) -> str:
+    """An example's text with examples/llama.ss's dims (D=64, H=2, F=192)."""
+    text = (REPO / "examples" / example).read_text()
+    return re.sub(r"(?m)^dim (D|H|F)( *)= \d+", lambda m: f"dim {m[1]}{m[2]}= {SMALL[m[1]]}", text)
+
+
+def import_folder(tmp_path, model, source_text, name):
+    model.save_pretrained(tmp_path / "hf")
+    (tmp_path / "model.ss").write_text(source_text)
+    result = run("import-weights", "model.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    ids = torch.randint(0, SMALL["V"], (2, 9), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    got = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    assert relative_difference(compiled_logits(tmp_path / "model.ss", name, got, ids), expected) < TOLERANCE
+    return got, {k: v.detach() for k, v in model.state_dict().items()}, result.stdout
+
+
+def stacked(state, key):
+    return torch.stack([state[f"model.layers.{i}.{key}"] for i in range(SMALL["L"])])
+
+
+def test_a_fused_folder_is_split_onto_separate_params(tmp_path):
+    """Phi-3's fused qkv_proj and gate_up_proj onto examples/llama.ss's wq, wk, wv, w_gate and w_up."""
+    from test_architectures import Architecture
+
+    arch = Architecture("llama.ss", "Llama", "Phi3ForCausalLM", "Phi3Config", **SMALL, config_kwargs=PHI3_CONFIG)
+    got, state, said = import_folder(tmp_path, reference_model(arch, seed=8), (REPO / "examples" / "llama.ss").read_text(), "Llama")
+    qkv, gate_up = stacked(state, "self_attn.qkv_proj.weight"), stacked(state, "mlp.gate_up_proj.weight")
+    assert [torch.equal(got[p], qkv[:, 64 * i:64 * (i + 1)]) for i, p in enumerate(["wq", "wk", "wv"])] == [True] * 3
+    assert torch.equal(got["w_gate"], gate_up[:, :192]) and torch.equal(got["w_up"], gate_up[:, 192:])
+    assert "split" in said, said
+
+
+def test_separate_projections_are_joined_onto_a_fused_param(tmp_path):
+    """A Llama's q/k/v and gate/up projections onto examples/phi3.ss's fused w_qkv and w_gate_up."""
+    from test_architectures import Architecture
+
+    arch = Architecture("phi3.ss", "Phi3", "LlamaForCausalLM", "LlamaConfig", **SMALL,
+                        config_kwargs=(("attention_bias", False), ("mlp_bias", False)))
+    got, state, said = import_folder(tmp_path, reference_model(arch, seed=9), with_small_dims("phi3.ss"), "Phi3")
+    q, k, v = (stacked(state, f"self_attn.{p}_proj.weight") for p in "qkv")
+    assert torch.equal(got["w_qkv"], torch.cat([q, k, v], dim=1))
+    assert torch.equal(got["w_gate_up"], torch.cat([stacked(state, "mlp.gate_proj.weight"), stacked(state, "mlp.up_proj.weight")], dim=1))
+    assert "concatenated" in said or "joined" in said, said
+
+
+def test_q_and_k_rows_are_reordered_for_a_model_rotating_adjacent_pairs(tmp_path):
+    """transformers' Llama rotates pairs (i, i + hd/2); a ShapeScript Llama rotating (2i, 2i+1) reads
+    the same q and k projections with each head's rows interleaved: the logits decide which."""
+    from test_architectures import Architecture
+
+    llama = (REPO / "examples" / "llama.ss").read_text()
+    pairs = llama.replace("x1, x2 = x |> split(b H n (2 h) -> b H n h)", "x1, x2 = x |> split(b H n (h 2) -> b H n h)").replace(
+        "    return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)",
+        "    y = concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)\n"
+        "    return y |> rearrange(b H n (2 h) -> b H n (h 2))")
+    assert pairs.count("(h 2)") == 2
+    arch = Architecture("llama.ss", "Llama", "LlamaForCausalLM", "LlamaConfig", **SMALL,
+                        config_kwargs=(("attention_bias", False), ("mlp_bias", False)))
+    got, state, said = import_folder(tmp_path, reference_model(arch, seed=10), pairs, "Llama")
+    q = stacked(state, "self_attn.q_proj.weight")
+    interleaved = q.reshape(2, 2, 2, 16, 64).transpose(2, 3).reshape(q.shape)  # [L, heads, (2, hd/2)] -> [L, heads, (hd/2, 2)]
+    assert torch.equal(got["wq"], interleaved) and not torch.equal(got["wq"], q)
+    assert torch.equal(got["wv"], stacked(state, "self_attn.v_proj.weight"))  # v isn't rotated: as stored

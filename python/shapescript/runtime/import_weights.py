@@ -182,8 +182,33 @@ def sources_of(tensors, module_order):
 
 
 class Reading:
-    def __init__(self, tensor, sources, how, text, family):
+    def __init__(self, tensor, sources, how, text, family, part=None):
         self.tensor, self.sources, self.how, self.text, self.family = tensor, sources, how, text, family
+        self.part = part  # (i, parts) for piece i of a split
+
+
+# What a tensor does in a block, as names say it; a fused one's pieces and a joined one's whole.
+ROLES = {"q", "k", "v", "o", "qkv", "gate", "up", "gate_up", "down", "embed", "pos", "head", "norm1", "norm2", "normf"}
+PIECES = {"qkv": ("q", "k", "v"), "gate_up": ("gate", "up")}
+
+
+def roles_of(reading):
+    if "concatenated" in reading.how:
+        joined = set().union(*(concepts(s.name) & ROLES for s in reading.sources))
+        return {whole for whole, pieces in PIECES.items() if joined == set(pieces)} or joined
+    roles = concepts(reading.sources[0].name) & ROLES
+    if reading.part:
+        i, parts = reading.part
+        return {pieces[i] for whole, pieces in PIECES.items() if whole in roles and len(pieces) == parts}
+    return roles
+
+
+def role_agreement(param, reading):
+    """+1 when the param's name and the reading say the same role, -1 when they say different ones."""
+    mine, theirs = concepts(param) & ROLES, roles_of(reading)
+    if not mine or not theirs:
+        return 0
+    return 1 if mine & theirs else -1
 
 
 def _permute_rows(t, head_dim, to_interleaved, matrix):
@@ -219,7 +244,7 @@ def readings_of(sources, head_dim, stacked_layers):
                     dim = -2 if len(per) == 2 else -1
                     for i, piece in enumerate(tensor.chunk(parts, dim=dim)):
                         out.append(Reading(piece.contiguous(), [s], how | stack | {"split"},
-                                           _join(s.name, text, f"part {i + 1} of {parts}"), s.name))
+                                           _join(s.name, text, f"part {i + 1} of {parts}"), s.name, part=(i, parts)))
     # Separate tensors of one module (q, k, v; gate, up) concatenated along their rows.
     by_parent = {}
     for s in sources:
@@ -275,9 +300,7 @@ class Search:
                 if "transposed" in r.how:
                     score += 0.5 if self.lean_transposed else -0.5
                 score -= 1.5 * len(r.how & {"permuted", "split", "concatenated"})
-                if "split" in r.how and "concatenated" not in r.how and any(
-                        c in concepts(name) and c in concepts(r.text) for c in ("q", "k", "v", "gate", "up")):
-                    score += 1
+                score += 2 * role_agreement(name, r)
                 ranked.append((score, r))
             ranked.sort(key=lambda x: -x[0])
             self.candidates[name] = [r for _, r in ranked]

@@ -117,7 +117,8 @@ def spread_checkpoint(path: Path, seed: int):
         if key.startswith("b_") or key.endswith("_b") or re.fullmatch(r"b[qkv]", key):  # biases: a shared offset would pick one token everywhere
             ckpt[key] = 0.2 * torch.randn(value.shape, generator=generator)
         elif value.dim() == 1 or (value.dim() == 2 and key.endswith(("norm", "_w", "final"))):
-            ckpt[key] = 1 + 0.2 * torch.randn(value.shape, generator=generator)
+            # Around the initializer: ones for a norm's weight, zeros for Gemma's, which adds 1 itself.
+            ckpt[key] = value + 0.2 * torch.randn(value.shape, generator=generator)
         elif key in ("wte", "wpe", "w_out"):
             ckpt[key] = torch.randn(value.shape, generator=generator) / value.shape[-1] ** 0.5
         else:  # the blocks' projections: twice unit scale, so that the blocks outweigh the token's own embedding

@@ -512,7 +512,7 @@ def import_folder(spec, reference, folder=None, folder_name=None):
         "mapping": {p: r.text for p, r in assignment.items()},
         "unused": unused,
     }
-    progress(f"agrees with transformers: largest difference {difference:.2e} of the largest logit ({search.tried} mappings tried)")
+    progress(f"agrees with transformers: largest difference {difference:.2e} of the largest logit ({search.tried} {'mapping' if search.tried == 1 else 'mappings'} tried)")
     return values, summary
 
 

@@ -66,26 +66,10 @@ class Model:
     def run(self, params, ids):
         """The compiled forward on `params` (name -> tensor) for ids (b, n), positions 0..n-1: its
         logits, and the parameters in the order it first reads them."""
-        import torch
-
         order = []
-
-        class Recorder:
-            def __init__(self, module):
-                object.__setattr__(self, "_module", module)
-
-            def __getattr__(self, name):
-                if name in params and name not in order:
-                    order.append(name)
-                return getattr(self._module, name)
-
         module = getattr(self.reference, self.spec["model"])()
         module.load_state_dict(params)
-        args = [Recorder(module), ids]
-        if self.takes_positions:
-            args.append(torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
-        with torch.no_grad():
-            logits = getattr(self.reference, self.spec["function"])(*args)
+        logits = script.run_forward(getattr(self.reference, self.spec["function"]), module, ids, self.takes_positions, order)
         return logits, order + [name for name in params if name not in order]
 
     def uses(self, kinds):
@@ -256,24 +240,43 @@ class Llama(Arch):
                 out[name] = permute_rows_for_norm_rope(value, hp["kv_heads"])
         return out
 
+    rope_form = "norm"  # llama.cpp's rotary form: NORM pairs (2i, 2i+1), NEOX (i, i + head size/2)
+
+    def embed(self, t, hp, ids):
+        return t["token_embd.weight"][ids]
+
+    def project_qkv(self, layer, a, hp):
+        """q, k and v, each [b n width], from the normed hidden states; with biases where the file has them."""
+        def project(name):
+            y = a @ layer[f"attn_{name}.weight"].T
+            return y + layer[f"attn_{name}.bias"] if f"attn_{name}.bias" in layer else y
+        return project("q"), project("k"), project("v")
+
+    def activate(self, gate):
+        import torch
+
+        return torch.nn.functional.silu(gate)
+
+    def feed_forward(self, layer, f, hp):
+        return (self.activate(f @ layer["ffn_gate.weight"].T) * (f @ layer["ffn_up.weight"].T)) @ layer["ffn_down.weight"].T
+
     def reference(self, t, hp, ids):
+        """llama.cpp's block (norm, attention, norm, feed-forward, both residual) in float64; the
+        variants differ only in the hooks above."""
         import torch
 
         b, n = ids.shape
         positions = torch.arange(n).expand(b, n)
         H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
-        x = t["token_embd.weight"][ids]
+        rope = _rope_norm if self.rope_form == "norm" else _rope_neox
+        x = self.embed(t, hp, ids)
         for i in range(hp["blocks"]):
-            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
-            a = _rms_norm(x, p("attn_norm.weight"), eps)
-            q = (a @ p("attn_q.weight").T).reshape(b, n, H, hd)
-            k = (a @ p("attn_k.weight").T).reshape(b, n, Hkv, hd)
-            v = (a @ p("attn_v.weight").T).reshape(b, n, Hkv, hd)
-            q, k = _rope_norm(q, positions, hp["base"]), _rope_norm(k, positions, hp["base"])
-            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
-            f = _rms_norm(h, p("ffn_norm.weight"), eps)
-            gate = f @ p("ffn_gate.weight").T
-            x = h + (torch.nn.functional.silu(gate) * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
+            prefix = f"blk.{i}."
+            layer = {name[len(prefix):]: value for name, value in t.items() if name.startswith(prefix)}
+            q, k, v = self.project_qkv(layer, _rms_norm(x, layer["attn_norm.weight"], eps), hp)
+            q, k = rope(q.reshape(b, n, H, hd), positions, hp["base"]), rope(k.reshape(b, n, Hkv, hd), positions, hp["base"])
+            h = x + _attention(q, k, v.reshape(b, n, Hkv, hd), H, Hkv) @ layer["attn_output.weight"].T
+            x = h + self.feed_forward(layer, _rms_norm(h, layer["ffn_norm.weight"], eps), hp)
         out = _rms_norm(x, t["output_norm.weight"], eps)
         return out @ t.get("output.weight", t["token_embd.weight"]).T
 
@@ -307,6 +310,7 @@ class Qwen2(Llama):
 
     name = "qwen2"
     variant_of = "llama"
+    rope_form = "neox"
     block = [
         ("attn_norm.weight", ("d",)),
         ("attn_q.weight", ("d", "d")),
@@ -336,27 +340,6 @@ class Qwen2(Llama):
     def prepare(self, tensors, hp):
         return tensors
 
-    def reference(self, t, hp, ids):
-        import torch
-
-        b, n = ids.shape
-        positions = torch.arange(n).expand(b, n)
-        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
-        x = t["token_embd.weight"][ids]
-        for i in range(hp["blocks"]):
-            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
-            a = _rms_norm(x, p("attn_norm.weight"), eps)
-            q = (a @ p("attn_q.weight").T + p("attn_q.bias")).reshape(b, n, H, hd)
-            k = (a @ p("attn_k.weight").T + p("attn_k.bias")).reshape(b, n, Hkv, hd)
-            v = (a @ p("attn_v.weight").T + p("attn_v.bias")).reshape(b, n, Hkv, hd)
-            q, k = _rope_neox(q, positions, hp["base"]), _rope_neox(k, positions, hp["base"])
-            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
-            f = _rms_norm(h, p("ffn_norm.weight"), eps)
-            gate = f @ p("ffn_gate.weight").T
-            x = h + (torch.nn.functional.silu(gate) * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
-        out = _rms_norm(x, t["output_norm.weight"], eps)
-        return out @ t.get("output.weight", t["token_embd.weight"]).T
-
 
 class Gemma(Llama):
     """llama.cpp's `gemma`: a Llama whose embedding is scaled by sqrt(d) on the way in and is also its
@@ -366,6 +349,7 @@ class Gemma(Llama):
 
     name = "gemma"
     variant_of = "llama"
+    rope_form = "neox"
     activation = "gelu_tanh"
     tied_output = True
     norm_offsets = (1.0, 0.0)
@@ -387,25 +371,13 @@ class Gemma(Llama):
         """The norms' weights as llama.cpp multiplies by them."""
         return {name: value + hp["norm_offset"] if name.endswith("norm.weight") else value for name, value in tensors.items()}
 
-    def reference(self, t, hp, ids):
+    def embed(self, t, hp, ids):
+        return t["token_embd.weight"][ids] * math.sqrt(hp["d"])
+
+    def activate(self, gate):
         import torch
 
-        b, n = ids.shape
-        positions = torch.arange(n).expand(b, n)
-        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
-        x = t["token_embd.weight"][ids] * math.sqrt(hp["d"])
-        for i in range(hp["blocks"]):
-            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
-            a = _rms_norm(x, p("attn_norm.weight"), eps)
-            q = (a @ p("attn_q.weight").T).reshape(b, n, H, hd)
-            k = (a @ p("attn_k.weight").T).reshape(b, n, Hkv, hd)
-            v = (a @ p("attn_v.weight").T).reshape(b, n, Hkv, hd)
-            q, k = _rope_neox(q, positions, hp["base"]), _rope_neox(k, positions, hp["base"])
-            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
-            f = _rms_norm(h, p("ffn_norm.weight"), eps)
-            gate = torch.nn.functional.gelu(f @ p("ffn_gate.weight").T, approximate="tanh")
-            x = h + (gate * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
-        return _rms_norm(x, t["output_norm.weight"], eps) @ t["token_embd.weight"].T
+        return torch.nn.functional.gelu(gate, approximate="tanh")
 
     def metadata(self, writer, hp, model):
         super().metadata(writer, hp, model)
@@ -413,15 +385,14 @@ class Gemma(Llama):
         writer.add_value_length(hp["head_dim"])
 
 
-class Phi3(Arch):
+class Phi3(Llama):
     """llama.cpp's `phi3`: a Llama with one fused projection to queries, keys and values (in that
     order along its rows) and one to the feed-forward layer's gate and up halves (SwiGLU: silu of the
     first half times the second), with the NEOX rotary form, so the file holds Hugging Face's rows."""
 
     name = "phi3"
     variant_of = "llama"
-    norm = "rms_norm"
-    activation = "silu"
+    rope_form = "neox"
     block = [
         ("attn_norm.weight", ("d",)),
         ("attn_qkv.weight", ("qkv", "d")),
@@ -430,9 +401,6 @@ class Phi3(Arch):
         ("ffn_up.weight", ("2F", "d")),
         ("ffn_down.weight", ("d", "F")),
     ]
-    other = [("output_norm.weight", ("d",))]
-    bases = Llama.bases
-
     def variants(self, env):
         d, kv2 = env["d"], env["qkv"] - env["d"]
         for hd in _head_sizes(d):
@@ -447,28 +415,15 @@ class Phi3(Arch):
     def prepare(self, tensors, hp):
         return tensors
 
-    def reference(self, t, hp, ids):
-        import torch
+    def project_qkv(self, layer, a, hp):
+        qkv = a @ layer["attn_qkv.weight"].T
+        d, kv = hp["d"], hp["kv"]
+        return qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
 
-        b, n = ids.shape
-        positions = torch.arange(n).expand(b, n)
-        d, kv, F = hp["d"], hp["kv"], hp["F"]
-        H, Hkv, hd, eps = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["eps"]
-        x = t["token_embd.weight"][ids]
-        for i in range(hp["blocks"]):
-            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
-            qkv = _rms_norm(x, p("attn_norm.weight"), eps) @ p("attn_qkv.weight").T
-            q = qkv[..., :d].reshape(b, n, H, hd)
-            k = qkv[..., d:d + kv].reshape(b, n, Hkv, hd)
-            v = qkv[..., d + kv:].reshape(b, n, Hkv, hd)
-            q, k = _rope_neox(q, positions, hp["base"]), _rope_neox(k, positions, hp["base"])
-            h = x + _attention(q, k, v, H, Hkv) @ p("attn_output.weight").T
-            up = _rms_norm(h, p("ffn_norm.weight"), eps) @ p("ffn_up.weight").T
-            x = h + (torch.nn.functional.silu(up[..., :F]) * up[..., F:]) @ p("ffn_down.weight").T
-        out = _rms_norm(x, t["output_norm.weight"], eps)
-        return out @ t.get("output.weight", t["token_embd.weight"]).T
+    def feed_forward(self, layer, f, hp):
+        up = f @ layer["ffn_up.weight"].T
+        return (self.activate(up[..., :hp["F"]]) * up[..., hp["F"]:]) @ layer["ffn_down.weight"].T
 
-    metadata = Llama.metadata
 
 
 class Gpt2(Arch):

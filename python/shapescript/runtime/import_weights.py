@@ -440,25 +440,12 @@ def import_folder(spec, reference, folder=None, folder_name=None):
 
     order = []
 
-    class Recorder:
-        def __init__(self, module):
-            object.__setattr__(self, "_module", module)
-
-        def __getattr__(self, attr):
-            if attr in params and attr not in order:
-                order.append(attr)
-            return getattr(self._module, attr)
-
     def run(values, record=False):
         compiled.load_state_dict(values)
-        args = [Recorder(compiled) if record else compiled, ids]
-        if spec.get("takes_positions", True):
-            args.append(torch.arange(n).expand(ids.shape[0], -1))
-        with torch.no_grad():
-            try:
-                return function(*args).float()
-            except Exception:  # noqa: BLE001 - a reading the forward can't run is a reading that doesn't agree
-                return torch.full((1,), math.inf)
+        try:
+            return script.run_forward(function, compiled, ids, spec.get("takes_positions", True), order if record else None).float()
+        except Exception:  # noqa: BLE001 - a reading the forward can't run is a reading that doesn't agree
+            return torch.full((1,), math.inf)
 
     with torch.no_grad():
         run({k: v.detach() for k, v in compiled.state_dict().items()}, record=True)  # the order the forward reads params in

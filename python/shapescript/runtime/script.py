@@ -47,3 +47,26 @@ def run(argv, work, expected=()):
             raise
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+
+
+def run_forward(function, module, ids, takes_positions, order=None):
+    """A model forward on `module` for ids [b n] (and positions 0..n-1 when it takes them); with a
+    list `order`, appends the module's params in the order the forward first reads them."""
+    import torch
+
+    if order is not None:
+        params = set(module.state_dict())
+
+        class Recorder:
+            def __getattr__(self, name):
+                if name in params and name not in order:
+                    order.append(name)
+                return getattr(module, name)
+
+        model = Recorder()
+    else:
+        model = module
+    args = [model, ids] + ([torch.arange(ids.shape[1]).expand(ids.shape[0], -1)] if takes_positions else [])
+    with torch.no_grad():
+        return function(*args)
+

@@ -136,8 +136,8 @@ def shapescript_weights(arch: Architecture, model) -> dict:
     used |= {layer.format(i) + theirs for theirs in per_layer.values() for i in range(arch.L)}
     if arch.tied:  # the same tensor as the embedding's, when the state names it at all
         assert "lm_head.weight" not in state or state["lm_head.weight"].data_ptr() == state["model.embed_tokens.weight"].data_ptr()
-        used &= set(state) | {"lm_head.weight"}
-        used -= {"lm_head.weight"} - set(state)
+        if "lm_head.weight" not in state:
+            used.discard("lm_head.weight")
     assert used == set(state), sorted(set(state) ^ used)
     return {name: value.detach().clone().contiguous() for name, value in weights.items()}
 

@@ -239,6 +239,35 @@ std::optional<TensorType> broadcast_leading(CallContext& call, const TensorType&
   return out;
 }
 
+// `window=W` (Mistral's sliding window): each query also stops seeing keys W or more positions
+// before it. A fixed size, so that the engines' configs can say it; over a causal mask, whose
+// diagonal the window slides along.
+void attention_window(CallContext& call) {
+  const Argument* window = call.keyword("window");
+  const ValueType* value = call.keyword_type("window");
+  if (!window || !window->value || !value || value->is_unknown()) return;
+  const Argument* mask = call.keyword("attn_mask");
+  bool causal = mask && mask->value && call.is_builtin_causal(*mask->value);
+  if (!causal)
+    call.report(DiagnosticCode::E0311, window->span, "`window=` slides along a causal mask, but this attention has " +
+                                                         std::string(mask ? "another mask" : "no mask"))
+        .label("a window without `attn_mask=causal[n n]`")
+        .note("a window of W positions lets each query see the keys at most W - 1 positions before it, and none after it")
+        .help("mask later positions too: `attn_mask=causal[n n], window=...`");
+  auto size = value->known_size ? value->known_size->constant_value() : std::nullopt;
+  if (!size || *size <= 0) {
+    std::string what = !value->known_size ? "this is " + (value->is_tensor() && value->tensor.rank() == 0 ? std::string("a number, not a size") : value->to_string())
+                       : !size            ? "`" + value->known_size->to_user_string() + "` is known only when the program runs"
+                       : value->known_size->to_user_string() == std::to_string(*size) ? "this is " + std::to_string(*size)
+                                          : "`" + value->known_size->to_user_string() + "` is " + std::to_string(*size);
+    call.report(DiagnosticCode::E0311, window->value->span, "`window=` must be a fixed positive size, such as a `dim`, but " + what)
+        .label(size ? "not positive" : value->known_size ? "not a fixed size" : "not a size")
+        .help("declare the window as a dim, as in `dim W = 4096`, and pass `window=W`");
+    return;
+  }
+  if (causal) lowering(call, "window", std::to_string(*size));
+}
+
 ValueType rule_sdpa(CallContext& call) {
   auto q = call.tensor(0);
   auto k = call.tensor(1);
@@ -332,6 +361,7 @@ ValueType rule_sdpa(CallContext& call) {
       }
     }
   }
+  attention_window(call);
   TensorType out = out_lead;
   out.axes.push_back(q->axes[q->rank() - 2]);
   out.axes.push_back(v->axes.back());
@@ -650,8 +680,8 @@ const std::vector<Builtin>& builtins() {
       {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding", lower_embedding},
       {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm", lower_rms_norm, {{"eps", "1e-5"}}},
       {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm", lower_layer_norm, {{"eps", "1e-5"}}},
-      {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?) -> [.. n f]",
-       "attention: softmax(q k^T * scale, masked) v", E::pure, 3, 3, {"attn_mask", "scale"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention},
+      {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?, window=Int?) -> [.. n f]",
+       "attention: softmax(q k^T * scale, masked) v; `window=W` also masks keys W or more positions before the query", E::pure, 3, 3, {"attn_mask", "scale", "window"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention},
       {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt", lower_sqrt},
       {"exp", "exp(x) -> NonNeg", "exponential, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.exp", lower_exp},
       {"log", "log(x)", "natural logarithm, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.log", lower_log},

@@ -576,6 +576,9 @@ void Checker::add_model_hovers() {
       text += "\n\nKey-value cache per token (`" + cost.forward + "`): " + format_size_formula(*cost.kv_formula) + " = " +
               group_thousands(elements) + " elements: " + group_thousands(elements * 4) + " B in float32, " +
               group_thousands(elements * 2) + " B in bfloat16/float16";
+      if (cost.kv_window)
+        text += "; a sliding window (`window=`) keeps at most " + group_thousands(*cost.kv_window) + " tokens a sequence: " +
+                group_thousands(elements * 4 * *cost.kv_window) + " B in float32";
     }
     hover(item->name_span, text);
   }

@@ -1,5 +1,7 @@
 #include "check/model_cost.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <stdexcept>
@@ -96,6 +98,9 @@ struct KeyValueCount {
   SizeExpr elements;  // per token, per pass through the code walked
   SizeExpr formula;
   bool known = true;
+  // Every attention's `window=` (the narrowest): a sequence's cache then holds at most that many tokens.
+  std::optional<int64_t> window;
+  bool every_attention_windowed = true;
 };
 
 // The keys and values that every scaled_dot_product_attention reached from `block` reads, per token:
@@ -107,6 +112,10 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
       const CallFacts* facts = nullptr;
       if (is_builtin_call(analysis, e, "scaled_dot_product_attention", &facts)) {
         ++attentions;
+        if (auto window = facts->lowering.find("window"); window != facts->lowering.end())
+          count.window = std::min<int64_t>(count.window.value_or(INT64_MAX), std::stoll(window->second));
+        else
+          count.every_attention_windowed = false;
         std::vector<const Expr*> positional;
         for (const Argument& argument : e.arguments)
           if (!argument.keyword && argument.value) positional.push_back(argument.value.get());
@@ -242,6 +251,7 @@ ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model) {
     checked_product(*elements, 4);  // the hover says the bytes in float32
     cost.kv_elements_per_token = *elements;
     cost.kv_formula = layers_formula * count.formula;
+    if (count.every_attention_windowed) cost.kv_window = count.window;
     break;
   }
   return cost;

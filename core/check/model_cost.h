@@ -20,6 +20,8 @@ struct ModelCost {
   std::string forward;                        // the function it was read from; empty when none
   std::optional<int64_t> kv_elements_per_token;
   std::optional<SizeExpr> kv_formula;
+  // Every attention slides a window (`window=`): the tokens a sequence's cache holds at most.
+  std::optional<int64_t> kv_window;
 };
 
 ModelCost model_cost(const Analysis& analysis, const Item& model);

@@ -131,6 +131,7 @@ class Generator : public PythonWriter {
              "    # causal[n m]: True where key position j is at or before query position i (j <= i).\n"
              "    return torch.ones(n, m, dtype=torch.bool).tril()\n";
     }
+    if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
     if (uses_check_) {
       out << "\n\ndef _check_shape(x, sizes, written):\n"
              "    # An `as` assertion: torch.export learns the sizes, and the program checks them when it runs.\n"

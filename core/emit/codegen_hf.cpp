@@ -56,7 +56,7 @@ struct ClassInfo {
   std::map<std::string, std::string> weight_paths;     // weight parameter → its path under the class ("w_qkv.weight")
   int attention_calls = 0;                             // including its submodules'
   std::set<std::string> linear_paths;                  // its nn.Linear submodules, by path
-  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
 };
 
 struct Instance {
@@ -75,7 +75,7 @@ struct Scope {
   const Expr* token_embedding = nullptr;
   std::set<const Expr*> skip;  // not walked (the output layer)
   int attention_calls = 0;
-  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
   std::string scaling;
 };
 
@@ -446,11 +446,13 @@ class HfGenerator : public PythonWriter {
     cls->heads = scope.heads;
     cls->kv_heads = scope.kv_heads;
     cls->head_dim = scope.head_dim;
+    cls->window = scope.window;
     for (const Instance& instance : scope.instances)
       if (instance.cls->heads && !cls->heads) {
         cls->heads = instance.cls->heads;
         cls->kv_heads = instance.cls->kv_heads;
         cls->head_dim = instance.cls->head_dim;
+        cls->window = instance.cls->window;
       }
     plan_.modules.push_back(std::move(code));
     scope_ = saved_scope;
@@ -560,12 +562,13 @@ class HfGenerator : public PythonWriter {
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
     int layer_attention = scope_attention_calls();
-    int64_t heads = layer.heads, kv_heads = layer.kv_heads, head_dim = layer.head_dim;
+    int64_t heads = layer.heads, kv_heads = layer.kv_heads, head_dim = layer.head_dim, window = layer.window;
     for (const Instance& instance : layer.instances)
       if (!heads && instance.cls->heads) {
         heads = instance.cls->heads;
         kv_heads = instance.cls->kv_heads;
         head_dim = instance.cls->head_dim;
+        window = instance.cls->window;
       }
     std::map<std::string, std::string> layer_paths = weight_paths();
     std::set<std::string> linears;
@@ -670,6 +673,15 @@ class HfGenerator : public PythonWriter {
         {"shapescript_function", quote(fn.name)},
     };
 
+    // A sliding window: what vLLM reads to slide its own attention's (every block's).
+    out.sliding_window = layer_attention == 1 ? window : 0;
+    if (out.sliding_window) {
+      std::string layer_types;
+      for (int64_t l = 0; l < layers; ++l) layer_types += std::string(l ? ", " : "") + "\"sliding_attention\"";
+      out.config.push_back({"sliding_window", std::to_string(out.sliding_window)});
+      out.config.push_back({"layer_types", "[" + layer_types + "]"});
+    }
+
     plan_.causal_lm = true;
     plan_.function = fn.name;
     plan_.output_line = source_line(statements.back().span);
@@ -713,6 +725,8 @@ class HfGenerator : public PythonWriter {
     plan_.defines_mode = uses_name(code, "_ss_mode");
     plan_.imports_einops = uses_einops_;
     plan_.defines_causal = uses_causal_;
+    plan_.defines_window = uses_name(code, "_sliding_window_mask");
+    plan_.defines_within_window = uses_name(code, "_within_window");
     for (auto& [name, value] : a_.semantics.dims) plan_.dims.push_back({python_name(name), value});
     HfFiles files = emit_hf(plan_);
     out.configuration = std::move(files.configuration);
@@ -724,6 +738,7 @@ class HfGenerator : public PythonWriter {
     code.attention = scope.attention_calls > 0;
     code.scaling = scope.scaling;
     code.key_value_groups = scope.kv_heads ? scope.heads / scope.kv_heads : 1;
+    code.sliding_window = scope.window;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -897,9 +912,15 @@ class HfGenerator : public PythonWriter {
     prelude_.push_back("key, value = " + qkv[1] + ", " + qkv[2]);
     prelude_.push_back("if kwargs.get(\"cache\") is not None:  # generate(): add the keys and values of earlier tokens");
     prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
+    std::string mask = "attention_mask";
+    if (auto facts = a_.semantics.calls.find(&e); facts != a_.semantics.calls.end() && facts->second.lowering.count("window")) {
+      scope_->window = std::stoll(facts->second.lowering.at("window"));
+      prelude_.push_back("window_mask = _sliding_window_mask(self, " + qkv[0] + ", key)");
+      mask = "window_mask";
+    }
     prelude_.push_back("attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)");
-    prelude_.push_back("attn_output, _ = attention_interface(self, " + qkv[0] +
-                       ", key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)");
+    prelude_.push_back("attn_output, _ = attention_interface(self, " + qkv[0] + ", key, value, " + mask +
+                       ", dropout=0.0, scaling=self.scaling, **kwargs)");
     return "_heads_first(attn_output, " + qkv[0] + ")";
   }
 

@@ -37,6 +37,7 @@ struct HfModel {
   int64_t layers = 0, attention_layers = 0, heads = 0, vocab = 0;
   bool takes_positions = false;
   int64_t max_positions = 0;
+  int64_t sliding_window = 0;  // its blocks' attention sees only this many positions (`window=`); 0: all
   std::string not_servable;  // why vLLM can't serve it (the serving rules' reason first); empty: it can
 };
 

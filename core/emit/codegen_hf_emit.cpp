@@ -1,6 +1,7 @@
 // Writes a Hugging Face folder's code from its plan (codegen_hf_plan.h): the plan's parts in the
 // fixed text of core/emit/templates/hf_*.py.tmpl.
 #include "emit/codegen_hf_plan.h"
+#include "emit/python_writer.h"
 #include "emit/text_template.h"
 
 namespace ss {
@@ -37,10 +38,11 @@ std::string module_class(const HfModuleClass& c) {
                  {"doc", c.doc},
                  {"scaling", c.scaling},
                  {"key_value_groups", std::to_string(c.key_value_groups)},
+                 {"sliding_window", std::to_string(c.sliding_window)},
                  {"members", members(c.members)},
                  {"inputs", after_self(c.inputs)},
                  {"body", c.body}};
-  values.flags = {{"attention", c.attention}};
+  values.flags = {{"attention", c.attention}, {"windowed", c.sliding_window > 0}};
   return fill_template(embedded_template("hf_module.py.tmpl"), values);
 }
 
@@ -69,10 +71,12 @@ std::string causal_lm(const HfModelingPlan& plan) {
                  {"positions", plan.positions},
                  {"base_body", plan.base_body},
                  {"function", plan.function},
-                 {"output_line", plan.output_line}};
+                 {"output_line", plan.output_line},
+                 {"within_window", within_window_definition}};
   // The cache goes by position into CausalLMOutputWithPast: its keyword is `past_key_values`
   // before transformers 5.24 and `cache` since.
   values.flags = {{"imports_math", plan.imports_math}, {"imports_einops", plan.imports_einops}, {"defines_causal", plan.defines_causal}, {"defines_mode", plan.defines_mode},
+                  {"defines_window", plan.defines_window}, {"defines_within_window", plan.defines_within_window},
                   {"positions", !plan.positions.empty()},   {"tied", plan.tied},                   {"cache", plan.cache}};
   return fill_template(embedded_template("hf_modeling_causal_lm.py.tmpl"), values);
 }

@@ -26,6 +26,7 @@ struct HfModuleClass {
   bool attention = false;           // it calls an attention the engine replaces
   std::string scaling;              // attention: its scale as Python (`16 ** -0.5`)
   int64_t key_value_groups = 1;     // attention: query heads per key-value head
+  int64_t sliding_window = 0;       // attention: `window=`, or 0
   std::vector<HfMember> members;
   std::vector<std::string> inputs;  // forward's parameters besides self (attention_mask and kwargs follow)
   std::string body;                 // forward's body, indented for a method
@@ -36,7 +37,8 @@ struct HfModelingPlan {
   bool causal_lm = false;
 
   // The module's top: what the code below uses.
-  bool imports_math = false, imports_einops = false, defines_mode = false, defines_causal = false;
+  bool imports_math = false, imports_einops = false, defines_mode = false, defines_causal = false, defines_window = false,
+       defines_within_window = false;
   std::vector<std::pair<std::string, int64_t>> dims;  // Python name and value
   std::vector<std::string> functions;                 // functions without weights, as Python
 

@@ -103,8 +103,10 @@ std::string lower_layer_norm(const LowerContext& c) {
 
 std::string lower_scaled_dot_product_attention(const LowerContext& c) {
   std::string call = "F.scaled_dot_product_attention(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2);
-  // causal[n n] is torch's own causal mask: is_causal=True needs no mask tensor.
-  if (fact(c, "causal") == "1") call += ", is_causal=True";
+  // causal[n n] is torch's own causal mask: is_causal=True needs no mask tensor, unless a window narrows it.
+  std::string window = fact(c, "window");
+  if (!window.empty()) call += ", attn_mask=_within_window(" + c.keywords.at("attn_mask") + ", " + window + ")";
+  else if (fact(c, "causal") == "1") call += ", is_causal=True";
   else if (c.keywords.count("attn_mask")) call += ", attn_mask=" + c.keywords.at("attn_mask");
   if (c.keywords.count("scale")) call += ", scale=" + c.keywords.at("scale");
   // Fewer key/value heads than query heads: each group of query heads reads one (checked by the rule).

@@ -41,6 +41,13 @@ std::string join(const std::vector<std::string>& parts);
 
 }  // namespace pywrite
 
+// `window=w` on a causal mask [n m] (key j visible where j <= i): also masks keys w or more before i.
+// Both code generators define it where their code calls it.
+inline constexpr const char* within_window_definition =
+    "def _within_window(mask, w):\n"
+    "    # window=w: besides what the mask hides, keys w or more positions before the query (j <= i - w).\n"
+    "    return mask & torch.ones_like(mask).triu(1 - w)\n";
+
 class PythonWriter {
  public:
   explicit PythonWriter(const Analysis& analysis) : a_(analysis) {}

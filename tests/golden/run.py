@@ -47,6 +47,7 @@ ELSEWHERE = {
         "gpt2.ss": "forward",       # learned positions, layer_norm, GELU
         "gemma.ss": "forward",      # a scaled embedding tied to the output, (1 + w) norms, GeGLU, one kv head
         "phi3.ss": "forward",       # fused qkv and gate/up projections split by einops (a dim named F)
+        "mistral_sliding.ss": "forward",  # a sliding window: a band mask, and the folder's sliding_window
         "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
     },
     "tests/python/programs": {
@@ -101,6 +102,8 @@ def emit_outputs(tool, source_dir, name, golden_dir, hf_function):
         outputs += [(stem + ".hf_modeling.py", ["hf-modeling", hf_function]), (stem + ".hf_configuration.py", ["hf-config", hf_function])]
     for file, mode in outputs:
         out, status = run([tool, name, *mode], source_dir)
+        if status is not None and status < 0:  # killed by a signal: a crash is never an expected output
+            sys.exit("golden_emit crashed (signal %d) on %s %s:\n%s" % (-status, name, " ".join(mode), out))
         if status != 0:  # a program that doesn't check, or a generator that refuses it: said instead of code
             out += "# golden_emit exited with %s\n" % ("a timeout" if status is None else "status %d" % status)
         else:

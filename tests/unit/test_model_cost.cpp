@@ -70,6 +70,19 @@ TEST_CASE("examples/llama_gqa.ss: the cache counts the key-value heads, not the 
   CHECK(*cost.kv_formula == c(2) * v("L") * v("Hkv") * v("Dh"));
 }
 
+TEST_CASE("examples/mistral_sliding.ss: a sliding window bounds the tokens a sequence's cache holds") {
+  auto analysis = analyze_example("mistral_sliding.ss");
+  ModelCost cost = model_cost(*analysis, *analysis->find_item("MistralSliding"));
+  // L=2 blocks keep k and v of Hkv=1 head of Dh=64, for at most W=32 tokens.
+  REQUIRE(cost.kv_elements_per_token);
+  CHECK(*cost.kv_elements_per_token == 2 * 2 * 1 * 64);
+  REQUIRE(cost.kv_window);
+  CHECK(*cost.kv_window == 32);
+  // Without `window=`, examples/mistral.ss's cache grows with every token.
+  auto unwindowed = analyze_example("mistral.ss");
+  CHECK_FALSE(model_cost(*unwindowed, *unwindowed->find_item("Mistral")).kv_window);
+}
+
 TEST_CASE("a model without a block loop of attention has a parameter count and no cache") {
   auto analysis = analyze(SourceFile("mlp.ss",
                                      "dim D = 8\n"

@@ -372,6 +372,7 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
           {"takes_positions", model.takes_positions},
           {"max_positions", model.max_positions},
           {"vocab", model.vocab},
+          {"sliding_window", model.sliding_window},
           {"builtins", builtins}};
 }
 

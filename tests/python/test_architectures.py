@@ -1,14 +1,15 @@
 """Fidelity against transformers' own implementations: the architectures people bring.
 
-For each of examples/llama_gqa.ss, qwen2.ss and mistral.ss, transformers' model class
-(LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM) with a small random config of the
-example's dims is the reference: code no one here wrote. Its weights, mapped onto the ShapeScript
+For each of examples/llama_gqa.ss, qwen2.ss, mistral.ss, mistral_sliding.ss, gemma.ss and phi3.ss,
+transformers' model class (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM with and without
+a sliding window, GemmaForCausalLM, Phi3ForCausalLM) with a small random config of the example's
+dims is the reference: code no one here wrote. Its weights, mapped onto the ShapeScript
 model's parameters, must give the same logits in the compiled forward (`shapescript.compile`), in
 the `.pt2` that `shapescript export --fn forward --weights` writes, and in the `--hf --vllm` folder
 loaded by transformers with trust_remote_code.
 
-The mapping is written here by name: `shapescript import-weights`, which is to compute it, is not
-built yet. Both sides store a linear layer's weight as [out in] and stack nothing, so each block's
+The mapping is written here by name, apart from `shapescript import-weights` (which computes it,
+tested in test_import_weights.py), so that each checks the other. Both sides store a linear layer's weight as [out in] and stack nothing, so each block's
 tensor goes to its layer's slice of a stacked parameter; transformers' rotary embedding pairs
 (i, i + head_dim/2) (rotate_half), as the examples' `rope` does, so q and k need no permutation.
 
@@ -53,6 +54,8 @@ class Architecture:
     llama_cpp_tolerance: float = TOLERANCE
     # Each block's tensors by the ShapeScript field they fill, where they aren't a Llama's (fused projections).
     layer_names: tuple = ()
+    # The tokens each batch row compares: past a sliding window's width where there is one.
+    sequence: int = 13
 
     @property
     def source(self):
@@ -64,13 +67,13 @@ class Architecture:
                       num_attention_heads=self.H, num_key_value_heads=self.Hkv, head_dim=self.D // self.H,
                       max_position_embeddings=self.P, rms_norm_eps=self.eps, hidden_act="silu", tie_word_embeddings=self.tied,
                       rope_parameters={"rope_type": "default", "rope_theta": self.rope_theta})
-        kwargs.update(self.config_kwargs)
         if self.config_class == "LlamaConfig":
             kwargs.update(attention_bias=False, mlp_bias=False)
         if self.config_class == "MistralConfig":
             kwargs.update(sliding_window=None)
         if self.config_class == "Qwen2Config":
             kwargs.update(use_sliding_window=False)
+        kwargs.update(self.config_kwargs)
         config = config_class(**kwargs)
         config._attn_implementation = "eager"  # the plainest of transformers' attentions
         return config
@@ -83,6 +86,10 @@ ARCHITECTURES = {
                           D=256, H=4, Hkv=2, F=512, V=512, L=2, P=256, rope_theta=1e6, eps=1e-6, qkv_bias=True),
     "mistral": Architecture("mistral.ss", "Mistral", "MistralForCausalLM", "MistralConfig",
                             D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=1e6, eps=1e-5, qkv_bias=False),
+    # Mistral 7B v0.1's sliding window, 32 of 256 positions here: 80 tokens are compared, so most see it.
+    "mistral_sliding": Architecture("mistral_sliding.ss", "MistralSliding", "MistralForCausalLM", "MistralConfig",
+                                    D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=1e6, eps=1e-5, qkv_bias=False,
+                                    config_kwargs=(("sliding_window", 32),), sequence=80),
     "gemma": Architecture("gemma.ss", "Gemma", "GemmaForCausalLM", "GemmaConfig",
                           D=256, H=4, Hkv=1, F=768, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-6, qkv_bias=False,
                           tied=True, norm_offset=1.0, config_kwargs=(("hidden_act", "gelu_pytorch_tanh"),), llama_cpp_tolerance=1e-3),
@@ -153,7 +160,7 @@ def case(request, tmp_path_factory):
     weights = shapescript_weights(arch, model)
     tmp_path = tmp_path_factory.mktemp(request.param)
     torch.save(weights, tmp_path / "ckpt.pt")
-    ids = torch.randint(0, arch.V, (2, 13), generator=torch.Generator().manual_seed(3))
+    ids = torch.randint(0, arch.V, (2, arch.sequence), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
         expected = model(input_ids=ids).logits
     return arch, weights, tmp_path, ids, expected
@@ -163,6 +170,21 @@ def test_the_example_checks_clean(case):
     arch, *_ = case
     result = run("check", str(arch.source), cwd=REPO)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_a_sliding_window_changes_the_reference(case):
+    """The comparisons below can tell a sliding window from none: without its window, transformers'
+    model gives other logits for these tokens."""
+    arch, _, _, ids, expected = case
+    window = dict(arch.config_kwargs).get("sliding_window")
+    if window is None:
+        assert ids.shape[1] <= arch.P
+        return
+    assert window < ids.shape[1]
+    unwindowed = Architecture(**{**arch.__dict__, "config_kwargs": ()})
+    model = reference_model(unwindowed, seed=7)
+    with torch.no_grad():
+        assert relative_difference(model(input_ids=ids).logits, expected) > 100 * TOLERANCE
 
 
 def test_compiled_forward_matches_transformers(case):
@@ -201,9 +223,27 @@ def test_hf_folder_matches_transformers(case):
     difference = relative_difference(got, expected)
     print(f"{arch.example} --hf: largest difference {difference:.2e} of the largest logit")
     assert difference < TOLERANCE
+    assert getattr(model.config, "sliding_window", None) == dict(arch.config_kwargs).get("sliding_window")
 
 
-GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2", "gemma": "gemma", "phi3": "phi3"}
+def test_hf_folder_generates_as_transformers(case):
+    """generate() through the folder's key-value cache, one token a step, past a sliding window's
+    width: the same greedy tokens as transformers' class on the same weights."""
+    arch, _, tmp_path, ids, _ = case
+    folder = tmp_path / "hf"
+    if not folder.exists():
+        result = run("export", str(arch.source), "--hf", "hf", "--vllm", "--weights", "ckpt.pt", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder), trust_remote_code=True, dtype=torch.float32).eval()
+    theirs = reference_model(arch, seed=7)
+    prompt = ids[:1, :30]
+    settings = dict(max_new_tokens=24, do_sample=False, pad_token_id=0, eos_token_id=None)
+    with torch.no_grad():
+        assert ours.generate(prompt, **settings).tolist() == theirs.generate(prompt, **settings).tolist()
+
+
+# None: llama.cpp has no architecture for it, and --gguf says why.
+GGUF_ARCHITECTURE = {"llama_gqa": "llama", "mistral": "llama", "qwen2": "qwen2", "gemma": "gemma", "phi3": "phi3", "mistral_sliding": None}
 
 
 def test_gguf_runs_in_llama_cpp_to_transformers_logits(case):
@@ -214,8 +254,14 @@ def test_gguf_runs_in_llama_cpp_to_transformers_logits(case):
     arch, _, tmp_path, ids, expected = case
     out = tmp_path / "model.gguf"
     result = run("export", str(arch.source), "--gguf", str(out), "--weights", "ckpt.pt", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
     name = GGUF_ARCHITECTURE[arch.example.removesuffix(".ss")]
+    if name is None:  # llama.cpp's Llama attends to every earlier position: refused, and nothing written
+        assert result.returncode == 1, result.stdout
+        assert (f"error: `{arch.model}` isn't an architecture llama.cpp has: its attention sees only the last "
+                f"{dict(arch.config_kwargs)['sliding_window']} positions of its {arch.P} (`window=`)") in result.stderr
+        assert not out.exists()
+        return
+    assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"wrote {out}: llama.cpp's `{name}`, {arch.L} blocks of {arch.H} heads"), result.stdout
     meta = {k: f.contents() for k, f in gguf.GGUFReader(str(out)).fields.items() if not k.startswith("tokenizer.ggml.")}
     assert (meta[f"{name}.attention.head_count"], meta[f"{name}.attention.head_count_kv"]) == (arch.H, arch.Hkv)

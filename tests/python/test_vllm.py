@@ -10,7 +10,9 @@ A missing vLLM venv fails this tier (it is never skipped): run scripts/engines.s
 The examples are served with 2 heads of 32 (`dim H = 2`, as examples/llama.ss has): vLLM's CPU
 attention has no kernel for gpt2.ss's and tiny_llama.ss's heads of 16 (E3306). The architectures
 people bring (qwen2.ss: grouped-query attention with biases on q, k and v; mistral.ss: 4 query heads
-over one key/value head; both with rotary base 1e6) are served at their own size, heads of 64.
+over one key/value head; both with rotary base 1e6; mistral_sliding.ss: Mistral's sliding window,
+which vLLM slides itself from the folder's config; gemma.ss; phi3.ss) are served at their own size,
+heads of 64.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import inspect
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -44,7 +47,12 @@ SERVED = {
     "mistral.ss": {},
     "gemma.ss": {},
     "phi3.ss": {},
+    "mistral_sliding.ss": {},
 }
+# Prompt lengths, served together (vLLM packs their tokens into one batch). A sliding window (32
+# positions in mistral_sliding.ss) is crossed in the prompt as well as while generating.
+LENGTHS = {"mistral_sliding.ss": [1, 9, 30, 50, 90]}
+DEFAULT_LENGTHS = [1, 4, 9, 17, 30]
 # float32 in another order (vLLM's paged attention, packed prompts): measured about 2e-6 on these
 # models' log-probabilities, which span about 20.
 TOLERANCE = 1e-4
@@ -173,8 +181,8 @@ def served(tmp_path_factory):
     vllm_python()
     root = tmp_path_factory.mktemp("vllm")
     cases = []
-    lengths = [1, 4, 9, 17, 30]  # served together: vLLM packs their tokens into one batch
     for i, (example, dims) in enumerate(SERVED.items()):
+        lengths = LENGTHS.get(example, DEFAULT_LENGTHS)
         work = root / example.removesuffix(".ss")
         work.mkdir()
         source = work / example
@@ -204,6 +212,15 @@ def served(tmp_path_factory):
         (work / "tiny.ss").write_text(with_dims((EXAMPLES / "tiny_sdpa.ss").read_text(), **dims))
         shapescript(["export", "tiny.ss", "--hf", "hf", "--vllm"], work)
         probes[name] = work
+    # The sliding-window folder without `sliding_window` in its config: vLLM would then attend to
+    # every earlier position, which the comparison must tell apart.
+    sliding = next(c for c in cases if c.name == "mistral_sliding.ss")
+    unslid = root / "unslid"
+    shutil.copytree(sliding.folder, unslid)
+    config = json.loads((unslid / "config.json").read_text())
+    assert (config.pop("sliding_window"), set(config.pop("layer_types"))) == (32, {"sliding_attention"})
+    (unslid / "config.json").write_text(json.dumps(config))
+    jobs.append({**jobs[cases.index(sliding)], "model": str(unslid)})
     llama = cases[0].folder
     positions = json.loads((llama / "config.json").read_text())["max_position_embeddings"]
     small = {"vocab": 500, "prompts": [[5, 6, 7]], "max_tokens": 2, "logprobs": False, "max_num_seqs": 1}
@@ -212,6 +229,7 @@ def served(tmp_path_factory):
              {**small, "model": str(probes["head16"] / "hf"), "max_model_len": 64}]
     results, log = run_engine(jobs, root)
     served = {c.name: (c, r) for c, r in zip(cases, results)}
+    served["unslid"] = (sliding, results[len(cases)])
     served.update(zip(["head48", "past_p", "head16"], [(probes["head48"], results[-3]), (positions, results[-2]), (probes["head16"], results[-1])]))
     return served, log
 
@@ -219,7 +237,7 @@ def served(tmp_path_factory):
 def test_vllm_resolves_its_transformers_backend(served):
     _, log = served
     assert "TransformersForCausalLM" in log
-    assert log.count("vllm_engine: served") == len(SERVED) + 4  # and train_tiny.ss, then the three probes
+    assert log.count("vllm_engine: served") == len(SERVED) + 5  # and train_tiny.ss, then the four probes
 
 
 def test_vllm_refuses_max_model_len_past_p(served):
@@ -270,6 +288,22 @@ def test_vllm_serves_what_the_compiled_forward_computes(served, example):
         assert len({t for out in result["outputs"] for t in out["tokens"]}) > 1, "greedy decoding repeats one token"
     else:
         assert all(len(set(out["tokens"])) > 1 for out in result["outputs"]), "greedy decoding repeats one token"
+
+
+def test_vllm_slides_the_window_the_folders_config_gives(served):
+    """Without `sliding_window` in its config, vLLM attends to every earlier position: the prompts
+    and generations that pass the window's 32 positions then disagree with the compiled forward."""
+    cases, _ = served
+    case, result = cases["unslid"]
+    assert "error" not in result, result.get("error")
+    differences = []
+    for prompt, out in zip(case.prompts, result["outputs"]):
+        expected = torch.log_softmax(case.reference(prompt + out["tokens"][:-1]), dim=-1)
+        got = torch.tensor(out["prompt_logprobs"][1:] + out["logprobs"], dtype=torch.float32)
+        differences.append((got - expected).abs().max().item())
+    # Prompts of 1 and 9 tokens stay within the window while generating 16; 30, 50 and 90 pass it.
+    assert [len(p) + STEPS - 1 <= 32 for p in case.prompts] == [True, True, False, False, False]
+    assert all(d < TOLERANCE for d in differences[:2]) and all(d > 100 * TOLERANCE for d in differences[2:]), differences
 
 
 # --- `vllm serve`, over HTTP on loopback ------------------------------------------------------

@@ -16,6 +16,7 @@ The CLI runs it with a spec (JSON):
   embedding, output_layer  the parameters `embedding(ids, m.E)` and `linear(h, m.W)` read
   embedding_tables       the parameters any `embedding` of the forward reads rows of (tokens, positions)
   takes_positions, max_positions, vocab
+  sliding_window         the blocks' attention's `window=`, or 0: every earlier position
   builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  a GGUF file whose vocabulary to embed, or null
@@ -712,6 +713,24 @@ def _size(n):
         n /= 1000
 
 
+def _refuse_sliding_window(spec, model):
+    """No architecture here has a sliding window in llama.cpp (Phi-3's is switched off there), so a
+    window narrower than the model's positions is a different computation, said before any search:
+    the search's few positions would not see it."""
+    window = spec.get("sliding_window") or 0
+    positions = model.max_positions if model.takes_positions else 0
+    if not window or (positions and window >= positions):
+        return  # as wide as every sequence the model takes: no position is masked by it
+    name = spec["model"] or spec["function"]
+    of = f" of its {positions}" if positions else ""
+    names = [f"`{arch.name}`" for arch in ARCHITECTURES]
+    raise GgufError(
+        f"`{name}` isn't an architecture llama.cpp has: its attention sees only the last {window} positions{of} (`window=`), but "
+        f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position; without the window, or with one "
+        f"as wide as its positions, it would export"
+    )
+
+
 def export_gguf(spec):
     try:
         import torch
@@ -724,6 +743,7 @@ def export_gguf(spec):
         raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
     reference = script.reference_module(spec)
     model = Model(spec, reference)
+    _refuse_sliding_window(spec, model)
     file_weights = weights.load_weights(spec, reference)  # a bad checkpoint is said before the search
 
     # Compare in float64, so that only a different computation can tell the two apart.

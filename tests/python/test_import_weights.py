@@ -33,7 +33,8 @@ def saved(request, tmp_path_factory):
     model = reference_model(arch, seed=11)
     folder = tmp_path_factory.mktemp(request.param) / "hf"
     model.save_pretrained(folder)
-    ids = torch.randint(0, arch.V, (2, 9), generator=torch.Generator().manual_seed(5))
+    # As many tokens as test_architectures.py compares: past a sliding window's width.
+    ids = torch.randint(0, arch.V, (2, arch.sequence), generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         expected = model(input_ids=ids).logits
     return arch, model, folder, ids, expected
@@ -200,6 +201,20 @@ def test_a_fused_folder_is_split_onto_separate_params(tmp_path):
     assert [torch.equal(got[p], qkv[:, 64 * i:64 * (i + 1)]) for i, p in enumerate(["wq", "wk", "wv"])] == [True] * 3
     assert torch.equal(got["w_gate"], gate_up[:, :192]) and torch.equal(got["w_up"], gate_up[:, 192:])
     assert "split" in said, said
+
+
+def test_a_grouped_query_fused_folder_is_split_by_its_heads(tmp_path):
+    """Phi-3-medium's qkv_proj holds q, k and v of H, Hkv and Hkv heads: unequal parts, split by the
+    config's head counts onto examples/llama_gqa.ss's wq, wk and wv (4 query heads over 2)."""
+    from test_architectures import Architecture
+
+    arch = Architecture("llama_gqa.ss", "LlamaGqa", "Phi3ForCausalLM", "Phi3Config", D=256, H=4, Hkv=2, F=512, V=512, L=2, P=256,
+                        rope_theta=10000.0, eps=1e-5, qkv_bias=False, config_kwargs=PHI3_CONFIG)
+    got, state, said = import_folder(tmp_path, reference_model(arch, seed=12), (REPO / "examples" / "llama_gqa.ss").read_text(), "LlamaGqa")
+    qkv = stacked(state, "self_attn.qkv_proj.weight")
+    assert qkv.shape[1] == (4 + 2 + 2) * 64
+    assert torch.equal(got["wq"], qkv[:, :256]) and torch.equal(got["wk"], qkv[:, 256:384]) and torch.equal(got["wv"], qkv[:, 384:])
+    assert "(split 5, stacked 9)" in said, said  # q, k, v and gate, up: no tensor counted as tied
 
 
 def test_separate_projections_are_joined_onto_a_fused_param(tmp_path):

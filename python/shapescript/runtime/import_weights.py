@@ -182,9 +182,10 @@ def sources_of(tensors, module_order):
 
 
 class Reading:
-    def __init__(self, tensor, sources, how, text, family, part=None):
+    def __init__(self, tensor, sources, how, text, family, part=None, partition=None):
         self.tensor, self.sources, self.how, self.text, self.family = tensor, sources, how, text, family
         self.part = part  # (i, parts) for piece i of a split
+        self.partition = partition  # and the split's row counts: its other pieces may go to other params
 
 
 # What a tensor does in a block, as names say it; a fused one's pieces and a joined one's whole.
@@ -222,7 +223,16 @@ def _permute_rows(t, head_dim, to_interleaved, matrix):
     return u.reshape(t.shape).contiguous()
 
 
-def readings_of(sources, head_dim, stacked_layers):
+def split_sizes(rows, head_dim, heads):
+    """How a fused tensor's rows may divide: into 2 or 3 equal parts, or, with fewer key/value
+    heads than query heads (heads = (H, Hkv)), as q, k, v of H, Hkv and Hkv heads (Phi-3-medium's qkv)."""
+    sizes = [[rows // parts] * parts for parts in (2, 3) if rows % parts == 0]
+    if head_dim and heads and heads[1] and heads[0] != heads[1] and (heads[0] + 2 * heads[1]) * head_dim == rows:
+        sizes.append([heads[0] * head_dim, heads[1] * head_dim, heads[1] * head_dim])
+    return sizes
+
+
+def readings_of(sources, head_dim, stacked_layers, heads=None):
     """Every reading of the folder's tensors, by the source it comes from."""
     out = []
     for s in sources:
@@ -239,12 +249,13 @@ def readings_of(sources, head_dim, stacked_layers):
                 for direction, label in ((True, "rows permuted (i, i+hd/2) -> (2i, 2i+1)"), (False, "rows permuted (2i, 2i+1) -> (i, i+hd/2)")):
                     out.append(Reading(_permute_rows(tensor, head_dim, direction, len(per) == 2), [s], how | stack | {"permuted"},
                                        _join(s.name, text, label), s.name))
-            for parts in (2, 3):
-                if rows % parts == 0 and len(per) in (1, 2):
-                    dim = -2 if len(per) == 2 else -1
-                    for i, piece in enumerate(tensor.chunk(parts, dim=dim)):
-                        out.append(Reading(piece.contiguous(), [s], how | stack | {"split"},
-                                           _join(s.name, text, f"part {i + 1} of {parts}"), s.name, part=(i, parts)))
+            for sizes in split_sizes(rows, head_dim, heads) if len(per) in (1, 2) else ():
+                parts, dim = len(sizes), -2 if len(per) == 2 else -1
+                for i, piece in enumerate(tensor.split(sizes, dim=dim)):
+                    rows_said = "" if len(set(sizes)) == 1 else f", rows {sum(sizes[:i])} to {sum(sizes[:i + 1])}"
+                    out.append(Reading(piece.contiguous(), [s], how | stack | {"split"},
+                                       _join(s.name, text, f"part {i + 1} of {parts}{rows_said}"), s.name, part=(i, parts),
+                                       partition=(text, tuple(sizes))))
     # Separate tensors of one module (q, k, v; gate, up) concatenated along their rows.
     by_parent = {}
     for s in sources:
@@ -256,6 +267,7 @@ def readings_of(sources, head_dim, stacked_layers):
         members = [m for m in members if priority.keys() & concepts(m.name)]
         members.sort(key=lambda m: min(priority[c] for c in priority.keys() & concepts(m.name)))
         for group in (members[:3], members[:2], members[1:3]):
+            # Joined along the rows, which may differ (a grouped-query k and v have fewer than q).
             if len(group) < 2 or len({m.tensor.shape[2 if m.stacked else 1:] for m in group}) != 1:
                 continue
             dim = 1 if stacked else 0
@@ -323,12 +335,19 @@ class Search:
         used = {}
         for name, r in assignment.items():
             for s in r.sources:
-                used.setdefault(id(s), []).append(name)
+                used.setdefault(id(s), []).append(r)
         return used
 
     def free(self, reading, assignment, without=()):
+        """Whether the reading's sources are left: unused, a tied embedding used once, or a fused
+        tensor whose other pieces of the same split are all that is used of it."""
         used = self.holders({n: r for n, r in assignment.items() if n not in without})
-        return all(id(s) not in used or (self.tied(s) and len(used[id(s)]) < 2) for s in reading.sources)
+
+        def other_pieces(r):
+            return reading.partition and r.partition == reading.partition and r.part != reading.part
+
+        return all(id(s) not in used or (self.tied(s) and len(used[id(s)]) < 2) or all(other_pieces(r) for r in used[id(s)])
+                   for s in reading.sources)
 
     def greedy(self):
         pairs = []
@@ -460,7 +479,9 @@ def import_folder(spec, reference, folder=None, folder_name=None):
     def tied(source):
         return tie and not source.stacked and source.tensor.dim() == 2 and source.tensor.shape[0] == vocab_size
 
-    readings = readings_of(sources, head_dim, None)
+    config_heads = getattr(hf_model.config, "num_attention_heads", None)
+    heads = (config_heads, getattr(hf_model.config, "num_key_value_heads", None) or config_heads) if config_heads else None
+    readings = readings_of(sources, head_dim, None, heads)
     search = Search(params, order, readings, sources, run, expected, tied)
     missing = search.unexplained()
     if missing:
@@ -485,7 +506,8 @@ def import_folder(spec, reference, folder=None, folder_name=None):
     for r in assignment.values():
         for how in r.how:
             readings_needed[how] = readings_needed.get(how, 0) + 1
-    shared = [s.name for s in sources if sum(1 for r in assignment.values() if s in r.sources) > 1]
+    # Tied: one tensor read whole by two params (the pieces of one split are "split", not tied).
+    shared = [s.name for s in sources if sum(1 for r in assignment.values() if s in r.sources and not r.part) > 1]
     if shared:
         readings_needed["tied"] = len(shared)
     values = {p: assignment[p].tensor.detach().to(torch.float32).contiguous().clone() for p in params}

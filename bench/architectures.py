@@ -121,6 +121,10 @@ ARCHITECTURES = {
                                       rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
     "mistral": Architecture("mistral.ss", "MistralForCausalLM", "MistralConfig", scaled(D=512, H=8, Hkv=2, F=1536),
                             config=dict(sliding_window=None, rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
+    # A window of 64 (Mistral 7B v0.1's is 4096 of 32768): the default prompt of 16 and 64 new tokens pass it.
+    "mistral_sliding": Architecture("mistral_sliding.ss", "MistralForCausalLM", "MistralConfig",
+                                    {**scaled(D=512, H=8, Hkv=2, F=1536), "W": 64},
+                                    config=dict(sliding_window=64, rope_parameters={"rope_type": "default", "rope_theta": 1e6})),
     "gemma": Architecture("gemma.ss", "GemmaForCausalLM", "GemmaConfig", scaled(D=512, H=8, Hkv=2, F=1536),
                           globals={"wte": "model.embed_tokens.weight", "norm": "model.norm.weight"},  # tied output: no w_out
                           norm_offset=0.0, config=dict(hidden_act="gelu_pytorch_tanh", rms_norm_eps=1e-6)),

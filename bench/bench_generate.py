@@ -104,16 +104,17 @@ def main():
         for name in args.arch:
             results[name] = bench(name, ARCHITECTURES[name], args, pathlib.Path(tmp))
 
-    print(f"{'architecture':14}{'transformers class':22}{'ShapeScript':>12}{'transformers':>14}{'ratio':>8}  same tokens")
+    width = max(14, *(len(name) + 2 for name in results))  # the first column fits every name
+    print(f"{'architecture':{width}}{'transformers class':22}{'ShapeScript':>12}{'transformers':>14}{'ratio':>8}  same tokens")
     failed = False
     for name, result in results.items():
         hf_class = ARCHITECTURES[name].hf_class
         if result is None:
-            print(f"{name:14}{hf_class:22}{'logits disagree':>34}")
+            print(f"{name:{width}}{hf_class:22}{'logits disagree':>34}")
             failed = True
             continue
         ours, theirs, same = result
-        print(f"{name:14}{hf_class:22}{ours:12.1f}{theirs:14.1f}{ours / theirs:8.3f}  {same}")
+        print(f"{name:{width}}{hf_class:22}{ours:12.1f}{theirs:14.1f}{ours / theirs:8.3f}  {same}")
         failed |= not same
     print("(tokens/s, median of the runs; aim: ratio >= 0.95)")
     sys.exit(1 if failed else 0)

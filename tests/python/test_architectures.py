@@ -9,9 +9,10 @@ the `.pt2` that `shapescript export --fn forward --weights` writes, and in the `
 loaded by transformers with trust_remote_code.
 
 The mapping is written here by name, apart from `shapescript import-weights` (which computes it,
-tested in test_import_weights.py), so that each checks the other. Both sides store a linear layer's weight as [out in] and stack nothing, so each block's
-tensor goes to its layer's slice of a stacked parameter; transformers' rotary embedding pairs
-(i, i + head_dim/2) (rotate_half), as the examples' `rope` does, so q and k need no permutation.
+tested in test_import_weights.py), so that each checks the other. Both sides store a linear
+layer's weight as [out in] and stack nothing, so each block's tensor goes to its layer's slice of
+a stacked parameter; transformers' rotary embedding pairs (i, i + head_dim/2) (rotate_half), as
+the examples' `rope` does, so q and k need no permutation.
 
     $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_architectures.py
 """
@@ -172,19 +173,21 @@ def test_the_example_checks_clean(case):
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-def test_a_sliding_window_changes_the_reference(case):
-    """The comparisons below can tell a sliding window from none: without its window, transformers'
-    model gives other logits for these tokens."""
-    arch, _, _, ids, expected = case
-    window = dict(arch.config_kwargs).get("sliding_window")
-    if window is None:
-        assert ids.shape[1] <= arch.P
-        return
-    assert window < ids.shape[1]
+WINDOWED = sorted(name for name, arch in ARCHITECTURES.items() if dict(arch.config_kwargs).get("sliding_window"))
+
+
+@pytest.mark.parametrize("name", WINDOWED)
+def test_a_sliding_window_changes_the_reference(name):
+    """The comparisons below can tell a sliding window from none: on the tokens they compare,
+    transformers' model without its window gives other logits."""
+    arch = ARCHITECTURES[name]
+    assert dict(arch.config_kwargs)["sliding_window"] < arch.sequence
+    ids = torch.randint(0, arch.V, (2, arch.sequence), generator=torch.Generator().manual_seed(3))
     unwindowed = Architecture(**{**arch.__dict__, "config_kwargs": ()})
-    model = reference_model(unwindowed, seed=7)
     with torch.no_grad():
-        assert relative_difference(model(input_ids=ids).logits, expected) > 100 * TOLERANCE
+        windowed_logits = reference_model(arch, seed=7)(input_ids=ids).logits
+        full_logits = reference_model(unwindowed, seed=7)(input_ids=ids).logits
+    assert relative_difference(full_logits, windowed_logits) > 100 * TOLERANCE
 
 
 def test_compiled_forward_matches_transformers(case):

@@ -162,6 +162,35 @@ def test_export_weights_from_a_folder(tmp_path):
     assert relative_difference(got, expected) < TOLERANCE
 
 
+def test_the_python_api_imports_a_folder_without_touching_sys_path(tmp_path):
+    """`shapescript.export(..., weights=HF_DIR)` runs the import in the caller's process: the
+    runtime's modules come from the package, so neither sys.path nor a user's own `script` or
+    `weights` module is touched (run in a fresh Python, where the user's `script` is loaded first)."""
+    import subprocess
+    import sys
+
+    arch = ARCHITECTURES["qwen2"]
+    model = reference_model(arch, seed=19)
+    model.save_pretrained(tmp_path / "hf")
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "script.py").write_text("MINE = True\n")
+    code = f"""
+import sys
+sys.path.insert(0, {str(tmp_path / "user")!r})
+import script
+import shapescript
+before = list(sys.path)
+shapescript.export({str(arch.source)!r}, "forward", {str(tmp_path / "model.pt2")!r}, weights={str(tmp_path / "hf")!r})
+assert sys.path == before, [p for p in sys.path if p not in before]
+assert sys.modules["script"].MINE and not {{"weights", "import_weights"}} & set(sys.modules)
+print("imported in process")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("imported in process")
+    assert (tmp_path / "model.pt2").exists()
+
+
 # --- readings no example needs as it is: fused splits, concatenations, the rotary row order --------
 
 SMALL = dict(D=64, H=2, Hkv=2, F=192, V=512, L=2, P=256, rope_theta=10000.0, eps=1e-5, qkv_bias=False)

@@ -607,7 +607,11 @@ def _model(spec: dict, module: types.ModuleType) -> torch.nn.Module | None:
     if not model_spec.get("weights"):
         torch.manual_seed(0)  # the initializers, as every export without --weights makes them
         return cls().eval()
-    weights = _runtime_module("weights")
+    if __package__:  # shapescript.runtime, in a user's process: sys.path untouched
+        from . import weights
+    else:  # loaded by run_export.py under the CLI's `python -I`
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import weights
     model = cls()
     expected = [{"name": name, "shape": list(value.shape)} for name, value in model.state_dict().items()]
     try:
@@ -618,19 +622,6 @@ def _model(spec: dict, module: types.ModuleType) -> torch.nn.Module | None:
         raise ExportError(str(e)) from None
     model.load_state_dict(state)
     return model.eval()
-
-
-def _runtime_module(name: str) -> types.ModuleType:
-    """A module next to this file, under a private name: as part of the package (shapescript.export
-    in a user's process) without touching sys.path, and as a plain script under `python -I`."""
-    import importlib.util
-
-    key = "_shapescript_runtime_" + name
-    if key not in sys.modules:
-        found = importlib.util.spec_from_file_location(key, os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py"))
-        sys.modules[key] = importlib.util.module_from_spec(found)
-        found.loader.exec_module(sys.modules[key])
-    return sys.modules[key]
 
 
 def export_program(spec: dict) -> "torch.export.ExportedProgram":

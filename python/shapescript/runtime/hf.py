@@ -23,9 +23,12 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
-import script  # noqa: E402
-import weights  # noqa: E402
+if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
+    from . import script, weights
+else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import script  # noqa: E402
+    import weights  # noqa: E402
 
 
 class HfError(Exception):

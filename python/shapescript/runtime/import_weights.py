@@ -30,8 +30,11 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
-import script  # noqa: E402
+if __package__:  # shapescript.runtime, in a user's process (shapescript.export): sys.path untouched
+    from . import script
+else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import script  # noqa: E402
 
 TOLERANCE = 1e-4  # of the largest logit, float32
 BUDGET = 200  # forwards the search may run

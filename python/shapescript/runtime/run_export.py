@@ -119,7 +119,6 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     try:
         exporter = _load_sibling("exporter")
-        fname = spec.get("function", "?") if isinstance(spec, dict) else "?"
         try:
             exporter._check_version(spec)
             ep, path = exporter.run(spec)

@@ -23,9 +23,12 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime's modules, under `python -I` too
-import script  # noqa: E402
-import weights  # noqa: E402
+if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
+    from . import script, weights
+else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import script  # noqa: E402
+    import weights  # noqa: E402
 
 # Largest difference allowed, as a fraction of the largest logit: float32 summed in another order
 # (measured about 1e-6). llama.cpp's gpt2 and gemma read GELU from a float16 table (measured about

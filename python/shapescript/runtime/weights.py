@@ -14,7 +14,6 @@ The spec keys it reads:
 from __future__ import annotations
 
 import os
-import sys
 
 
 class WeightsError(Exception):
@@ -23,14 +22,10 @@ class WeightsError(Exception):
 
 def _import_folder(spec, reference, path):
     """`--weights HF_DIR`: the folder's weights by the import's search (import_weights.py, shared)."""
-    import importlib.util
-
-    key = "_shapescript_runtime_import_weights"
-    if key not in sys.modules:
-        found = importlib.util.spec_from_file_location(key, os.path.join(os.path.dirname(os.path.abspath(__file__)), "import_weights.py"))
-        sys.modules[key] = importlib.util.module_from_spec(found)
-        found.loader.exec_module(sys.modules[key])
-    module = sys.modules[key]
+    if __package__:  # shapescript.runtime, in a user's process
+        from . import import_weights as module
+    else:  # the CLI's `python -I` run, whose script put the runtime's folder on sys.path
+        import import_weights as module
     try:
         values, _ = module.import_folder({"function": "forward", "takes_positions": True, **spec}, reference, spec["weights"], path)
     except module.ImportWeightsError as e:

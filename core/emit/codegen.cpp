@@ -126,11 +126,7 @@ class Generator : public PythonWriter {
     if (!constants.empty()) out << "\n" << constants;
     if (uses_name(code, "_ss_mode")) out << "\n" << mode_definition;
     // Helpers only where the code calls them (`causal[n n]` in attention becomes is_causal=True).
-    if (uses_causal_ && uses_name(body.str(), "_causal")) {
-      out << "\n\ndef _causal(n, m):\n"
-             "    # causal[n m]: True where key position j is at or before query position i (j <= i).\n"
-             "    return torch.ones(n, m, dtype=torch.bool).tril()\n";
-    }
+    if (uses_causal_ && uses_name(body.str(), "_causal")) out << "\n\n" << causal_definition;
     if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
     if (uses_check_) {
       out << "\n\ndef _check_shape(x, sizes, written):\n"

@@ -49,6 +49,11 @@ struct Weight {
   int owners = 0;
 };
 
+// What an attention call fixes for the module that makes it: its heads, and `window=` (0: none).
+struct AttentionShape {
+  int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
+};
+
 struct ClassInfo {
   std::string name;
   const Item* function = nullptr;
@@ -56,7 +61,7 @@ struct ClassInfo {
   std::map<std::string, std::string> weight_paths;     // weight parameter → its path under the class ("w_qkv.weight")
   int attention_calls = 0;                             // including its submodules'
   std::set<std::string> linear_paths;                  // its nn.Linear submodules, by path
-  int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
+  AttentionShape attention;                            // its own, else its first submodule's
 };
 
 struct Instance {
@@ -75,9 +80,17 @@ struct Scope {
   const Expr* token_embedding = nullptr;
   std::set<const Expr*> skip;  // not walked (the output layer)
   int attention_calls = 0;
-  int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
+  AttentionShape attention;  // of its own attention call
   std::string scaling;
 };
+
+// A scope's attention, else the first of its submodules' that has one.
+AttentionShape attention_of(const Scope& scope) {
+  if (scope.attention.heads) return scope.attention;
+  for (const Instance& instance : scope.instances)
+    if (instance.cls->attention.heads) return instance.cls->attention;
+  return {};
+}
 
 class HfGenerator : public PythonWriter {
  public:
@@ -443,17 +456,7 @@ class HfGenerator : public PythonWriter {
     for (auto& [key, path] : weight_paths()) cls->weight_paths[key] = path;
     cls->attention_calls = calls;
     cls->linear_paths = scope_linear_paths();
-    cls->heads = scope.heads;
-    cls->kv_heads = scope.kv_heads;
-    cls->head_dim = scope.head_dim;
-    cls->window = scope.window;
-    for (const Instance& instance : scope.instances)
-      if (instance.cls->heads && !cls->heads) {
-        cls->heads = instance.cls->heads;
-        cls->kv_heads = instance.cls->kv_heads;
-        cls->head_dim = instance.cls->head_dim;
-        cls->window = instance.cls->window;
-      }
+    cls->attention = attention_of(scope);
     plan_.modules.push_back(std::move(code));
     scope_ = saved_scope;
     locals_ = saved_locals;
@@ -562,14 +565,7 @@ class HfGenerator : public PythonWriter {
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
     int layer_attention = scope_attention_calls();
-    int64_t heads = layer.heads, kv_heads = layer.kv_heads, head_dim = layer.head_dim, window = layer.window;
-    for (const Instance& instance : layer.instances)
-      if (!heads && instance.cls->heads) {
-        heads = instance.cls->heads;
-        kv_heads = instance.cls->kv_heads;
-        head_dim = instance.cls->head_dim;
-        window = instance.cls->window;
-      }
+    auto [heads, kv_heads, head_dim, window] = attention_of(layer);
     std::map<std::string, std::string> layer_paths = weight_paths();
     std::set<std::string> linears;
     for (const std::string& p : scope_linear_paths()) linears.insert("layers.*." + p);
@@ -737,8 +733,8 @@ class HfGenerator : public PythonWriter {
   static void attention_members(const Scope& scope, HfModuleClass& code) {
     code.attention = scope.attention_calls > 0;
     code.scaling = scope.scaling;
-    code.key_value_groups = scope.kv_heads ? scope.heads / scope.kv_heads : 1;
-    code.sliding_window = scope.window;
+    code.key_value_groups = scope.attention.kv_heads ? scope.attention.heads / scope.attention.kv_heads : 1;
+    code.sliding_window = scope.attention.window;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -889,9 +885,9 @@ class HfGenerator : public PythonWriter {
     auto kv_heads = k->tensor.axes[1].size.constant_value();
     auto head_dim = q->tensor.axes[3].size.constant_value();
     if (!heads || !kv_heads || !head_dim) refuse(where(e.span) + ": attention whose heads or head size aren't fixed");
-    scope_->heads = *heads;
-    scope_->kv_heads = *kv_heads;
-    scope_->head_dim = *head_dim;
+    scope_->attention.heads = *heads;
+    scope_->attention.kv_heads = *kv_heads;
+    scope_->attention.head_dim = *head_dim;
     std::string scaling = std::to_string(*head_dim) + " ** -0.5";
     for (const Argument& argument : e.arguments)
       if (argument.keyword && *argument.keyword == "scale" && argument.value) {
@@ -914,7 +910,7 @@ class HfGenerator : public PythonWriter {
     prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
     std::string mask = "attention_mask";
     if (auto facts = a_.semantics.calls.find(&e); facts != a_.semantics.calls.end() && facts->second.lowering.count("window")) {
-      scope_->window = std::stoll(facts->second.lowering.at("window"));
+      scope_->attention.window = std::stoll(facts->second.lowering.at("window"));
       prelude_.push_back("window_mask = _sliding_window_mask(self, " + qkv[0] + ", key)");
       mask = "window_mask";
     }

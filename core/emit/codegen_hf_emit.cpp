@@ -32,6 +32,9 @@ std::string members(const std::vector<HfMember>& list) {
   return out;
 }
 
+// A helper's definition placed on its own template line, which ends it.
+std::string helper(std::string_view definition) { return std::string(definition.substr(0, definition.size() - 1)); }
+
 std::string module_class(const HfModuleClass& c) {
   TemplateValues values;
   values.text = {{"name", c.name},
@@ -72,7 +75,8 @@ std::string causal_lm(const HfModelingPlan& plan) {
                  {"base_body", plan.base_body},
                  {"function", plan.function},
                  {"output_line", plan.output_line},
-                 {"within_window", within_window_definition}};
+                 {"causal", helper(causal_definition)},
+                 {"within_window", helper(within_window_definition)}};
   // The cache goes by position into CausalLMOutputWithPast: its keyword is `past_key_values`
   // before transformers 5.24 and `cache` since.
   values.flags = {{"imports_math", plan.imports_math}, {"imports_einops", plan.imports_einops}, {"defines_causal", plan.defines_causal}, {"defines_mode", plan.defines_mode},

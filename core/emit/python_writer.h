@@ -41,6 +41,12 @@ std::string join(const std::vector<std::string>& parts);
 
 }  // namespace pywrite
 
+// `causal[n m]`, as both code generators define it where their code calls it.
+inline constexpr const char* causal_definition =
+    "def _causal(n, m):\n"
+    "    # causal[n m]: True where key position j is at or before query position i (j <= i).\n"
+    "    return torch.ones(n, m, dtype=torch.bool).tril()\n";
+
 // `window=w` on a causal mask [n m] (key j visible where j <= i): also masks keys w or more before i.
 // Both code generators define it where their code calls it.
 inline constexpr const char* within_window_definition =

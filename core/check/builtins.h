@@ -79,6 +79,7 @@ struct LowerContext {
   std::string pattern;                          // an axis pattern as einops writes it
   std::string pattern_sizes;                    // ", p1=16, H=4": sizes einops can't infer
   bool scalar = false;                          // every argument is a plain Python number
+  std::string device;                           // the device of a tensor the call makes (`x.device`), or "" for torch's default
 };
 using LowerRule = std::string (*)(const LowerContext&);
 

@@ -212,6 +212,10 @@ class Generator : public PythonWriter {
       parameters.push_back(python_name(p.name));
       locals_.insert(p.name);
     }
+    std::vector<std::pair<std::string, const ValueType*>> typed;
+    if (auto types = a_.semantics.functions.find(&item); types != a_.semantics.functions.end())
+      for (size_t i = 0; i < item.parameters.size(); ++i) typed.push_back({python_name(item.parameters[i].name), &types->second.parameters[i]});
+    device_ = device_of(typed);
     std::string body = item.body ? block(*item.body, 1) : "    pass\n";
     std::ostringstream out;
     out << "def " << python_name(item.name) << "(";
@@ -220,9 +224,6 @@ class Generator : public PythonWriter {
     std::string doc;
     for (char c : item.doc) doc += c == '\n' ? std::string("\n    ") : std::string(1, c);
     out << "    \"\"\"" << file_name(a_.file.path()) << ": " << signature_line(item) << (doc.empty() ? "" : "\n\n    " + doc) << "\"\"\"\n";
-    std::vector<std::pair<std::string, const ValueType*>> typed;
-    if (auto types = a_.semantics.functions.find(&item); types != a_.semantics.functions.end())
-      for (size_t i = 0; i < item.parameters.size(); ++i) typed.push_back({python_name(item.parameters[i].name), &types->second.parameters[i]});
     out << axis_reads(typed, body, 1);
     out << body;
     return out.str();
@@ -285,7 +286,7 @@ class Generator : public PythonWriter {
     std::string next = variable + " + 1";
     for (const std::string& c : carried) next += ", " + c;
     out += indent(depth + 1) + "return " + next + "\n";
-    std::string initial = "torch.tensor(" + python_bare(start) + ")";
+    std::string initial = "torch.tensor(" + python_bare(start) + (device_.empty() ? "" : ", device=" + device_) + ")";
     for (const std::string& c : carried) initial += ", " + c;
     if (carried.empty()) initial += ",";
     std::string targets = "_";

@@ -74,7 +74,9 @@ std::string lower_masked_fill(const LowerContext& c) {
   return python_atom(arg(c, 0)) + ".masked_fill(" + arg(c, 1) + ", " + arg(c, 2) + ")";
 }
 
-std::string lower_causal(const LowerContext& c) { return "_causal(" + arg(c, 0) + ", " + arg(c, 1) + ")"; }
+std::string lower_causal(const LowerContext& c) {
+  return "_causal(" + arg(c, 0) + ", " + arg(c, 1) + (c.device.empty() ? "" : ", " + c.device) + ")";
+}
 
 std::string lower_softmax(const LowerContext& c) { return "torch.softmax(" + arg(c, 0) + ", dim=" + fact(c, "dim", "-1") + ")"; }
 std::string lower_log_softmax(const LowerContext& c) {
@@ -142,8 +144,9 @@ std::string lower_concat(const LowerContext& c) {
 // map(n, i => e): the code generator writes the lambda; e is evaluated for each i by torch.vmap.
 std::string lower_map(const LowerContext& c) {
   if (fact(c, "slices", "") == "1") return "torch.vmap(" + arg(c, 1) + ")(" + arg(c, 0) + ")";  // `xs |> map(x => e)`
-  if (fact(c, "elementwise", "") == "1") return "(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))";
-  return "torch.vmap(" + arg(c, 1) + ")(torch.arange(" + arg(c, 0) + "))";
+  std::string positions = "torch.arange(" + arg(c, 0) + (c.device.empty() ? "" : ", device=" + c.device) + ")";
+  if (fact(c, "elementwise", "") == "1") return "(" + arg(c, 1) + ")(" + positions + ")";
+  return "torch.vmap(" + arg(c, 1) + ")(" + positions + ")";
 }
 
 std::string lower_cross_entropy(const LowerContext& c) {

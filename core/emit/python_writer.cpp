@@ -311,6 +311,17 @@ std::string PythonWriter::axis_reads(const std::vector<std::pair<std::string, co
   return out;
 }
 
+std::string PythonWriter::device_of(const std::vector<std::pair<std::string, const ValueType*>>& inputs) {
+  for (auto& [name, type] : inputs)
+    if (type && type->is_tensor() && type->tensor.rank() > 0) return name + ".device";
+  return "";
+}
+
+std::string PythonWriter::causal_call(const std::string& n, const std::string& m) {
+  uses_causal_ = true;
+  return "_causal(" + n + ", " + m + (device_.empty() ? "" : ", " + device_) + ")";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Expressions
 
@@ -383,13 +394,12 @@ std::string PythonWriter::expression(const Expr& e) {
     case Expr::Kind::subscript: {
       const Expr& base = *e.operands[0];
       if (base.kind == Expr::Kind::name && base.text == "causal" && !locals_.count("causal") && e.index.size() == 2) {
-        uses_causal_ = true;
         // The sizes as the checker solved them: `m` may be an axis a pattern named, with no
         // Python variable of its own.
         const ValueType* type = type_of(e);
         if (type && type->is_tensor() && type->tensor.rank() == 2)
-          return "_causal(" + computed_size(type->tensor.axes[0].size) + ", " + computed_size(type->tensor.axes[1].size) + ")";
-        return "_causal(" + size_node(e.index[0]) + ", " + size_node(e.index[1]) + ")";
+          return causal_call(computed_size(type->tensor.axes[0].size), computed_size(type->tensor.axes[1].size));
+        return causal_call(size_node(e.index[0]), size_node(e.index[1]));
       }
       std::string index;
       for (const SizeNode& i : e.index) index += (index.empty() ? "" : ", ") + size_node(i);
@@ -457,6 +467,7 @@ std::string PythonWriter::call(const Expr& e) {
     context.args = args;
     context.keywords = keywords;
     context.facts = facts;
+    context.device = device_;
     context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
     if (pattern) einops_pattern(*pattern, *facts, context);
     // The size of the `over=` axis, for lowerings that pass it to torch (normalized_shape).

@@ -43,9 +43,9 @@ std::string join(const std::vector<std::string>& parts);
 
 // `causal[n m]`, as both code generators define it where their code calls it.
 inline constexpr const char* causal_definition =
-    "def _causal(n, m):\n"
+    "def _causal(n, m, device=None):\n"
     "    # causal[n m]: True where key position j is at or before query position i (j <= i).\n"
-    "    return torch.ones(n, m, dtype=torch.bool).tril()\n";
+    "    return torch.ones(n, m, dtype=torch.bool, device=device).tril()\n";
 
 // `window=w` on a causal mask [n m] (key j visible where j <= i): also masks keys w or more before i.
 // Both code generators define it where their code calls it.
@@ -63,7 +63,10 @@ class PythonWriter {
   const Analysis& a_;
   std::set<std::string> locals_;
   std::set<std::string> needed_axes_;  // generic axes used as values: read from the inputs' shapes
-  std::map<const Expr*, std::string> substitutes_;  // an expression already computed into a variable
+  std::map<const Expr*, std::string> substitutes_;
+  // Where a tensor made from sizes alone (`causal[n n]`, `map`'s positions) goes: the device of the
+  // function's first tensor input, as Python (`x.device`), so that a model moved to a GPU runs there.
+  std::string device_;  // an expression already computed into a variable
   std::vector<std::string> prelude_;  // statements an expression needs first (the HF attention)
   bool uses_einops_ = false, uses_causal_ = false;
   // The mode `dropout` reads, defined at the top of a module whose code uses it.
@@ -124,6 +127,10 @@ class PythonWriter {
   std::string pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns = false);
   // `n = x.shape[1]` for each generic axis the body uses as a value.
   std::string axis_reads(const std::vector<std::pair<std::string, const ValueType*>>& inputs, const std::string& body, int depth);
+  // `x.device` for the first input that is a tensor with axes; "" when none is (torch's default device).
+  static std::string device_of(const std::vector<std::pair<std::string, const ValueType*>>& inputs);
+  // `causal[n m]` as a call of `_causal`, on the function's device.
+  std::string causal_call(const std::string& n, const std::string& m);
 
   // ---- Expressions
 

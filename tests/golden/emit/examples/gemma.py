@@ -53,7 +53,7 @@ def rope(x, pos):
 
     Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * 10000^(-2i/Dh)."""
     # gemma.ss:32: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
-    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # gemma.ss:33: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
     # gemma.ss:34: x1, x2 = x |> split(b g n (2 h) -> b g n h)

@@ -62,7 +62,7 @@ def _sliding_window_mask(module, query, key):
 def rope(x, pos):
     """mistral_sliding.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]"""
     # mistral_sliding.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
-    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=x.device))
     # mistral_sliding.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
     # mistral_sliding.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)

@@ -19,9 +19,9 @@ P = 256
 W = 32
 
 
-def _causal(n, m):
+def _causal(n, m, device=None):
     # causal[n m]: True where key position j is at or before query position i (j <= i).
-    return torch.ones(n, m, dtype=torch.bool).tril()
+    return torch.ones(n, m, dtype=torch.bool, device=device).tril()
 
 
 def _within_window(mask, w):
@@ -66,7 +66,7 @@ def rope(x, pos):
 
     Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * 1000000^(-2i/Dh)."""
     # mistral_sliding.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
-    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=x.device))
     # mistral_sliding.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
     # mistral_sliding.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)
@@ -93,7 +93,7 @@ def attention(x, wq, wk, wv, wo, pos):
     # mistral_sliding.ss:46: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W)
     #                            |> rearrange(b H n Dh -> b n (H Dh))
     #                            |> linear(wo)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=_within_window(_causal(n, n), 32))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=_within_window(_causal(n, n, x.device), 32))
     out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
     return F.linear(out, wo)
 

@@ -47,7 +47,7 @@ def rope(x, pos):
 
     Rotates each pair (i, i + Dh/2) of each head by the angle pos * 10000^(-2i/Dh)."""
     # phi3.ss:28: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
-    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # phi3.ss:29: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
     # phi3.ss:30: x1, x2 = x |> split(b H n (2 h) -> b H n h)

@@ -43,9 +43,9 @@ def _heads_first(attn_output, query):
     return attn_output.reshape(b, n, h, -1).transpose(1, 2)
 
 
-def _causal(n, m):
+def _causal(n, m, device=None):
     # causal[n m]: True where key position j is at or before query position i (j <= i).
-    return torch.ones(n, m, dtype=torch.bool).tril()
+    return torch.ones(n, m, dtype=torch.bool, device=device).tril()
 
 
 class ShapeScriptPreTrainedModel(PreTrainedModel):
@@ -76,7 +76,7 @@ class Attention(nn.Module):
         #                 |> softmax(over=m)
         att = einops.einsum(q, k, "b H n Dh, b H m Dh -> b H n m")
         att = att * (1 / math.sqrt(Dh))
-        att = att.masked_fill(~_causal(n, n), -math.inf)
+        att = att.masked_fill(~_causal(n, n, x.device), -math.inf)
         att = torch.softmax(att, dim=-1)
         # tiny.ss:19: return einsum(att, v: b H n m, b H m Dh -> b H n Dh)
         #                 |> rearrange(b H n Dh -> b n (H Dh))

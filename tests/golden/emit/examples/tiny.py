@@ -13,9 +13,9 @@ V = 500
 L = 2
 
 
-def _causal(n, m):
+def _causal(n, m, device=None):
     # causal[n m]: True where key position j is at or before query position i (j <= i).
-    return torch.ones(n, m, dtype=torch.bool).tril()
+    return torch.ones(n, m, dtype=torch.bool, device=device).tril()
 
 
 class Tiny(nn.Module):
@@ -45,7 +45,7 @@ def attention(x, w_qkv, w_o):
     #                 |> softmax(over=m)
     att = einops.einsum(q, k, "b H n Dh, b H m Dh -> b H n m")
     att = att * (1 / math.sqrt(Dh))
-    att = att.masked_fill(~_causal(n, n), -math.inf)
+    att = att.masked_fill(~_causal(n, n, x.device), -math.inf)
     att = torch.softmax(att, dim=-1)
     # tiny.ss:19: return einsum(att, v: b H n m, b H m Dh -> b H n Dh)
     #                 |> rearrange(b H n Dh -> b n (H Dh))

@@ -12,4 +12,4 @@ def per_item(xs, w):
     Projects each batch element separately."""
     b = xs.shape[0]
     # map_axis.ss:8: return b |> map(i => linear(xs[i], w))
-    return torch.vmap(lambda i: F.linear(xs[i], w))(torch.arange(b))
+    return torch.vmap(lambda i: F.linear(xs[i], w))(torch.arange(b, device=xs.device))

@@ -11,6 +11,6 @@ def sinusoid(x):
     Sinusoidal features of each position, added to the input."""
     n = x.shape[1]
     # map_positions.ss:8: angles = n |> map(i => (Half |> map(j => i * j)) / 100.0)
-    angles = torch.vmap(lambda i: (lambda j: i * j)(torch.arange(Half)) / 100.0)(torch.arange(n))
+    angles = torch.vmap(lambda i: (lambda j: i * j)(torch.arange(Half, device=x.device)) / 100.0)(torch.arange(n, device=x.device))
     # map_positions.ss:9: return x + sin(angles)
     return x + torch.sin(angles)

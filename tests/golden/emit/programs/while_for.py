@@ -19,6 +19,6 @@ def repeat_n(x, seq):
         # while_for.ss:9: h = h * 0.5 + x
         h = h * 0.5 + x
         return i + 1, h
-    _, h = torch.while_loop(_cond1, _body1, (torch.tensor(0), h))
+    _, h = torch.while_loop(_cond1, _body1, (torch.tensor(0, device=x.device), h))
     # while_for.ss:10: return h
     return h

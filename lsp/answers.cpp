@@ -68,13 +68,14 @@ void collect_type_names(const TypeNode& type, std::vector<std::string>& out) {
 }
 
 struct CompletionList {
+  Markup markup = Markup::markdown;
   json items = json::array();
   std::set<std::string> seen;
   void add(const std::string& label, int kind, const std::string& detail, const std::string& documentation, int rank) {
     if (label.empty() || !seen.insert(label).second) return;
     json item = {{"label", label}, {"kind", kind}, {"sortText", std::to_string(rank) + "_" + label}};
     if (!detail.empty()) item["detail"] = detail;
-    if (!documentation.empty()) item["documentation"] = {{"kind", "markdown"}, {"value", documentation}};
+    if (!documentation.empty()) item["documentation"] = markup_content(documentation, markup);
     items.push_back(std::move(item));
   }
 };
@@ -317,10 +318,64 @@ json diagnostics_to_lsp(const Analysis& analysis, const Converter& at, const Ser
   return out;
 }
 
-json hover(const Analysis& analysis, const Converter& at, uint32_t offset) {
+std::string markdown_to_plain(const std::string& markdown) {
+  std::string out;
+  bool in_code = false;
+  size_t start = 0;
+  while (start <= markdown.size()) {
+    size_t end = markdown.find('\n', start);
+    if (end == std::string::npos) end = markdown.size();
+    std::string_view line(markdown.data() + start, end - start);
+    bool fence = line.starts_with("```");
+    if (fence) in_code = !in_code;
+    else if (in_code) out.append(line);
+    else {
+      // Bold is a pair of ** on one line: a lone ** (a power in a doc comment) stays.
+      std::string text;
+      for (char c : line)
+        if (c != '`') text += c;
+      for (size_t open = text.find("**"); open != std::string::npos; open = text.find("**", open)) {
+        size_t close = text.find("**", open + 2);
+        if (close == std::string::npos) break;
+        text.erase(close, 2);
+        text.erase(open, 2);
+        open = close - 2;
+      }
+      out += text;
+    }
+    if (end == markdown.size()) break;
+    if (!fence) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+json markup_content(const std::string& markdown, Markup kind) {
+  if (kind == Markup::plaintext) return {{"kind", "plaintext"}, {"value", markdown_to_plain(markdown)}};
+  return {{"kind", "markdown"}, {"value", markdown}};
+}
+
+ClientMarkup ClientMarkup::from_capabilities(const json& capabilities) {
+  // A list of formats in the client's order of preference: plain text when it comes first.
+  auto preferred = [&](std::initializer_list<const char*> path) {
+    const json* at = &capabilities;
+    for (const char* key : path) {
+      if (!at->is_object() || !at->contains(key)) return Markup::markdown;
+      at = &(*at)[key];
+    }
+    return at->is_array() && !at->empty() && *at->begin() == "plaintext" ? Markup::plaintext : Markup::markdown;
+  };
+  ClientMarkup out;
+  out.hover = preferred({"textDocument", "hover", "contentFormat"});
+  out.completion = preferred({"textDocument", "completion", "completionItem", "documentationFormat"});
+  out.signature_help = preferred({"textDocument", "signatureHelp", "signatureInformation", "documentationFormat"});
+  return out;
+}
+
+json hover(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup) {
   const HoverFact* fact = innermost(analysis.hovers, offset, [](const HoverFact& h) { return h.span; });
   if (!fact) return nullptr;
-  return {{"contents", {{"kind", "markdown"}, {"value", fact->text}}}, {"range", at.range(fact->span)}};
+  return {{"contents", markup_content(fact->text, markup)}, {"range", at.range(fact->span)}};
 }
 
 json definition(const Analysis& analysis, const Converter& at, uint32_t offset) {
@@ -363,13 +418,14 @@ json document_symbols(const Analysis& analysis, const Converter& at) {
   return out;
 }
 
-json completion(const Analysis& analysis, const Converter& at, uint32_t offset) {
+json completion(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup) {
   const std::string& text = at.document().text();
   offset = std::min<uint32_t>(offset, static_cast<uint32_t>(text.size()));
   Position cursor = at.document().position_of(offset);
   std::string_view line = at.document().lines().line_text(text, cursor.line);
   uint32_t line_start = at.document().lines().line_start(cursor.line);
   CompletionList list;
+  list.markup = markup;
   if (in_comment(line.substr(0, std::min<size_t>(line.size(), offset - line_start))))
     return {{"isIncomplete", false}, {"items", list.items}};
   uint32_t word = offset;
@@ -427,7 +483,7 @@ json completion(const Analysis& analysis, const Converter& at, uint32_t offset) 
   return {{"isIncomplete", false}, {"items", list.items}};
 }
 
-json signature_help(const Analysis& analysis, const Converter& at, uint32_t offset) {
+json signature_help(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup) {
   auto site = find_call(at.document().text(), offset);
   if (!site) return nullptr;
   std::string label, documentation;
@@ -466,7 +522,7 @@ json signature_help(const Analysis& analysis, const Converter& at, uint32_t offs
     active = std::min(active, parameters.size() - 1);
   }
   json signature = {{"label", label}, {"parameters", params}, {"activeParameter", active}};
-  if (!documentation.empty()) signature["documentation"] = {{"kind", "markdown"}, {"value", documentation}};
+  if (!documentation.empty()) signature["documentation"] = markup_content(documentation, markup);
   return {{"signatures", json::array({signature})}, {"activeSignature", 0}, {"activeParameter", active}};
 }
 

@@ -20,6 +20,18 @@ struct ServingSeverity {
   static std::optional<ServingSeverity> parse(std::string_view setting);  // nullopt: not a setting
 };
 
+// How a client shows documentation (LSP's MarkupKind). The core writes Markdown; a client that
+// puts plaintext first in its capabilities gets it as plain text.
+enum class Markup { markdown, plaintext };
+struct ClientMarkup {
+  Markup hover = Markup::markdown, completion = Markup::markdown, signature_help = Markup::markdown;
+  static ClientMarkup from_capabilities(const json& capabilities);  // initialize's params.capabilities
+};
+// {"kind", "value"} for Markdown text, turned into plain text where `kind` asks for it.
+json markup_content(const std::string& markdown, Markup kind);
+// Markdown as plain text: code fences dropped around their code, backticks and bold's ** pairs removed.
+std::string markdown_to_plain(const std::string& markdown);
+
 // Byte offsets of one document to LSP positions, and back.
 class Converter {
  public:
@@ -41,11 +53,11 @@ inline constexpr const char* kErrorIndex = "https://shapescript.dev/errors/";
 json diagnostic_to_lsp(const Diagnostic& diagnostic, const Converter& at, const ServingSeverity& serving);
 json diagnostics_to_lsp(const Analysis& analysis, const Converter& at, const ServingSeverity& serving);
 
-json hover(const Analysis& analysis, const Converter& at, uint32_t offset);
+json hover(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup = Markup::markdown);
 json definition(const Analysis& analysis, const Converter& at, uint32_t offset);
 json document_symbols(const Analysis& analysis, const Converter& at);
-json completion(const Analysis& analysis, const Converter& at, uint32_t offset);
-json signature_help(const Analysis& analysis, const Converter& at, uint32_t offset);
+json completion(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup = Markup::markdown);
+json signature_help(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup = Markup::markdown);
 json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end, const json& only,
                   const ServingSeverity& serving);
 json inlay_hints(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end);

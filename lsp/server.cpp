@@ -254,6 +254,7 @@ void Server::notify(const std::string& method, json params) {
 
 json Server::initialize(const json& params) {
   configure(member(params, "initializationOptions"));
+  markup_ = ClientMarkup::from_capabilities(member(params, "capabilities"));
   json capabilities = {
       {"positionEncoding", "utf-16"},
       {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
@@ -544,11 +545,11 @@ void Server::answer(Document& document, Waiting& request) {
   try {
     json result;
     const std::string& m = request.method;
-    if (m == "textDocument/hover") result = hover(analysis, at, at.offset(params.at("position")));
+    if (m == "textDocument/hover") result = hover(analysis, at, at.offset(params.at("position")), markup_.hover);
     else if (m == "textDocument/definition") result = definition(analysis, at, at.offset(params.at("position")));
     else if (m == "textDocument/documentSymbol") result = document_symbols(analysis, at);
-    else if (m == "textDocument/completion") result = completion(analysis, at, at.offset(params.at("position")));
-    else if (m == "textDocument/signatureHelp") result = signature_help(analysis, at, at.offset(params.at("position")));
+    else if (m == "textDocument/completion") result = completion(analysis, at, at.offset(params.at("position")), markup_.completion);
+    else if (m == "textDocument/signatureHelp") result = signature_help(analysis, at, at.offset(params.at("position")), markup_.signature_help);
     else if (m == "textDocument/codeAction") {
       const json& range = params.at("range");
       result = code_actions(analysis, at, at.offset(range.at("start")), at.offset(range.at("end")),

@@ -100,6 +100,7 @@ class Server {
   std::map<std::string, std::shared_ptr<Document>> documents_;
   std::vector<Check*> checks_;  // on the thread pool
   ServingSeverity serving_;
+  ClientMarkup markup_;  // from the client's capabilities at initialize
   uint64_t generation_ = 1;  // bumped when settings change what a check produces
   bool initialized_ = false, shutdown_ = false, exiting_ = false;
   int exit_status_ = 1;

@@ -185,3 +185,18 @@ TEST_CASE("completion inside a lambda offers its parameter, and only there") {
   CHECK(!after.count("step"));
   CHECK(after.count("z"));
 }
+
+TEST_CASE("Markdown becomes plain text for a client that asks for it") {
+  CHECK(markdown_to_plain("```shapescript\nfn f(x: [D]) -> [D]\n```\n\nDoubles `x`.") == "fn f(x: [D]) -> [D]\n\nDoubles x.");
+  CHECK(markdown_to_plain("**12 parameters** = D·V") == "12 parameters = D·V");
+  CHECK(markdown_to_plain("x ** 2 grows") == "x ** 2 grows");  // a lone ** is a power, not bold
+  CHECK(markdown_to_plain("") == "");
+
+  json plain_first = {{"textDocument", {{"hover", {{"contentFormat", {"plaintext", "markdown"}}}}}}};
+  CHECK(ClientMarkup::from_capabilities(plain_first).hover == Markup::plaintext);
+  CHECK(ClientMarkup::from_capabilities(plain_first).completion == Markup::markdown);
+  json markdown_first = {{"textDocument", {{"hover", {{"contentFormat", {"markdown", "plaintext"}}}}}}};
+  CHECK(ClientMarkup::from_capabilities(markdown_first).hover == Markup::markdown);
+  CHECK(ClientMarkup::from_capabilities(json::object()).signature_help == Markup::markdown);
+  CHECK(ClientMarkup::from_capabilities(json("not an object")).hover == Markup::markdown);
+}

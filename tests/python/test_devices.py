@@ -2,7 +2,7 @@
 
 A tensor the generated code makes from sizes alone (`causal[n n]`, `map`'s positions, a `for`
 loop's counter) must go to its inputs' device. Every export fn and model forward of examples/ and
-tests/python/programs, and every `--hf` folder, runs here on the `meta` device, where a tensor
+tests/python/programs, and the `--hf` folders of five examples, run here on the `meta` device, where a tensor
 left on the CPU is an error as it is on a GPU ("Tensor on device cpu is not on the expected
 device meta"), and on CUDA when this machine has it, compared with the CPU.
 tests/device/cuda_check.py runs the same functions (device_runs.py) on a GPU machine.

@@ -215,7 +215,7 @@ class Generator : public PythonWriter {
     std::vector<std::pair<std::string, const ValueType*>> typed;
     if (auto types = a_.semantics.functions.find(&item); types != a_.semantics.functions.end())
       for (size_t i = 0; i < item.parameters.size(); ++i) typed.push_back({python_name(item.parameters[i].name), &types->second.parameters[i]});
-    device_ = device_of(typed);
+    anchor_ = anchor_of(typed);
     std::string body = item.body ? block(*item.body, 1) : "    pass\n";
     std::ostringstream out;
     out << "def " << python_name(item.name) << "(";
@@ -286,7 +286,7 @@ class Generator : public PythonWriter {
     std::string next = variable + " + 1";
     for (const std::string& c : carried) next += ", " + c;
     out += indent(depth + 1) + "return " + next + "\n";
-    std::string initial = "torch.tensor(" + python_bare(start) + (device_.empty() ? "" : ", device=" + device_) + ")";
+    std::string initial = "torch.tensor(" + python_bare(start) + (anchor_.device.empty() ? "" : ", device=" + anchor_.device) + ")";
     for (const std::string& c : carried) initial += ", " + c;
     if (carried.empty()) initial += ",";
     std::string targets = "_";

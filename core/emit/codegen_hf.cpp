@@ -440,10 +440,11 @@ class HfGenerator : public PythonWriter {
         if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
           typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
       }
-    auto saved_device = device_;
-    device_ = device_of(typed);
+    Anchor saved_anchor = anchor_;
+    anchor_ = anchor_of(typed);
+    for (const std::string& weight : scope.weight_order) anchor_.floating.insert(weight);  // the module's own parameters
     std::string body = fn.body ? block(*fn.body, 2) : "        pass\n";
-    device_ = saved_device;
+    anchor_ = saved_anchor;
     HfModuleClass code;
     code.members = weight_members();
     int calls = scope_attention_calls();
@@ -562,7 +563,7 @@ class HfGenerator : public PythonWriter {
       layer_inputs.push_back(python_name(f));
       locals_.insert(f);
     }
-    device_ = python_name(carried[0]) + ".device";  // the hidden states
+    anchor_ = Anchor{python_name(carried[0]) + ".device", python_name(carried[0]) + ".dtype", {carried[0], model_var}};  // the hidden states
     std::string layer_body = loop.body ? block(*loop.body, 2) : "";
     if (uses_name(layer_body, python_name(loop.variable)))
       refuse(where(loop.span) + ": the blocks use `" + loop.variable + "` other than to index stacked parameters");
@@ -611,7 +612,7 @@ class HfGenerator : public PythonWriter {
       refuse("the output layer's `" + model_var + "." + output_weight + "` is used elsewhere in `" + fn.name + "` too; vLLM runs the output layer on its own");
     locals_.insert(ids_var);
     if (!pos_var.empty()) locals_.insert(pos_var);
-    device_ = "inputs_embeds.device";
+    anchor_ = Anchor{"inputs_embeds.device", "inputs_embeds.dtype", {model_var}};
     std::string pre;
     for (size_t i = 0; i < loop_at; ++i) pre += statement(statements[i], 2);
     for (const std::string& c : carried) locals_.insert(c);
@@ -948,10 +949,10 @@ class HfGenerator : public PythonWriter {
       if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
         typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
     }
-    auto saved_device = device_;
-    device_ = device_of(typed);
+    Anchor saved_anchor = anchor_;
+    anchor_ = anchor_of(typed);
     std::string body = fn.body ? block(*fn.body, 1) : "    pass\n";
-    device_ = saved_device;
+    anchor_ = saved_anchor;
     std::string code = "def " + python_name(fn.name) + "(" + join(parameters) + "):\n    \"\"\"" + file_name(a_.file.path()) + ": " +
                        signature_line(fn) + "\"\"\"\n" + axis_reads(typed, body, 1) + body;
     plan_.functions.push_back(code);

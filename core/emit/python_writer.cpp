@@ -226,15 +226,19 @@ std::string PythonWriter::statement(const Statement& s, int depth) {
         std::string steps = pipe_steps(*s.value, python_name(s.targets[0].first), s.targets[0].first, depth);
         if (!steps.empty()) {
           locals_.insert(s.targets[0].first);
+          assigned({s.targets[0].first}, s.value.get());
           return out + steps;
         }
       }
       std::string value = s.value ? python_bare(expression(*s.value)) : "None";
       std::string targets;
+      std::vector<std::string> names;
       for (auto& [name, span] : s.targets) {
         targets += (targets.empty() ? "" : ", ") + python_name(name);
         locals_.insert(name);
+        names.push_back(name);
       }
+      assigned(names, s.value.get());
       return out + line(depth, targets + " = " + value);
     }
     case Statement::Kind::return_: {
@@ -311,15 +315,57 @@ std::string PythonWriter::axis_reads(const std::vector<std::pair<std::string, co
   return out;
 }
 
-std::string PythonWriter::device_of(const std::vector<std::pair<std::string, const ValueType*>>& inputs) {
-  for (auto& [name, type] : inputs)
-    if (type && type->is_tensor() && type->tensor.rank() > 0) return name + ".device";
-  return "";
+PythonWriter::Anchor PythonWriter::anchor_of(const std::vector<std::pair<std::string, const ValueType*>>& inputs) const {
+  Anchor anchor;
+  std::string model_parameter;  // `m.wte`: the first parameter of a model input
+  for (auto& [name, type] : inputs) {
+    if (!type) continue;
+    if (type->kind == ValueType::Kind::model) {
+      anchor.floating.insert(name);
+      const Item* model = a_.find_item(type->name);
+      if (model_parameter.empty() && model && !model->params.empty()) model_parameter = name + "." + python_name(model->params[0].name);
+      continue;
+    }
+    if (!type->is_tensor() || type->tensor.rank() == 0) continue;
+    if (anchor.device.empty()) anchor.device = name + ".device";
+    if (type->tensor.element.is_real()) {
+      anchor.floating.insert(name);
+      if (anchor.dtype.empty()) anchor.dtype = name + ".dtype";
+    }
+  }
+  if (anchor.device.empty() && !model_parameter.empty()) anchor.device = model_parameter + ".device";
+  if (anchor.dtype.empty() && !model_parameter.empty()) anchor.dtype = model_parameter + ".dtype";
+  return anchor;
+}
+
+bool PythonWriter::from_model_values(const Expr& e) const {
+  return !for_each_free_name(e, [&](const Expr& name) { return anchor_.floating.count(name.text) ? Walk::stop : Walk::into; });
+}
+
+std::vector<std::string> PythonWriter::in_model_dtype(const std::vector<const Expr*>& operands, std::vector<std::string> code) const {
+  if (anchor_.dtype.empty()) return code;
+  auto float_tensor = [&](const Expr* e) {
+    const ValueType* type = e ? type_of(*e) : nullptr;
+    return type && type->is_tensor() && type->tensor.rank() > 0 && type->tensor.element.is_real();
+  };
+  bool meets_model = std::any_of(operands.begin(), operands.end(), [&](const Expr* e) { return float_tensor(e) && from_model_values(*e); });
+  if (!meets_model) return code;
+  for (size_t i = 0; i < operands.size() && i < code.size(); ++i)
+    if (float_tensor(operands[i]) && !from_model_values(*operands[i])) code[i] = python_atom(code[i]) + ".to(" + anchor_.dtype + ")";
+  return code;
+}
+
+void PythonWriter::assigned(const std::vector<std::string>& names, const Expr* value) {
+  bool model_values = value && from_model_values(*value);
+  for (const std::string& name : names) {
+    if (model_values) anchor_.floating.insert(name);
+    else anchor_.floating.erase(name);
+  }
 }
 
 std::string PythonWriter::causal_call(const std::string& n, const std::string& m) {
   uses_causal_ = true;
-  return "_causal(" + n + ", " + m + (device_.empty() ? "" : ", " + device_) + ")";
+  return "_causal(" + n + ", " + m + (anchor_.device.empty() ? "" : ", " + anchor_.device) + ")";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,7 +427,8 @@ std::string PythonWriter::expression(const Expr& e) {
       int lp = precedence(*e.operands[0]), rp = precedence(*e.operands[1]);
       if (lp < own || (lp == own && own == kComparison)) left = "(" + left + ")";
       if (rp <= own) right = "(" + right + ")";
-      return left + " " + python_operator(e) + " " + right;
+      auto both = in_model_dtype({e.operands[0].get(), e.operands[1].get()}, {left, right});
+      return both[0] + " " + python_operator(e) + " " + both[1];
     }
     case Expr::Kind::unary: {
       if (e.operands.empty() || !e.operands[0]) return "None";
@@ -447,6 +494,7 @@ std::string PythonWriter::call(const Expr& e) {
   if (auto special = special_call(e)) return *special;
   const CallFacts* facts = facts_of(e);
   std::vector<std::string> args;
+  std::vector<const Expr*> positional;
   std::map<std::string, std::string> keywords;
   const AxisPattern* pattern = nullptr;
   for (const Argument& argument : e.arguments) {
@@ -460,14 +508,15 @@ std::string PythonWriter::call(const Expr& e) {
       continue;
     }
     args.push_back(python_bare(expression(*argument.value)));
+    positional.push_back(argument.value.get());
   }
   if (facts && facts->builtin && facts->builtin->lower) {
     on_builtin_call(e, *facts);
     LowerContext context;
-    context.args = args;
+    context.args = in_model_dtype(positional, args);
     context.keywords = keywords;
     context.facts = facts;
-    context.device = device_;
+    context.device = anchor_.device;
     context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
     if (pattern) einops_pattern(*pattern, *facts, context);
     // The size of the `over=` axis, for lowerings that pass it to torch (normalized_shape).

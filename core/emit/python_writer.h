@@ -63,10 +63,17 @@ class PythonWriter {
   const Analysis& a_;
   std::set<std::string> locals_;
   std::set<std::string> needed_axes_;  // generic axes used as values: read from the inputs' shapes
-  std::map<const Expr*, std::string> substitutes_;
-  // Where a tensor made from sizes alone (`causal[n n]`, `map`'s positions) goes: the device of the
-  // function's first tensor input, as Python (`x.device`), so that a model moved to a GPU runs there.
-  std::string device_;  // an expression already computed into a variable
+  std::map<const Expr*, std::string> substitutes_;  // an expression already computed into a variable
+  // Where and in what precision a function's values live, read from its inputs: a model moved to a
+  // GPU runs there, one cast to bfloat16 computes in bfloat16.
+  struct Anchor {
+    std::string device;  // `x.device`: where a tensor made from sizes alone goes (`causal[n n]`, `map`'s positions)
+    // `x.dtype`: the floating type of the model's values. A float tensor computed from sizes and
+    // positions (rope's angles) is float32, for precision, until it meets them; there it takes this.
+    std::string dtype;
+    std::set<std::string> floating;  // variables computed from floating inputs or the model's parameters
+  };
+  Anchor anchor_;
   std::vector<std::string> prelude_;  // statements an expression needs first (the HF attention)
   bool uses_einops_ = false, uses_causal_ = false;
   // The mode `dropout` reads, defined at the top of a module whose code uses it.
@@ -127,8 +134,17 @@ class PythonWriter {
   std::string pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns = false);
   // `n = x.shape[1]` for each generic axis the body uses as a value.
   std::string axis_reads(const std::vector<std::pair<std::string, const ValueType*>>& inputs, const std::string& body, int depth);
-  // `x.device` for the first input that is a tensor with axes; "" when none is (torch's default device).
-  static std::string device_of(const std::vector<std::pair<std::string, const ValueType*>>& inputs);
+  // The anchor of a function with these inputs: the device of the first that is a tensor with axes,
+  // the dtype of the first floating one, else of a model input's first parameter; "" where none is
+  // (torch's defaults).
+  Anchor anchor_of(const std::vector<std::pair<std::string, const ValueType*>>& inputs) const;
+  // Whether `e` is computed from the model's values (a name in anchor_.floating)...
+  bool from_model_values(const Expr& e) const;
+  // ...and the Python for `operands` that meet in one operation: a float tensor computed from sizes
+  // and positions alone, cast to the anchor's dtype where it meets one that is.
+  std::vector<std::string> in_model_dtype(const std::vector<const Expr*>& operands, std::vector<std::string> code) const;
+  // After `names = value`: which of them now hold the model's values.
+  void assigned(const std::vector<std::string>& names, const Expr* value);
   // `causal[n m]` as a call of `_causal`, on the function's device.
   std::string causal_call(const std::string& n, const std::string& m);
 

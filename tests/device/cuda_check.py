@@ -5,8 +5,8 @@ The GPU machine has torch and transformers but no build of ShapeScript, so the w
     python tests/device/cuda_check.py bundle DIR   # here: each case's export spec and each --hf folder
     python tests/device/cuda_check.py run DIR      # there: each on CUDA and on the CPU
 
-`run` prints one row per case (max difference, result) and greedy generation on CUDA for each
-folder, and exits 1 if any case fails or disagrees with the CPU.
+`run` prints one row per case (max difference, result, the same in bfloat16) and greedy generation
+on CUDA for each folder, and exits 1 if any case fails or disagrees with the CPU.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def aoti_difference(spec: dict, device: str, folder: Path) -> float:
 def run(folder: Path, device: str) -> int:
     import torch
     import transformers
-    from device_runs import forward_on, hf_forward_on
+    from device_runs import BF16_TOLERANCE, forward_on, hf_forward_on, relative_error
 
     transformers.utils.logging.disable_progress_bar()
     name = torch.cuda.get_device_name() if device == "cuda" else device
@@ -77,11 +77,14 @@ def run(folder: Path, device: str) -> int:
     for path in sorted(folder.glob("*.json")):
         spec = json.loads(path.read_text())
         try:
-            difference = largest_difference(forward_on(spec, device), forward_on(spec, "cpu"))
-            verdict = "ok" if difference <= TOLERANCE else "DIFFERS"
+            expected = forward_on(spec, "cpu")
+            difference = largest_difference(forward_on(spec, device), expected)
+            in_bf16 = max((relative_error(got, want) for got, want in zip(forward_on(spec, device, torch.bfloat16), expected)
+                           if want.is_floating_point()), default=0.0)
+            verdict = ("ok" if difference <= TOLERANCE and in_bf16 < BF16_TOLERANCE else "DIFFERS") + f" (bfloat16: {in_bf16:.1%} off)"
         except Exception as e:  # a case that can't run on CUDA is what this check is for
             difference, verdict = float("nan"), f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
-        failures += verdict != "ok"
+        failures += not verdict.startswith("ok")
         rows.append((path.stem, difference, verdict))
         if path.stem in AOTI_CASES:
             try:

@@ -1,4 +1,5 @@
-"""The generated code runs where its inputs are: a model moved to a GPU runs there.
+"""The generated code runs where its inputs are and in their precision: a model moved to a GPU
+runs there, and one cast to bfloat16 computes in bfloat16.
 
 A tensor the generated code makes from sizes alone (`causal[n n]`, `map`'s positions, a `for`
 loop's counter) must go to its inputs' device. Every export fn and model forward of examples/ and
@@ -6,6 +7,10 @@ tests/python/programs, and the `--hf` folders of five examples, run here on the 
 left on the CPU is an error as it is on a GPU ("Tensor on device cpu is not on the expected
 device meta"), and on CUDA when this machine has it, compared with the CPU.
 tests/device/cuda_check.py runs the same functions (device_runs.py) on a GPU machine.
+
+A float tensor computed from sizes and positions alone (rope's angles) stays float32, for
+precision, until it meets the model's values, where it takes their dtype: each case runs in
+bfloat16, as GPUs and vLLM run models, and must give bfloat16 results near the float32 ones.
 
     $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_devices.py
 """
@@ -19,7 +24,7 @@ import torch
 
 import shapescript
 from conftest import ROOT, cli
-from device_runs import forward_on, hf_forward_on
+from device_runs import BF16_TOLERANCE, forward_on, hf_forward_on, relative_error
 
 SOURCES = sorted((ROOT / "examples").glob("*.ss")) + sorted((ROOT / "tests" / "python" / "programs").glob("*.ss"))
 DEVICES = ["meta"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -84,3 +89,25 @@ def test_hf_folder_follows_its_inputs(example, device, tmp_path):
     assert logits.device.type == device and logits.shape[:2] == (2, 9)
     if device != "meta":
         torch.testing.assert_close(logits.cpu(), hf_forward_on(tmp_path / "hf", "cpu"), rtol=1e-4, atol=1e-4)
+
+
+BF16_RUNS = [(s, f) for s, f in CASES if Path(s).name not in READS_DATA]
+
+
+@pytest.mark.parametrize("source,function", BF16_RUNS, ids=[f"{Path(s).stem}.{f}" for s, f in BF16_RUNS])
+def test_generated_code_computes_in_its_inputs_dtype(source, function):
+    spec = spec_of(source, function)
+    outs, expected = forward_on(spec, "cpu", torch.bfloat16), forward_on(spec, "cpu")
+    for got, want in zip(outs, expected):
+        if want.is_floating_point():
+            assert got.dtype == torch.bfloat16
+            assert relative_error(got, want) < BF16_TOLERANCE
+
+
+@pytest.mark.parametrize("example", HF_EXAMPLES)
+def test_hf_folder_computes_in_bfloat16(example, tmp_path):
+    result = cli("export", ROOT / "examples" / example, "--hf", tmp_path / "hf", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    logits = hf_forward_on(tmp_path / "hf", "cpu", torch.bfloat16)
+    assert logits.dtype == torch.bfloat16
+    assert relative_error(logits, hf_forward_on(tmp_path / "hf", "cpu")) < BF16_TOLERANCE

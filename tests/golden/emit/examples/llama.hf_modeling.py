@@ -55,7 +55,7 @@ def rope(x, pos):
     # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
     # llama.ss:32: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
-    return torch.cat([x1 * torch.cos(angle) - x2 * torch.sin(angle), x2 * torch.cos(angle) + x1 * torch.sin(angle)], dim=3)
+    return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
 
 
 class ShapeScriptPreTrainedModel(PreTrainedModel):

@@ -68,7 +68,7 @@ def rope(x, pos):
     # mistral_sliding.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)
     x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
     # mistral_sliding.ss:39: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
-    return torch.cat([x1 * torch.cos(angle) - x2 * torch.sin(angle), x2 * torch.cos(angle) + x1 * torch.sin(angle)], dim=3)
+    return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
 
 
 class ShapeScriptPreTrainedModel(PreTrainedModel):

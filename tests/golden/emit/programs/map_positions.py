@@ -13,4 +13,4 @@ def sinusoid(x):
     # map_positions.ss:8: angles = n |> map(i => (Half |> map(j => i * j)) / 100.0)
     angles = torch.vmap(lambda i: (lambda j: i * j)(torch.arange(Half, device=x.device)) / 100.0)(torch.arange(n, device=x.device))
     # map_positions.ss:9: return x + sin(angles)
-    return x + torch.sin(angles)
+    return x + torch.sin(angles).to(x.dtype)

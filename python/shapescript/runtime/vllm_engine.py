@@ -10,7 +10,8 @@ REQUEST: {"jobs": [JOB, ...]}, served one after another in this process (importi
 JOB:     {"model": folder, "vocab": int, "max_model_len": int, "prompts": [[token ids], ...],
           "max_tokens": int, "logprobs": bool (every token's log-probability, prompt and sampled),
           "max_num_seqs": int, "model_impl": "transformers" (the default; "auto" for vLLM's own
-          models), "runs": how many times to generate (default 1; the last run's outputs are kept)}
+          models), "runs": how many times to generate (default 1; the last run's outputs are kept),
+          "dtype": what vLLM computes in (default "float32"; "bfloat16" as GPUs serve)}
 RESULT:  {"jobs": [{"outputs": [{"tokens": [...], "logprobs": [[V floats] per sampled token],
                                  "prompt_logprobs": [null, [V floats], ...]}],
                     "seconds": the last run's wall time, "runs": [each run's], "tokens": prompt and
@@ -44,7 +45,7 @@ def serve(request):
         trust_remote_code=True,
         model_impl=request.get("model_impl", "transformers"),
         skip_tokenizer_init=True,
-        dtype="float32",
+        dtype=request.get("dtype", "float32"),
         enforce_eager=True,
         # On CPU the KV cache is host memory; a fixed small size also skips vLLM's warm-up pass.
         kv_cache_memory_bytes=request.get("kv_cache_bytes", 128 << 20),

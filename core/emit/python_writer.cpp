@@ -344,8 +344,8 @@ bool PythonWriter::from_model_values(const Expr& e) const {
 
 std::vector<std::string> PythonWriter::in_model_dtype(const std::vector<const Expr*>& operands, std::vector<std::string> code) const {
   if (anchor_.dtype.empty()) return code;
-  auto float_tensor = [&](const Expr* e) {
-    const ValueType* type = e ? type_of(*e) : nullptr;
+  auto float_tensor = [&](const Expr* e) {  // a lambda (`map`'s) is typed by its body but is no value
+    const ValueType* type = e && e->kind != Expr::Kind::lambda ? type_of(*e) : nullptr;
     return type && type->is_tensor() && type->tensor.rank() > 0 && type->tensor.element.is_real();
   };
   bool meets_model = std::any_of(operands.begin(), operands.end(), [&](const Expr* e) { return float_tensor(e) && from_model_values(*e); });

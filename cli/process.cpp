@@ -135,6 +135,9 @@ void forget_group(pid_t group) { tell_reaper("-g " + std::to_string(group)); }
 InterruptScope::InterruptScope() {
   if (g_scopes++ > 0) return;
   if (g_wake[0] < 0 && pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
+  char stale[64];
+  while (g_wake[0] >= 0 && read(g_wake[0], stale, sizeof stale) > 0) {
+  }
   g_interrupted = 0;
   struct sigaction action {};
   action.sa_handler = on_stop_signal;

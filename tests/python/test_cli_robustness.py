@@ -279,9 +279,9 @@ def test_sigterm_stops_run(tmp_path):
 HF_FILES = ("config.json", "configuration_shapescript.py", "modeling_shapescript.py", "model.safetensors")
 
 
-def hf_writer(tmp_path: Path, name: str, seconds: float) -> str:
-    """A stand-in for hf.py that writes a folder marked `name`, a file at a time, taking `seconds`."""
-    body = (f"out.mkdir()\nfor f in {HF_FILES!r}:\n    (out / f).write_text({name!r})\n    time.sleep({seconds / len(HF_FILES)})\n")
+def hf_writer(tmp_path: Path, name: str, seconds: float, order=HF_FILES) -> str:
+    """A stand-in for hf.py that writes a folder marked `name`, a file at a time in `order`, taking `seconds`."""
+    body = (f"out.mkdir(exist_ok=True)\nfor f in {tuple(order)!r}:\n    (out / f).write_text({name!r})\n    time.sleep({seconds / len(order)})\n")
     return fake_python(tmp_path, body, name)
 
 
@@ -312,8 +312,9 @@ def test_two_hf_exports_to_one_folder_at_once_leave_one_whole(tmp_path):
     (tmp_path / "tiny.ss").write_text(MODEL)
     (tmp_path / "hf").mkdir()
     (tmp_path / "hf" / "config.json").write_text("old")
-    writers = [start(["export", "tiny.ss", "--hf", "hf", "--python", hf_writer(tmp_path, name, 1.0)], tmp_path, tmp_path / "tmp")
-               for name in ("first", "second")]
+    # Written in place, one file at a time in opposite orders, they would leave a folder of both.
+    writers = [start(["export", "tiny.ss", "--hf", "hf", "--python", hf_writer(tmp_path, name, 1.0, order)], tmp_path, tmp_path / "tmp")
+               for name, order in (("first", HF_FILES), ("second", HF_FILES[::-1]))]
     for w in writers:
         _, stderr = w.communicate(timeout=60)
         assert w.returncode == 0, stderr

@@ -55,11 +55,17 @@ def eventually(condition, seconds: float = 10) -> bool:
     return condition()
 
 
+def as_a_terminal_job() -> None:
+    """SIGINT as a terminal's job has it: a shell without job control starts its background jobs
+    (pytest run with `&`) with SIGINT ignored, which the CLI, as it should, leaves ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args, tmp_path: Path, tmpdir: Path) -> subprocess.Popen:
     """The CLI in a session of its own (as a terminal's job), TMPDIR a fresh folder."""
     tmpdir.mkdir(exist_ok=True)
     return subprocess.Popen([BIN, *map(str, args)], cwd=tmp_path, env=cli_env(TMPDIR=str(tmpdir)), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=as_a_terminal_job)
 
 
 def child_pid(tmp_path: Path, process: subprocess.Popen) -> int:

@@ -206,8 +206,8 @@ bool StagedOutput::prepare(const OutputPath& target, std::string& error) {
       error = "it exists and isn't a folder";
       return false;
     }
-    if (!folder_ && S_ISDIR(existing.st_mode)) {
-      error = "it is a folder";
+    if (!folder_ && !S_ISREG(existing.st_mode)) {  // a folder, or a device the rename would replace (/dev/null)
+      error = S_ISDIR(existing.st_mode) ? "it is a folder" : "it exists and isn't a regular file";
       return false;
     }
     // A folder is replaced whole: only an earlier export's (config.json), or an empty one.

@@ -165,7 +165,8 @@ def test_an_unusable_tmpdir_is_a_message(tmp_path, command, tmpdir):
     assert "(TMPDIR)" in result.stderr and "terminate" not in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize("output", ["loop/p.pt2", "x" * 300 + ".pt2"], ids=["under_a_symlink_loop", "name_over_255_bytes"])
+@pytest.mark.parametrize("output", ["loop/p.pt2", "x" * 300 + ".pt2", "/dev/null"],
+                         ids=["under_a_symlink_loop", "name_over_255_bytes", "a_device_the_rename_would_replace"])
 def test_an_output_that_cant_be_named_is_a_message(tmp_path, output):
     (tmp_path / "p.ss").write_text(SOURCE)
     (tmp_path / "loop").symlink_to("loop2")

@@ -1,16 +1,12 @@
 #include "export.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -20,8 +16,8 @@
 #include "check/model_layout.h"
 #include "check/reach.h"
 #include "diagnostics/render.h"
-
-extern char** environ;
+#include "files.h"
+#include "process.h"
 
 namespace ss {
 
@@ -38,90 +34,6 @@ std::string dtype_of(const ElementType& element) {
   }
 }
 
-// A temporary directory removed when this goes out of scope.
-struct TemporaryDirectory {
-  std::filesystem::path path;
-  TemporaryDirectory() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "shapescript-XXXXXX").string();
-    if (mkdtemp(pattern.data())) path = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    if (!path.empty()) std::filesystem::remove_all(path, ignored);
-  }
-};
-
-// Runs argv, collecting stdout and stderr, each echoed to stderr as it arrives when asked to.
-// `held_sigint`: the child starts with SIGINT's default action, whatever this process has set (it
-// ignores SIGINT while a live child handles Ctrl-C), and with SIGINT blocked, so that a Ctrl-C while
-// Python starts waits until the runtime unblocks it, ready to stop cleanly (train.py's main).
-ProcessResult run_process(const std::vector<std::string>& argv, bool echo_stdout, bool echo_stderr, bool held_sigint) {
-  ProcessResult result;
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
-    result.start_error = std::strerror(errno);
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
-  posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  if (held_sigint) {
-    sigset_t sigint;
-    sigemptyset(&sigint);
-    sigaddset(&sigint, SIGINT);
-    posix_spawnattr_setsigdefault(&attributes, &sigint);
-    posix_spawnattr_setsigmask(&attributes, &sigint);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  }
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int spawn_error = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (spawn_error != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    result.start_error = std::strerror(spawn_error);
-    return result;
-  }
-  result.started = true;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_count = 2;
-  char buffer[4096];
-  while (open_count > 0) {
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      if (n <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_count;
-        continue;
-      }
-      (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-      if (i == 0 ? echo_stdout : echo_stderr) std::cerr.write(buffer, n).flush();
-    }
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  return result;
-}
-
 // Rust's ExitStatus wording, which the book prints: "exit status: 1", "signal: 9 (SIGKILL)".
 std::string describe_status(int status) {
   if (status >= 0) return "exit status: " + std::to_string(status);
@@ -131,48 +43,89 @@ std::string describe_status(int status) {
 
 }  // namespace
 
+// After the runtime succeeded: the output is checked to be there, whole, and renamed into place;
+// returns 0, or the exit status after saying why (1: the runtime didn't write it, 2: the rename
+// failed, 128 + signal: interrupted, and then nothing is renamed).
+static int finish_output(StagedOutput& staged, const std::vector<std::string>& required, const std::string& failed, const std::string& python) {
+  std::string error;
+  if (!staged.written(required, error)) {
+    std::cerr << failed << "`" << python << "` exited with " << describe_status(0) << " but " << error << "\n";
+    return 1;
+  }
+  if (int signal = interrupted()) {
+    std::cerr << "interrupted (" << sigabbrev_np(signal) << "): nothing was written\n";
+    return 128 + signal;
+  }
+  if (!staged.commit(error)) {
+    std::cerr << failed << "can't put it in place: " << error << "\n";
+    return kExitFiles;
+  }
+  return 0;
+}
+
 // Runs one of the embedded runtime's scripts on `spec` with the chosen Python, in a temporary
 // folder. With `reply`, the script writes its answer (JSON) to the file the spec's `reply` names:
 // its stdout is the user program's as much as the runtime's, so nothing is parsed from it. On
 // failure it prints the runtime's `error:` lines (all its output with --verbose) and `failed` +
-// "`python` exited with ...", the book's closing line, and returns nothing.
+// "`python` exited with ...", the book's closing line, sets `exit_status` to the CLI's (1: the
+// runtime failed, 2: files, 128 + signal: interrupted) and returns nothing.
 std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::json spec, const ExportOptions& options,
-                                         const std::string& failed, bool reply, bool live, int* exit_status) {
-  TemporaryDirectory work;
-  if (work.path.empty()) {
-    std::cerr << failed << "can't create a temporary folder: " << std::strerror(errno) << "\n";
+                                         const std::string& failed, bool reply, RuntimeMode mode, int* exit_status) {
+  int unused = 0;
+  int& status = exit_status ? *exit_status : unused;
+  status = 1;
+  InterruptScope interrupts;
+  if (int signal = interrupted()) {
+    status = 128 + signal;
     return std::nullopt;
   }
-  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(work.path / name) << contents;
-  const std::filesystem::path reply_path = work.path / "reply.json";
+  TemporaryDirectory work;
+  if (work.path().empty()) {
+    std::cerr << failed << work.error() << "\n";
+    status = kExitFiles;
+    return std::nullopt;
+  }
+  // Each write checked: a full disk must not leave Python an empty script that "succeeds".
+  std::string error;
+  const std::filesystem::path reply_path = work.path() / "reply.json";
   if (reply) spec["reply"] = reply_path.string();
-  std::ofstream(work.path / "spec.json") << spec.dump(2);
+  std::vector<std::pair<std::string, std::string_view>> files(embedded_runtime_files().begin(), embedded_runtime_files().end());
+  std::string spec_text = json_text(spec, 2);
+  files.emplace_back("spec.json", spec_text);
+  for (auto& [name, contents] : files)
+    if (!write_whole_file(work.path() / name, contents, error)) {
+      std::cerr << failed << "can't write `" << (work.path() / name).string() << "`: " << error << "\n";
+      status = kExitFiles;
+      return std::nullopt;
+    }
   std::string python = choose_python(options.python);
-  std::vector<std::string> argv = {python, "-I", (work.path / script).string(), (work.path / "spec.json").string()};
+  std::vector<std::string> argv = {python, "-I", (work.path() / script).string(), (work.path() / "spec.json").string()};
   if (options.verbose) argv.push_back("--verbose");
-  // Live: the program's progress as it goes, and Ctrl-C is the child's to handle (it saves first);
-  // the terminal sends it to the whole process group, so this process only waits. The child gets
-  // SIGINT held for it from its first instruction (run_process), unless SIGINT was already ignored
-  // here (a background job's), which it then inherits.
-  struct sigaction ignore {}, previous {};
-  ignore.sa_handler = SIG_IGN;
-  if (live) sigaction(SIGINT, &ignore, &previous);
-  // A live program's stdout is printed when it ends; with --verbose an export shows a program's prints too.
-  ProcessResult process = run_process(argv, options.verbose && !live, options.verbose || live, live && previous.sa_handler != SIG_IGN);
-  if (live) sigaction(SIGINT, &previous, nullptr);
-  if (exit_status) *exit_status = process.status;
+  // A program: its progress as it goes, and Ctrl-C is the child's to handle (it saves first), passed
+  // on to it; it starts with SIGINT held, so a Ctrl-C while Python starts waits until the runtime
+  // unblocks it, ready to stop cleanly (train.py's main). Otherwise Ctrl-C stops the child's group.
+  // A program's stdout is printed when it ends; with --verbose an export shows a program's prints too.
+  bool program = mode == RuntimeMode::program;
+  ChildOutput out{ChildOutput::Kind::capture, options.verbose && mode == RuntimeMode::quiet, ""};
+  ChildOutput err{ChildOutput::Kind::capture, options.verbose || mode != RuntimeMode::quiet, ""};
+  ProcessResult process = run_child(argv, out, err, program ? OnInterrupt::forward_sigint : OnInterrupt::stop, program);
   if (!process.started) {
     std::cerr << failed << "can't run `" << python << "`: " << process.start_error << "\n";
     return std::nullopt;
   }
-  if (live && (process.status == 130 || process.status == -SIGINT)) {
+  if (int signal = interrupted(); signal && !(program && signal == SIGINT)) {
+    std::cerr << "interrupted (" << sigabbrev_np(signal) << "): stopped `" << python << "`; nothing was written\n";
+    status = 128 + signal;
+    return std::nullopt;
+  }
+  if (program && (process.status == 130 || process.status == -SIGINT)) {
     // Interrupted: the runtime said what it saved, unless SIGINT ended it before it could say anything.
     if (process.status == -SIGINT) std::cerr << "interrupted before `" << spec.value("function", "main") << "` started: nothing was saved\n";
-    if (exit_status) *exit_status = 130;
+    status = 130;
     return std::nullopt;
   }
   if (process.status != 0) {
-    if (!options.verbose && !live) {
+    if (!options.verbose && mode == RuntimeMode::quiet) {
       // The runtime's own `error:` lines say why; the traceback only with --verbose.
       std::istringstream lines(process.err);
       std::string line;
@@ -189,9 +142,9 @@ std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::js
   }
   RuntimeResult result{std::move(process), nullptr};
   if (reply) {
-    std::ifstream in(reply_path);
-    if (in) result.reply = nlohmann::json::parse(in, nullptr, false);
-    if (!result.reply.is_object()) {  // not there, or not whole
+    std::string text, unread;
+    if (read_source(reply_path.string(), text, unread)) result.reply = nlohmann::json::parse(text, nullptr, false);
+    if (!result.reply.is_object()) {
       std::cerr << failed << "`" << python << "` exited with " << describe_status(0) << " without writing its reply\n";
       return std::nullopt;
     }
@@ -202,15 +155,13 @@ std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::js
 // Reads and checks `file`. On failure it prints why (the file's errors, or that it can't be read)
 // and sets `status` (2: unreadable, 1: errors); the book prints nothing after the errors.
 std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOptions& options, const std::string& color, int& status) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::cerr << "error: can't read `" << file << "`: " << std::strerror(errno) << "\n";
+  std::string text, error;
+  if (!read_source(file, text, error)) {
+    std::cerr << "error: can't read `" << file << "`: " << error << "\n";
     status = 2;
     return nullptr;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto analysis = analyze(SourceFile(file, text.str()), options);
+  auto analysis = analyze(SourceFile(file, std::move(text)), options);
   RenderOptions render{use_color(color, stderr)};
   if (analysis->has_errors()) {
     for (const Diagnostic& d : analysis->diagnostics)
@@ -277,7 +228,8 @@ std::string choose_python(const std::string& requested) {
   if (!requested.empty()) return requested;
   if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
     std::filesystem::path python = std::filesystem::path(venv) / "bin" / "python";
-    if (std::filesystem::exists(python)) return python.string();
+    std::error_code unusable;  // a loop, no permission: not this one
+    if (std::filesystem::exists(python, unusable)) return python.string();
   }
   return "python3";
 }
@@ -299,12 +251,17 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
     std::cerr << "error: vLLM can't serve `" << function << "`: " << why_not << "\n";
     return 1;
   }
-  std::filesystem::path output = std::filesystem::absolute(options.hf);
+  // The folders above it are made as before; the folder itself is built beside it and swapped in.
   std::error_code made;
-  std::filesystem::create_directories(output, made);
-  if (made || !std::filesystem::is_directory(output)) {
-    std::cerr << "error: can't create the folder `" << options.hf << "`" << (made ? ": " + made.message() : "") << "\n";
-    return 2;
+  std::filesystem::path above = std::filesystem::absolute(options.hf, made).parent_path();
+  if (!made) std::filesystem::create_directories(above, made);
+  InterruptScope interrupts;
+  StagedOutput staged;
+  std::string error;
+  if (made) error = made.message();
+  if (!error.empty() || !staged.prepare({options.hf, true}, error)) {
+    std::cerr << "error: can't create the folder `" << options.hf << "`: " << error << "\n";
+    return kExitFiles;
   }
   nlohmann::json config = nlohmann::json::object();
   for (auto& [key, value] : model.config) {
@@ -322,7 +279,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   GeneratedModule reference = generate_python(analysis);
   nlohmann::json spec = {{"version", 1},
                          {"source", analysis.file.path()},
-                         {"output", output.string()},
+                         {"output", staged.path().string()},
                          {"config", config},
                          {"configuration", model.configuration},
                          {"modeling", model.modeling},
@@ -337,8 +294,13 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
                          {"vocab", model.vocab}};
-  auto result = run_runtime("hf.py", spec, options, "error: writing `" + options.hf + "` failed: ", false);
-  if (!result) return 1;
+  const std::string failed = "error: writing `" + options.hf + "` failed: ";
+  int status = 1;
+  auto result = run_runtime("hf.py", spec, options, failed, false, RuntimeMode::quiet, &status);
+  if (!result) return status;
+  if (int finished = finish_output(staged, {"config.json", "configuration_shapescript.py", "modeling_shapescript.py", "model.safetensors"},
+                                   failed, choose_python(options.python)))
+    return finished;
   for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
   std::cout << "wrote " << options.hf << ": ";
   if (model.causal_lm) {
@@ -394,22 +356,25 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
               << "` isn't one (it must take a model and token ids, embed them and end with an output layer)\n";
     return 1;
   }
-  std::filesystem::path output = std::filesystem::absolute(options.gguf);
-  if (!std::filesystem::is_directory(output.parent_path())) {
-    std::cerr << "error: can't write `" << options.gguf << "`: the folder `" << output.parent_path().string() << "` does not exist\n";
-    return 2;
+  InterruptScope interrupts;
+  StagedOutput staged;
+  if (std::string error; !staged.prepare({options.gguf, false}, error)) {
+    std::cerr << "error: can't write `" << options.gguf << "`: " << error << "\n";
+    return kExitFiles;
   }
   auto absolute_or_null = [](const std::string& path) {
     return path.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(path).string());
   };
   nlohmann::json spec = language_model_spec(analysis, layout, model, function);
-  spec.update({{"output", output.string()},
+  spec.update({{"output", staged.path().string()},
                {"weights", absolute_or_null(options.weights)},
                {"weights_name", options.weights},
                {"tokenizer", absolute_or_null(options.tokenizer)},
                {"tokenizer_name", options.tokenizer}});
-  auto result = run_runtime("gguf_export.py", spec, options, failed, true);
-  if (!result) return 1;
+  int status = 1;
+  auto result = run_runtime("gguf_export.py", spec, options, failed, true, RuntimeMode::quiet, &status);
+  if (!result) return status;
+  if (int finished = finish_output(staged, {}, failed, choose_python(options.python))) return finished;
   try {
     const nlohmann::json& reply = result->reply;
     std::cout << "wrote " << options.gguf << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
@@ -425,6 +390,13 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
 
 int run_program(const RunOptions& run) {
   int status = 0;
+  std::error_code unusable;
+  std::filesystem::path source = std::filesystem::absolute(run.file, unusable);
+  std::string stem = source.stem().string();
+  std::string checkpoint = run.checkpoint.empty() ? stem + ".ckpt.pt" : run.checkpoint;
+  std::string log = run.log.empty() ? stem + ".log.jsonl" : run.log;
+  // The checkpoint may be the one resumed (it is replaced whole, after it was read); the log is appended to.
+  if (!refuse_overwriting_inputs({run.file, run.resume}, {{log}}) || !refuse_overwriting_inputs({run.file}, {{checkpoint}})) return kExitFiles;
   auto analysis = checked_file(run.file, {}, run.color, status);
   if (!analysis) return status;
   const Item* function = analysis->find_item(run.function);
@@ -436,26 +408,38 @@ int run_program(const RunOptions& run) {
     std::cerr << "error: `" << run.function << "` takes parameters; `shapescript run` runs a function that takes none, such as `fn main():`\n";
     return 2;
   }
-  std::filesystem::path source = std::filesystem::absolute(run.file);
-  std::string stem = source.stem().string();
-  std::string checkpoint = run.checkpoint.empty() ? stem + ".ckpt.pt" : run.checkpoint;
-  std::string log = run.log.empty() ? stem + ".log.jsonl" : run.log;
+  // Ctrl-C's checkpoint is written beside its place and renamed into it; where that can't be
+  // prepared (no such folder), the runtime is given the place itself and says so if it must save.
+  InterruptScope interrupts;
+  StagedOutput staged;
+  std::string unstaged;
+  bool staging = staged.prepare({checkpoint}, unstaged);
+  auto absolute = [](const std::string& path) {
+    std::error_code ignored;
+    std::filesystem::path full = std::filesystem::absolute(path, ignored);
+    return ignored ? path : full.string();
+  };
   nlohmann::json spec = {{"version", 1},
                          {"module", generate_python(*analysis).python},
                          {"function", python_name(run.function)},
                          {"source", run.file},
                          {"source_dir", source.parent_path().string()},
-                         {"checkpoint", std::filesystem::absolute(checkpoint).string()},
+                         {"checkpoint", staging ? staged.path().string() : absolute(checkpoint)},
                          {"checkpoint_name", checkpoint},
-                         {"resume", run.resume.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(run.resume).string())},
+                         {"resume", run.resume.empty() ? nlohmann::json(nullptr) : nlohmann::json(absolute(run.resume))},
                          {"resume_name", run.resume},
-                         {"log", std::filesystem::absolute(log).string()}};
+                         {"log", absolute(log)}};
   ExportOptions options;
   options.python = run.python;
   options.verbose = run.verbose;
   std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python) << "\n";
-  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", false, true, &status);
-  if (!result) return status == 130 ? 130 : 1;
+  auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", false, RuntimeMode::program, &status);
+  std::string error;
+  if (staging && staged.written({}, error) && !staged.commit(error)) {
+    std::cerr << "error: can't save the checkpoint `" << checkpoint << "`: " << error << "\n";
+    return kExitFiles;
+  }
+  if (!result) return status;
   std::cout << result->process.out;
   return 0;
 }
@@ -469,6 +453,13 @@ int run_export(const ExportOptions& options) {
   }
   // `--fn forward` to a .pt2: a model's forward, its weights in the program (--hf and --gguf have rules of their own).
   if (options.hf.empty() && options.gguf.empty()) analyze_options.model_forward = options.function;
+  // Before any work: no output may be an input.
+  std::vector<OutputPath> outputs;
+  if (!options.hf.empty()) outputs.push_back({options.hf, true});
+  if (!options.gguf.empty()) outputs.push_back({options.gguf});
+  if (!options.output.empty()) outputs.push_back({options.output});
+  const std::vector<std::string> inputs = {options.file, options.weights, options.tokenizer};
+  if (!refuse_overwriting_inputs(inputs, outputs)) return kExitFiles;
   int status = 0;
   auto analysis = checked_file(options.file, analyze_options, options.color, status);
   if (!analysis) return status;
@@ -495,17 +486,21 @@ int run_export(const ExportOptions& options) {
   }
   std::string format = options.aoti ? "aoti" : "pt2";
   std::string output = options.output.empty() ? signature->function + ".pt2" : options.output;
-  std::filesystem::path output_dir = std::filesystem::absolute(output).parent_path();
-  if (!std::filesystem::is_directory(output_dir)) {
-    std::cerr << "error: can't write `" << output << "`: the folder `" << output_dir.string() << "` does not exist\n";
-    return 2;
+  if (options.output.empty() && !refuse_overwriting_inputs(inputs, {{output}})) return kExitFiles;
+  InterruptScope interrupts;
+  StagedOutput staged;
+  if (std::string error; !staged.prepare({output}, error)) {
+    std::cerr << "error: can't write `" << output << "`: " << error << "\n";
+    return kExitFiles;
   }
   GeneratedModule module = generate_python(*analysis);
-  nlohmann::json spec = export_spec(*analysis, *signature, module, std::filesystem::absolute(output).string(), format, options.weights);
+  nlohmann::json spec = export_spec(*analysis, *signature, module, staged.path().string(), format, options.weights);
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
             << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
-  auto result = run_runtime("run_export.py", spec, options, "error: exporting `" + signature->function + "` failed: ", true);
-  if (!result) return 1;
+  const std::string failed = "error: exporting `" + signature->function + "` failed: ";
+  auto result = run_runtime("run_export.py", spec, options, failed, true, RuntimeMode::quiet, &status);
+  if (!result) return status;
+  if (int finished = finish_output(staged, {}, failed, choose_python(options.python))) return finished;
   std::string dynamic;
   try {
     for (auto& [input, axes] : result->reply.at("dynamic").items())

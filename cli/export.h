@@ -9,6 +9,7 @@
 #include "check/model_layout.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
+#include "process.h"
 
 namespace ss {
 
@@ -38,22 +39,22 @@ bool use_color(const std::string& mode, FILE* stream);
 // Which Python runs the export: --python, else $VIRTUAL_ENV's, else python3.
 std::string choose_python(const std::string& requested);
 
-struct ProcessResult {
-  int status = -1;  // exit status, or -signal
-  std::string out, err;
-  bool started = false;
-  std::string start_error;
-};
-
 // What a runtime script ran to: its output, and the reply it wrote (run_runtime's `reply`).
 struct RuntimeResult {
   ProcessResult process;
   nlohmann::json reply;
 };
 
+// How a runtime script runs: `quiet`, its output shown on failure or with --verbose; `progress`, its
+// stderr shown as it comes (import-weights' search); `program`, a user's program (`run`): its
+// progress as it comes, and Ctrl-C passed on to it, which saves first.
+enum class RuntimeMode { quiet, progress, program };
+
 // Runs one of the embedded runtime's scripts (python/shapescript/runtime) on `spec`; see export.cpp.
+// On failure `exit_status` is the command's: 1 the runtime failed, 2 files, 128 + signal interrupted.
 std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::json spec, const ExportOptions& options,
-                                         const std::string& failed, bool reply, bool live = false, int* exit_status = nullptr);
+                                         const std::string& failed, bool reply, RuntimeMode mode = RuntimeMode::quiet,
+                                         int* exit_status = nullptr);
 
 // Reads and checks `file`; on failure prints why and sets `status` (2: unreadable, 1: errors).
 std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOptions& options, const std::string& color, int& status);

@@ -4,28 +4,34 @@
 #include <iostream>
 
 #include "export.h"
+#include "files.h"
+#include "process.h"
 
 namespace ss {
 
 int run_import_weights(const ImportOptions& options) {
+  if (!refuse_overwriting_inputs({options.file, options.folder}, {{options.output}})) return kExitFiles;
   int status = 0;
   auto analysis = checked_file(options.file, {}, options.color, status);
   if (!analysis) return status;
   const std::string& function = options.function;
   const std::string failed = "error: importing `" + options.folder + "` failed: ";
   namespace fs = std::filesystem;
-  if (!fs::exists(options.folder)) {
-    std::cerr << "error: can't read `" << options.folder << "`: no such folder\n";
+  std::error_code unreadable;
+  fs::file_status folder = fs::status(options.folder, unreadable);
+  if (!fs::exists(folder)) {
+    std::cerr << "error: can't read `" << options.folder << "`: " << (unreadable && folder.type() != fs::file_type::not_found ? unreadable.message() : "no such folder") << "\n";
     return 2;
   }
-  if (!fs::is_directory(options.folder)) {
+  if (!fs::is_directory(folder)) {
     std::cerr << "error: `" << options.folder << "` isn't a folder: a Hugging Face model is a folder with config.json and *.safetensors\n";
     return 2;
   }
-  fs::path output = fs::absolute(options.output);
-  if (!fs::is_directory(output.parent_path())) {
-    std::cerr << "error: can't write `" << options.output << "`: the folder `" << output.parent_path().string() << "` does not exist\n";
-    return 2;
+  InterruptScope interrupts;
+  StagedOutput staged;
+  if (std::string error; !staged.prepare({options.output}, error)) {
+    std::cerr << "error: can't write `" << options.output << "`: " << error << "\n";
+    return kExitFiles;
   }
   ModelLayout layout = find_model_layout(*analysis, function);
   HfModel model = generate_hf(*analysis, layout);
@@ -43,17 +49,27 @@ int run_import_weights(const ImportOptions& options) {
     return 1;
   }
   nlohmann::json spec = language_model_spec(*analysis, layout, model, function);
-  spec.update({{"folder", fs::absolute(options.folder).string()},
+  spec.update({{"folder", fs::absolute(options.folder, unreadable).string()},
                {"folder_name", options.folder},
-               {"output", output.string()},
+               {"output", staged.path().string()},
                {"output_name", options.output}});
   ExportOptions run_options;
   run_options.python = options.python;
   run_options.verbose = options.verbose;
   std::cerr << "importing " << options.folder << " onto `" << model.model_name << "` with " << choose_python(options.python) << "...\n";
   // Live: the search's progress lines as they come.
-  auto result = run_runtime("import_weights.py", spec, run_options, failed, true, true);
-  if (!result) return 1;
+  auto result = run_runtime("import_weights.py", spec, run_options, failed, true, RuntimeMode::progress, &status);
+  if (!result) return status;
+  std::string error;
+  if (!staged.written({}, error)) {
+    std::cerr << failed << "`" << choose_python(options.python) << "` exited with exit status: 0 but " << error << "\n";
+    return 1;
+  }
+  if (int signal = interrupted()) return 128 + signal;
+  if (!staged.commit(error)) {
+    std::cerr << "error: can't write `" << options.output << "`: " << error << "\n";
+    return kExitFiles;
+  }
   try {
     const nlohmann::json& reply = result->reply;
     std::string readings;

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,27 +15,13 @@
 #include "import_weights.h"
 #include "language_server.h"
 #include "diagnostics/render.h"
+#include "files.h"
 #include "verify.h"
 
 namespace {
 
 constexpr int kExitClean = 0, kExitErrors = 1, kExitUsage = 2;
 
-
-std::optional<std::string> read_file(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    error = "read failed";
-    return std::nullopt;
-  }
-  return text.str();
-}
 
 std::string_view severity_name(ss::Severity s) {
   return s == ss::Severity::error ? "error" : s == ss::Severity::warning ? "warning" : "information";
@@ -72,9 +58,8 @@ int run_check(const std::vector<std::string>& paths, const std::string& format, 
   nlohmann::json json = nlohmann::json::array();
   bool unreadable = false;
   for (const std::string& path : paths) {
-    std::string error;
-    auto text = read_file(path, error);
-    if (!text) {
+    std::string text, error;
+    if (!ss::read_source(path, text, error)) {
       std::cerr << "error: can't read `" << path << "`: " << error << "\n";
       unreadable = true;
       continue;
@@ -83,14 +68,14 @@ int run_check(const std::vector<std::string>& paths, const std::string& format, 
     if (serving == "error") analyze_options.serving_severity = ss::Severity::error;
     if (serving == "warning") analyze_options.serving_severity = ss::Severity::warning;
     if (serving == "information") analyze_options.serving_severity = ss::Severity::information;
-    auto analysis = ss::analyze(ss::SourceFile(path, std::move(*text)), analyze_options);
+    auto analysis = ss::analyze(ss::SourceFile(path, std::move(text)), analyze_options);
     for (const ss::Diagnostic& d : analysis->diagnostics) {
       if (format == "json") json.push_back(diagnostic_json(analysis->file, d));
       else std::cout << ss::render_diagnostic(analysis->file, d, options);
       all.push_back(d);
     }
   }
-  if (format == "json") std::cout << json.dump(2) << "\n";
+  if (format == "json") std::cout << ss::json_text(json, 2) << "\n";
   else std::cout << ss::render_explain_footer(all, options);
   if (unreadable) return kExitUsage;
   bool errors = std::any_of(all.begin(), all.end(), [](const ss::Diagnostic& d) { return d.severity == ss::Severity::error; });
@@ -119,9 +104,26 @@ int run_explain(const std::string& code_text) {
   return kExitClean;
 }
 
+int run_command(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The last resort: what a command didn't say itself (a file system error thrown from deep
+  // inside) is still a message and exit status 2, never an abort.
+  try {
+    return run_command(argc, argv);
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "error: " << e.code().message() << (e.path1().empty() ? "" : ": `" + e.path1().string() + "`") << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  }
+  return kExitUsage;
+}
+
+namespace {
+
+int run_command(int argc, char** argv) {
   // `shapescript lsp [options]` hands its arguments to the language server untouched.
   if (argc > 1 && std::string(argv[1]) == "lsp") return run_language_server(argc, argv);
   CLI::App app{"ShapeScript: tensor shapes in the types, checked as you type, exported to where models run"};
@@ -212,3 +214,5 @@ int main(int argc, char** argv) {
   }
   return kExitUsage;
 }
+
+}  // namespace

@@ -3,9 +3,6 @@
 // verify.py, which runs each in its engine on the same inputs and prints one table.
 #include "verify.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,15 +12,16 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
 #include "export.h"
+#include "files.h"
+#include "process.h"
 #include "check/model_layout.h"
 #include "diagnostics/render.h"
-
-extern char** environ;
 
 namespace ss {
 
@@ -33,30 +31,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs argv with stdout and stderr sent to files; returns the exit status (-1: it couldn't start).
+// Runs argv with stdout and stderr sent to files (empty: this process's own), in a process group
+// that dies with this one; returns the exit status (-1: it couldn't start, 128 + signal: killed).
 int spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (!out.empty()) posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (!err.empty()) posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int failed = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (failed) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto where = [](const fs::path& path) {
+    return path.empty() ? ChildOutput{ChildOutput::Kind::inherit, false, ""} : ChildOutput{ChildOutput::Kind::file, false, path.string()};
+  };
+  ProcessResult result = run_child(argv, where(out), where(err));
+  if (!result.started) return -1;
+  return result.status >= 0 ? result.status : 128 - result.status;
 }
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text, ignored;
+  read_source(path.string(), text, ignored);
+  return text;
 }
 
 // The architecture `export --gguf` wrote, from its line "wrote FILE: llama.cpp's `NAME`, ...".
@@ -118,17 +107,15 @@ std::string find_llama_cpp() {
 }  // namespace
 
 int run_verify(const VerifyOptions& options, const char* argv0) {
-  std::ifstream in(options.file, std::ios::binary);
-  if (!in) {
-    std::cerr << "error: can't read `" << options.file << "`: " << std::strerror(errno) << "\n";
+  std::string text, unreadable;
+  if (!read_source(options.file, text, unreadable)) {
+    std::cerr << "error: can't read `" << options.file << "`: " << unreadable << "\n";
     return 2;
   }
-  std::stringstream text;
-  text << in.rdbuf();
   AnalyzeOptions analyze_options;
   analyze_options.serving_severity = Severity::information;  // what vLLM would refuse, to say why it isn't run
   analyze_options.serving_function = options.function;
-  auto analysis = analyze(SourceFile(options.file, text.str()), analyze_options);
+  auto analysis = analyze(SourceFile(options.file, std::move(text)), analyze_options);
   RenderOptions render{use_color(options.color, stderr)};
   if (analysis->has_errors()) {
     for (const Diagnostic& d : analysis->diagnostics)
@@ -144,35 +131,32 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
 
   // Where the artifacts go: --artifacts DIR (those already there are checked as they are), else a
   // temporary folder.
+  // Ctrl-C or SIGTERM stops the export or engine running, and the temporary folder is removed.
+  InterruptScope interrupts;
   fs::path artifacts;
   bool temporary = options.artifacts.empty();
+  std::optional<TemporaryDirectory> scratch;
   if (temporary) {
-    std::string pattern = (fs::temp_directory_path() / "shapescript-verify-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) {
-      std::cerr << "error: can't create a temporary folder: " << std::strerror(errno) << "\n";
+    scratch.emplace("shapescript-verify");
+    if (scratch->path().empty()) {
+      std::cerr << "error: " << scratch->error() << "\n";
       return 2;
     }
-    artifacts = pattern;
+    artifacts = scratch->path();
   } else {
-    artifacts = fs::absolute(options.artifacts);
     std::error_code made;
-    fs::create_directories(artifacts, made);
+    artifacts = fs::absolute(options.artifacts, made);
+    if (!made) fs::create_directories(artifacts, made);
     if (made) {
       std::cerr << "error: can't create `" << options.artifacts << "`: " << made.message() << "\n";
       return 2;
     }
   }
-  struct Cleanup {
-    fs::path path;
-    ~Cleanup() {
-      std::error_code ignored;
-      if (!path.empty()) fs::remove_all(path, ignored);
-    }
-  } cleanup{temporary ? artifacts : fs::path()};
 
+  std::error_code ignored_error;
   std::string self = self_path(argv0);
   std::vector<std::string> common;
-  if (!options.weights.empty()) common = {"--weights", fs::absolute(options.weights).string()};
+  if (!options.weights.empty()) common = {"--weights", fs::absolute(options.weights, ignored_error).string()};
   if (!options.python.empty()) common.insert(common.end(), {"--python", options.python});
   struct Artifact {
     std::string key, what, path;
@@ -185,8 +169,12 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       {"hf", "the Hugging Face folder", (artifacts / "hf").string(), {"--fn", options.function, "--hf"}},
       {"gguf", "the GGUF file", (artifacts / "model.gguf").string(), {"--fn", options.function, "--gguf"}},
   };
+  std::vector<OutputPath> outputs;
+  for (const Artifact& a : wanted) outputs.push_back({a.path, a.key == "hf"});
+  if (!refuse_overwriting_inputs({options.file, options.weights}, outputs)) return 2;
   nlohmann::json exported = nlohmann::json::object();
   for (const Artifact& a : wanted) {
+    if (int signal = interrupted()) return 128 + signal;
     nlohmann::json entry = {{"path", a.path}, {"error", nullptr}};
     std::error_code ignored;
     fs::path out = artifacts / (a.key + ".export.out"), err = artifacts / (a.key + ".export.err");
@@ -195,7 +183,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       if (a.key == "gguf") entry["architecture"] = gguf_architecture(read_text(out));
     } else {
       std::cerr << "verify: exporting " << a.what << "\n";
-      std::vector<std::string> argv = {self, "export", fs::absolute(options.file).string(), "--color", "never"};
+      std::vector<std::string> argv = {self, "export", fs::absolute(options.file, ignored).string(), "--color", "never"};
       argv.insert(argv.end(), a.args.begin(), a.args.end());
       argv.push_back(a.path);
       argv.insert(argv.end(), common.begin(), common.end());
@@ -238,7 +226,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
                          {"model", model.model_name},
                          {"function", python_name(options.function)},
                          {"parameters", parameters},
-                         {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(options.weights).string())},
+                         {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(options.weights, ignored).string())},
                          {"weights_name", options.weights},
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
@@ -248,13 +236,21 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
                          {"llama_cpp", llama_cpp.empty() ? nlohmann::json(nullptr) : nlohmann::json(llama_cpp)}};
   fs::path runtime = artifacts / "runtime";
   fs::create_directories(runtime, ignored);
-  for (auto& [name, contents] : embedded_runtime_files()) std::ofstream(runtime / name) << contents;
-  std::ofstream(runtime / "spec.json") << spec.dump(2);
+  std::string written;
+  bool whole = true;
+  for (auto& [name, contents] : embedded_runtime_files()) whole = whole && write_whole_file(runtime / name, contents, written);
+  whole = whole && write_whole_file(runtime / "spec.json", json_text(spec, 2), written);
+  if (!whole) {
+    std::cerr << "error: can't write the runtime into `" << runtime.string() << "`: " << written << "\n";
+    return 2;
+  }
+  if (int signal = interrupted()) return 128 + signal;
   std::string python = choose_python(options.python);
   std::vector<std::string> argv = {python, "-I", (runtime / "verify.py").string(), (runtime / "spec.json").string()};
   if (options.verbose) argv.push_back("--verbose");
   std::cerr << "verify: running the engines with " << python << "\n";
   int status = spawn(argv, "", "");  // the table on stdout, progress on stderr, as they come
+  if (int signal = interrupted()) return 128 + signal;
   if (status < 0) {
     std::cerr << "error: can't run `" << python << "`\n";
     return 1;

@@ -91,6 +91,17 @@ def compile(path: str | os.PathLike, text: str | None = None) -> types.ModuleTyp
     return module
 
 
+def _refuse_overwriting(output, inputs) -> None:
+    """An output that is an input (the same file, a link or a hard link of it) is refused, as the CLI refuses it."""
+    if not os.path.exists(output):
+        return
+    for given in inputs:
+        named = [given] if not os.path.isdir(given) else [os.path.join(d, f) for d, _, fs in os.walk(given) for f in fs] + [given]
+        for candidate in named:
+            if os.path.exists(candidate) and os.path.samefile(output, candidate):
+                raise ShapeScriptError(f"can't write `{os.fspath(output)}`: it is the input `{os.fspath(candidate)}`; choose another output")
+
+
 def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *, aoti: bool = False,
            weights: str | os.PathLike | None = None):
     """Exports `function` of a ShapeScript file to `output` and returns the torch.export.ExportedProgram.
@@ -99,6 +110,7 @@ def export(path: str | os.PathLike, function: str, output: str | os.PathLike, *,
     parameters the program then holds: from the checkpoint `weights`, else the initializers.
     The same as `shapescript export PATH --fn FUNCTION -o OUTPUT [--aoti] [--weights W]`, in this Python.
     """
+    _refuse_overwriting(output, [path] + ([weights] if weights else []))
     result = _extension().export_spec(os.fspath(path), function, os.path.abspath(os.fspath(output)), "aoti" if aoti else "pt2",
                                       os.fspath(weights) if weights else "")
     diagnostics = [Diagnostic(**d) for d in result["diagnostics"]]

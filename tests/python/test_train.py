@@ -30,8 +30,11 @@ def run(args, cwd, **kwargs):
 def start_run(cwd):
     """`shapescript run train_tiny.ss` in a process group of its own, for Ctrl-C: a terminal sends
     it to the whole foreground process group, the CLI and its Python."""
+    # SIGINT as a terminal's job has it: a shell without job control starts background jobs (pytest
+    # run with `&`) with SIGINT ignored, which the CLI leaves ignored and doesn't pass on.
     return subprocess.Popen([BIN, "run", "train_tiny.ss"], cwd=cwd, env=cli_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def losses(log):

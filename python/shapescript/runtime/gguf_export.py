@@ -31,6 +31,7 @@ import itertools
 import math
 import os
 import sys
+import tempfile
 
 if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
     from . import script, weights
@@ -686,7 +687,9 @@ def write(model, arch, block_map, other_map, hp, params):
     tensors = arch.prepare(file_tensors(model, block_map, other_map, params), hp)
 
     output = spec["output"]
-    partial = output + ".partial"
+    # A name of its own beside the target: two writers never share a partial file.
+    fd, partial = tempfile.mkstemp(prefix="." + os.path.basename(output)[:64] + ".", suffix=".partial", dir=os.path.dirname(output) or ".")
+    os.close(fd)
     writer = gguf.GGUFWriter(partial, arch.name)
     try:
         general_name = spec["model"] or os.path.splitext(os.path.basename(spec["source"]))[0]

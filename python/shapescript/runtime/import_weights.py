@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import tempfile
 import sys
 
 if __package__:  # shapescript.runtime, in a user's process (shapescript.export): sys.path untouched
@@ -541,14 +542,18 @@ def import_weights(spec):
     if not os.path.isdir(os.path.dirname(output) or "."):
         raise ImportWeightsError(f"can't write `{output_name}`: the folder `{os.path.dirname(output)}` does not exist")
     values, summary = import_folder(spec, reference)
-    partial = output + ".partial"
+    # A name of its own beside the target: two writers never share a partial file.
+    fd, partial = tempfile.mkstemp(prefix="." + os.path.basename(output)[:64] + ".", suffix=".partial", dir=os.path.dirname(output) or ".")
+    os.close(fd)
     try:
         torch.save(values, partial)
         os.replace(partial, output)  # whole or not at all: a failed import leaves what was there
-    except OSError as e:
+    except BaseException as e:
         if os.path.exists(partial):
             os.remove(partial)
-        raise ImportWeightsError(f"can't write `{output_name}`: {e}")
+        if isinstance(e, OSError):
+            raise ImportWeightsError(f"can't write `{output_name}`: {e}")
+        raise
     script.reply(spec, summary)
     return 0
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 import sys
 import time
 import types
@@ -107,9 +108,16 @@ def _write_checkpoint(path, model):
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RunError(f"can't save the checkpoint `{path}`: the folder `{folder}` does not exist")
-    partial = path + ".partial"
-    torch.save({"state_dict": model.state_dict(), "shapescript_run": RUN.state()}, partial)
-    os.replace(partial, path)
+    # A name of its own beside the target (two runs saving to one place never share a partial file).
+    fd, partial = tempfile.mkstemp(prefix="." + os.path.basename(path)[:64] + ".", suffix=".partial", dir=folder)
+    os.close(fd)
+    try:
+        torch.save({"state_dict": model.state_dict(), "shapescript_run": RUN.state()}, partial)
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise
 
 
 # ---------------------------------------------------------------------------------------------

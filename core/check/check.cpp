@@ -557,8 +557,11 @@ void Checker::check_model(const Item& item) {
 }
 
 void Checker::add_model_hovers() {
+  std::vector<const Item*> models;
+  for (auto& [item, text] : model_hovers_) models.push_back(item);
+  std::map<const Item*, ModelCost> costs = model_costs(a_, models);
   for (auto& [item, text] : model_hovers_) {
-    ModelCost cost = model_cost(a_, *item);
+    const ModelCost& cost = costs.at(item);
     if (cost.parameter_formula) {
       std::string formula = format_size_formula(*cost.parameter_formula);
       text += "\n\n**" + group_thousands(cost.parameters) + " parameters**";

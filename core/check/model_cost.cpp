@@ -141,6 +141,12 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
         return;
       }
       if (facts && facts->function && facts->function->body && !active.count(facts->function)) {
+        // Calls nest as deep as a file has functions: past the nesting limit, the count is unknown
+        // rather than the stack exhausted.
+        if (active.size() > static_cast<size_t>(kMaxNesting)) {
+          count.known = false;
+          return;
+        }
         active.insert(facts->function);
         count_key_values(analysis, dims, *facts->function->body, count, active, attentions);
         active.erase(facts->function);

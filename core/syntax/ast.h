@@ -143,7 +143,7 @@ struct SyntaxError {
 // How deep expressions, sizes and blocks may nest. Every phase after parsing walks the tree
 // recursively, so this bound is what keeps their stacks bounded on any input: at its deepest, a
 // check under AddressSanitizer stays well inside a thread's 8 MB (bench/README.md has the figures).
-inline constexpr int kMaxNesting = 256;
+inline constexpr int kMaxNesting = 128;
 
 struct Program {
   std::vector<Item> items;

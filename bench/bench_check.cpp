@@ -1,11 +1,14 @@
-// bench_check: how long checking takes next to parsing, on a generated 10,000-line file.
+// bench_check: how long checking takes next to parsing, on a generated 10,000-line file; with
+// --limits, how time and memory grow with the file and what hostile input costs.
 //
-//   bench_check [--lines N] [--runs R] [--dump FILE] [--only parse|check] [--loops K]
+//   bench_check [--lines N] [--runs R] [--dump FILE] [--only parse|check] [--loops K] [--limits]
 //     --lines N    lines to generate, at least (default 10000)
 //     --runs R     timed runs of each measurement; the median is printed (default 11)
 //     --dump FILE  also write the generated program to FILE (for `shapescript check FILE`)
 //     --only X     time only parsing or only checking, --loops K times, and print nothing else
 //                  (for a profiler: `perf record -g bench_check --only check --loops 50`)
+//     --limits     check time and peak memory at 1k/10k/100k lines, where the memory goes, the
+//                  deepest nesting accepted, and did-you-mean with 8,000 unknown names
 //
 // The file is built from templates of what ShapeScript programs look like (dims, models,
 // attention with einsum and with scaled_dot_product_attention, MLPs, rearranges, patching,
@@ -22,6 +25,11 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check/analysis.h"
 #include "diagnostics/render.h"
@@ -250,6 +258,119 @@ std::vector<double> time_runs(int runs, const std::function<void()>& body) {
   return out;
 }
 
+// Bytes the allocator has handed out and not taken back.
+size_t heap_in_use() { return mallinfo2().uordblks + mallinfo2().hblkhd; }
+
+double seconds_of(const std::function<void()>& body) {
+  auto start = Clock::now();
+  body();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Runs `body` in a child process and returns its peak resident memory in bytes, so that each
+// figure is the body's own peak and not the largest so far.
+long peak_rss_of(const std::function<void()>& body) {
+  std::fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    body();
+    std::fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  struct rusage usage {};
+  wait4(child, &status, 0, &usage);
+  return usage.ru_maxrss * 1024L;
+}
+
+int limits() {
+  std::printf("check time and memory by file size (peak RSS includes the generated text):\n");
+  std::printf("  %8s %10s %10s %12s %12s %14s\n", "lines", "bytes", "check ms", "ms/1k lines", "peak RSS MB", "heap B/source B");
+  long baseline = peak_rss_of([] {});
+  for (int lines : {1000, 10000, 100000}) {
+    int groups = 0;
+    std::string text = generate(lines, &groups);
+    long count = std::count(text.begin(), text.end(), '\n');
+    double ms = 0;
+    size_t retained = 0;
+    long peak = peak_rss_of([&] {
+      size_t before = heap_in_use();
+      std::unique_ptr<ss::Analysis> analysis;
+      ms = 1000 * seconds_of([&] { analysis = ss::analyze(ss::SourceFile("bench.ss", text)); });
+      retained = heap_in_use() - before;
+      std::printf("  %8ld %10zu %10.1f %12.2f", count, text.size(), ms, ms * 1000 / static_cast<double>(count));
+      std::printf(" %12s %14.1f\n", "", static_cast<double>(retained) / static_cast<double>(text.size()));
+    });
+    std::printf("  %8s %10s %10s %12s %12.1f\n", "", "", "", "", static_cast<double>(peak - baseline) / 1e6);
+  }
+
+  // Where a checked file's memory goes: each part's share, measured by freeing it.
+  {
+    int groups = 0;
+    std::string text = generate(100000, &groups);
+    double size = static_cast<double>(text.size());
+    std::printf("\nwhere the memory goes, per source byte, for %zu bytes (heap in use, retained):\n", text.size());
+    size_t start = heap_in_use();
+    {
+      ss::SyntaxTree tree = ss::parse_source(text);
+      std::printf("  %-36s %8.1f\n", "tree-sitter tree", static_cast<double>(heap_in_use() - start) / size);
+    }
+    start = heap_in_use();
+    auto analysis = ss::analyze(ss::SourceFile("bench.ss", text));
+    size_t total = heap_in_use() - start;
+    auto freed = [&](const char* what, auto&& clear) {
+      size_t before = heap_in_use();
+      clear();
+      std::printf("  %-36s %8.1f\n", what, static_cast<double>(before - heap_in_use()) / size);
+    };
+    freed("types of expressions (semantics)", [&] { decltype(analysis->semantics.types)().swap(analysis->semantics.types); });
+    freed("call facts (semantics)", [&] { decltype(analysis->semantics.calls)().swap(analysis->semantics.calls); });
+    freed("hovers", [&] { decltype(analysis->hovers)().swap(analysis->hovers); });
+    freed("inlay hints", [&] { decltype(analysis->inlays)().swap(analysis->inlays); });
+    freed("definitions", [&] { decltype(analysis->definitions)().swap(analysis->definitions); });
+    freed("symbols", [&] { decltype(analysis->symbols)().swap(analysis->symbols); });
+    freed("syntax tree (ss::Program)", [&] { ss::Program().items.swap(analysis->program.items); });
+    freed("the rest (source text, line table, ...)", [&] { analysis.reset(); });
+    std::printf("  %-36s %8.1f\n", "retained after checking, in all", static_cast<double>(total) / size);
+  }
+
+  // Nesting: the limit, and that a file at it checks while one past it is an E0104.
+  {
+    auto nested = [](int depth) {
+      std::string body = "x";
+      for (int i = 1; i <= depth; ++i) body += " + x";
+      return "fn f(x: [n]) -> [n]:\n    return " + body + "\n";
+    };
+    // The function's body is one level, the sum's left spine the rest.
+    auto at = ss::analyze(ss::SourceFile("deep.ss", nested(ss::kMaxNesting - 2)));
+    auto past = ss::analyze(ss::SourceFile("deep.ss", nested(ss::kMaxNesting - 1)));
+    bool ok = at->diagnostics.empty() && !past->diagnostics.empty() && past->diagnostics[0].code == ss::DiagnosticCode::E0104;
+    std::printf("\ndeepest nesting accepted: %d levels (a returned sum of %d terms checks; one more term is E0104: %s)\n",
+                ss::kMaxNesting, ss::kMaxNesting - 1, ok ? "yes" : "NO");
+    std::string calls;
+    for (int i = 0; i < 32000; ++i) calls += "relu(";
+    double s = seconds_of([&] { ss::analyze(ss::SourceFile("deep.ss", "fn f(x: [n]) -> [n]:\n    return " + calls + "x\n")); });
+    std::printf("64 KB of nested calls (32,000 levels, unclosed): checked in %.1f ms\n", 1000 * s);
+    std::string groups;
+    for (int i = 0; i < ss::kMaxNesting - 2; ++i) groups += "(";
+    groups += "b";
+    for (int i = 0; i < ss::kMaxNesting - 2; ++i) groups += ")";
+    s = seconds_of([&] { ss::analyze(ss::SourceFile("deep.ss", "fn f(x: [" + groups + " n]) -> [b n]:\n    return x\n")); });
+    std::printf("a size in %d nested groups `((...(b)...))`: checked in %.1f ms\n", ss::kMaxNesting - 2, 1000 * s);
+  }
+
+  // Did-you-mean: every unknown name is compared with the names in scope.
+  {
+    std::string text = "fn f(x: [n]) -> [n]:\n";
+    for (int i = 0; i < 8000; ++i) text += "    v" + std::to_string(i) + " = u" + std::to_string(i) + "\n";
+    text += "    return x\n";
+    size_t diagnostics = 0;
+    double s = seconds_of([&] { diagnostics = ss::analyze(ss::SourceFile("unknown.ss", text))->diagnostics.size(); });
+    std::printf("\n8,000 unknown names among 8,000 locals: %zu diagnostics in %.2f s\n", diagnostics, s);
+  }
+  return 0;
+}
+
 int usage() {
   std::fprintf(stderr, "usage: bench_check [--lines N] [--runs R] [--dump FILE] [--only parse|check --loops K]\n");
   return 2;
@@ -271,6 +392,7 @@ int main(int argc, char** argv) {
     else if (a == "--dump") dump = next();
     else if (a == "--only") only = next();
     else if (a == "--loops") loops = std::atoi(next());
+    else if (a == "--limits") return limits();
     else return usage();
   }
 

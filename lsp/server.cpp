@@ -125,7 +125,21 @@ void Server::bad_frame(std::string_view problem) {
 
 void Server::receive(std::string_view body) {
   if (exiting_) return;
-  json message = json::parse(body, nullptr, false);
+  // No LSP message nests more than a few levels, and a value nested tens of thousands deep would
+  // overflow the stack when copied or printed (both recursive): deeper values are not built.
+  bool too_deep = false;
+  json message = json::parse(
+      body,
+      [&](int depth, json::parse_event_t event, json&) {
+        if (depth >= kMaxJsonDepth && (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)) too_deep = true;
+        return !too_deep;
+      },
+      false);
+  if (too_deep) {
+    spdlog::warn("a message of {} bytes nests deeper than {}", body.size(), kMaxJsonDepth);
+    reply_error(nullptr, error_code::parse_error, "the message nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    return;
+  }
   if (message.is_discarded()) {
     spdlog::warn("a message of {} bytes is not JSON", body.size());
     reply_error(nullptr, error_code::parse_error, "the message is not valid JSON");

@@ -27,6 +27,9 @@ struct ServerOptions {
   int input_fd = 0, output_fd = 1;  // where the protocol is read and written: stdin and stdout
 };
 
+// How deep a message's JSON may nest; a deeper one is answered with a parse error.
+constexpr int kMaxJsonDepth = 64;
+
 // JSON-RPC and LSP error codes.
 namespace error_code {
 constexpr int parse_error = -32700, invalid_request = -32600, method_not_found = -32601, invalid_params = -32602,

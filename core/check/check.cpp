@@ -27,33 +27,7 @@ const Item* Analysis::find_item(std::string_view name) const {
 // Checker
 
 std::optional<std::string> suggest_name(std::string_view name, const std::vector<std::string>& candidates) {
-  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
-  // Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
-  auto distance = [&](std::string_view a, std::string_view b) {
-    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-    for (size_t i = 1; i <= a.size(); ++i)
-      for (size_t j = 1; j <= b.size(); ++j) {
-        size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-        if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
-          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    return d[a.size()][b.size()];
-  };
-  size_t limit = name.size() <= 1 ? 0 : std::max<size_t>(1, name.size() / 3);
-  std::optional<std::string> best;
-  size_t best_distance = limit + 1;
-  for (const std::string& candidate : candidates) {
-    if (candidate == name || candidate.empty() || candidate[0] == '?') continue;
-    size_t d = distance(name, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
-  return best;
+  return closest_name(name, candidates);
 }
 
 bool assignable(const ElementType& from, const ElementType& to) {
@@ -160,7 +134,7 @@ std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t off
 // unknown to the checker, and saying so would only repeat the syntax error.
 bool Checker::lost_in_syntax_error(std::string_view name) const {
   for (const SyntaxError& e : a_.program.syntax_errors) {
-    if (e.missing) continue;
+    if (e.kind != SyntaxError::Kind::unreadable) continue;
     std::string_view region = a_.file.slice(e.span);
     for (size_t at = region.find(name); at != std::string_view::npos; at = region.find(name, at + 1)) {
       bool starts = at == 0 || !identifier_char(region[at - 1]);
@@ -173,7 +147,20 @@ bool Checker::lost_in_syntax_error(std::string_view name) const {
 
 void Checker::report_syntax_errors() {
   for (const SyntaxError& e : a_.program.syntax_errors) {
-    if (e.missing) {
+    if (e.kind == SyntaxError::Kind::too_deep) {
+      report(DiagnosticCode::E0104, e.span, "nesting too deep: more than " + std::to_string(kMaxNesting) + " levels")
+          .label("nested too deep to check").help("name a part with an assignment, or split it into functions");
+      continue;
+    }
+    if (e.kind == SyntaxError::Kind::number_too_large) {
+      std::string digits = text(e.span);
+      if (digits.size() > 30) digits = digits.substr(0, 27) + "...";
+      report(DiagnosticCode::E0105, e.span, "`" + digits + "` is too large: integers must fit in 64 bits")
+          .label("larger than 9223372036854775807")
+          .help("a real number can be written with an exponent, as in `1e23`");
+      continue;
+    }
+    if (e.kind == SyntaxError::Kind::missing) {
       std::string what = e.expected;
       bool word = !what.empty() && (std::isalpha(static_cast<unsigned char>(what[0])) || what[0] == '_');
       error(DiagnosticCode::E0103, e.span, word && what.find('_') != std::string::npos ? "expected a " + what : "expected `" + what + "`",
@@ -268,11 +255,19 @@ std::vector<std::string> Checker::size_names(const Scope& scope) const {
   return names;
 }
 
-void Checker::unknown_name(const std::string& name, Span span, const std::vector<std::string>& candidates, std::string_view what) {
+void Checker::unknown_name(const std::string& name, Span span, const std::function<std::vector<std::string>()>& candidates,
+                           std::string_view what) {
   if (lost_in_syntax_error(name)) return;
   report(DiagnosticCode::E0201, span, "no " + std::string(what) + " named `" + name + "`")
       .label("not defined")
-      .suggest(span, suggest_name(name, candidates));
+      .suggest(span, suggest_known(name, candidates));
+}
+
+std::optional<std::string> Checker::suggest_known(std::string_view name, const std::function<std::vector<std::string>()>& candidates) {
+  if (suggestion_work_ >= kSuggestionBudget) return std::nullopt;
+  std::vector<std::string> names = candidates();
+  suggestion_work_ += names.size();
+  return suggest_name(name, names);
 }
 
 std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span span, Scope& scope) {
@@ -309,7 +304,7 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
     scope.generics.push_back(name);
     return axis;
   }
-  unknown_name(name, span, size_names(scope), scope.mode == SizeMode::fixed ? "dim" : "size");
+  unknown_name(name, span, [&] { return size_names(scope); }, scope.mode == SizeMode::fixed ? "dim" : "size");
   return std::nullopt;
 }
 
@@ -349,15 +344,14 @@ std::optional<Axis> Checker::resolve_size_unchecked(const SizeNode& node, Scope&
       return axis;
     }
     case SizeNode::Kind::group: {
+      // Each child is resolved once: resolving a lone child again for its name was exponential in
+      // nested groups (`((((b))))`).
       SizeExpr product = SizeExpr::constant(1);
       for (const SizeNode& child : node.children) {
         auto factor = resolve_size(child, scope);
         if (!factor) return std::nullopt;
         product = product * factor->size;
-      }
-      if (node.children.size() == 1) {
-        auto only = resolve_size(node.children[0], scope);
-        if (only) axis.name = only->name;
+        if (node.children.size() == 1) axis.name = factor->name;
       }
       axis.size = product;
       return axis;
@@ -563,8 +557,11 @@ void Checker::check_model(const Item& item) {
 }
 
 void Checker::add_model_hovers() {
+  std::vector<const Item*> models;
+  for (auto& [item, text] : model_hovers_) models.push_back(item);
+  std::map<const Item*, ModelCost> costs = model_costs(a_, models);
   for (auto& [item, text] : model_hovers_) {
-    ModelCost cost = model_cost(a_, *item);
+    const ModelCost& cost = costs.at(item);
     if (cost.parameter_formula) {
       std::string formula = format_size_formula(*cost.parameter_formula);
       text += "\n\n**" + group_thousands(cost.parameters) + " parameters**";

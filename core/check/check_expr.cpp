@@ -212,7 +212,7 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
     hover(expr.span, "```shapescript\n" + std::string(builtin->signature) + "\n```\n" + std::string(builtin->summary));
     return v;
   }
-  unknown_name(name, expr.span, value_names(scope), "value");
+  unknown_name(name, expr.span, [&] { return value_names(scope); }, "value");
   return ValueType::unknown();
 }
 
@@ -324,8 +324,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
   while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
   if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !a_.semantics.dims.count(root->text) &&
       !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
-    std::vector<std::string> names = value_names(scope);
-    if (suggest_name(root->text, names) || lost_in_syntax_error(root->text)) {
+    if (suggest_known(root->text, [&] { return value_names(scope); }) || lost_in_syntax_error(root->text)) {
       eval(*root, scope);  // a misspelled name: E0201 with its suggestion
       return ValueType::unknown();
     }

@@ -1,6 +1,7 @@
 // The checker's internals, shared by check.cpp (items, statements), check_expr.cpp (expressions)
 // and rules_export.cpp / rules_serving.cpp. Not part of the core's interface.
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -128,7 +129,12 @@ class Checker {
   std::optional<Axis> resolve_size_unchecked(const SizeNode& node, Scope& scope);
   std::optional<Axis> resolve_size_name(const std::string& name, Span span, Scope& scope);
   std::vector<std::string> size_names(const Scope& scope) const;
-  void unknown_name(const std::string& name, Span span, const std::vector<std::string>& candidates, std::string_view what);
+  void unknown_name(const std::string& name, Span span, const std::function<std::vector<std::string>()>& candidates, std::string_view what);
+  // Did-you-mean compares an unknown name with every name in scope, which is quadratic in a file
+  // of thousands of unknown names; past a budget of names compared, the rest get no suggestion.
+  std::optional<std::string> suggest_known(std::string_view name, const std::function<std::vector<std::string>()>& candidates);
+  static constexpr size_t kSuggestionBudget = 2'000'000;
+  size_t suggestion_work_ = 0;
   std::optional<ElementType> element_type(const ElementTypeNode& node, Scope& scope);
   ValueType type_from_node(const TypeNode& node, Scope& scope);
 
@@ -158,9 +164,9 @@ class Checker {
   std::string export_dims_text(const FunctionSignature& signature) const;
 };
 
-// "Did you mean": the candidate a misspelled `name` most likely meant. Like closest_name, but a
-// swap of two neighbouring letters (`nrom`, `Tiyn`) is one edit, and a one-letter name only finds
-// the same letter in another case: `t` is no typo of `b`.
+// "Did you mean": the candidate a misspelled `name` most likely meant (closest_name): a swap of
+// two neighbouring letters (`nrom`, `Tiyn`) is one edit, and a one-letter name only finds the same
+// letter in another case: `t` is no typo of `b`.
 std::optional<std::string> suggest_name(std::string_view name, const std::vector<std::string>& candidates);
 
 // Whether a value of element type `from` may be used where `to` is declared.

@@ -141,6 +141,12 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
         return;
       }
       if (facts && facts->function && facts->function->body && !active.count(facts->function)) {
+        // Calls nest as deep as a file has functions: past the nesting limit, the count is unknown
+        // rather than the stack exhausted.
+        if (active.size() > static_cast<size_t>(kMaxNesting)) {
+          count.known = false;
+          return;
+        }
         active.insert(facts->function);
         count_key_values(analysis, dims, *facts->function->body, count, active, attentions);
         active.erase(facts->function);
@@ -200,9 +206,29 @@ int64_t checked_product(int64_t a, int64_t b) {
   return r;
 }
 
-ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model) {
+// What model_cost looks up across the whole program, found once for all of a file's models: a
+// scan of every item per model made a file of many models quadratic.
+struct ProgramIndex {
+  explicit ProgramIndex(const Analysis& analysis) : dims(analysis) {
+    // A language model's forward takes the model first and runs its blocks in a `for`.
+    for (const Item& item : analysis.program.items) {
+      if (item.kind != Item::Kind::function || item.parameters.empty() || !item.body) continue;
+      auto types = analysis.semantics.functions.find(&item);
+      if (types == analysis.semantics.functions.end() || types->second.parameters.empty() ||
+          types->second.parameters[0].kind != ValueType::Kind::model)
+        continue;
+      bool loops = std::any_of(item.body->statements.begin(), item.body->statements.end(),
+                               [](const Statement& s) { return s.kind == Statement::Kind::for_; });
+      if (loops) forwards[types->second.parameters[0].name].push_back(&item);
+    }
+  }
+  DimAlgebra dims;
+  std::map<std::string, std::vector<const Item*>> forwards;  // by model name, in source order
+};
+
+ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model, ProgramIndex& index) {
   ModelCost cost;
-  DimAlgebra dims(analysis);
+  DimAlgebra& dims = index.dims;
   SizeExpr formula;
   for (const Item::Param& param : model.params) {
     int64_t count = 1;
@@ -227,12 +253,9 @@ ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model) {
   cost.parameter_formula = formula;
 
   // The forward: the first function taking this model that has a language model's layout.
-  for (const Item& item : analysis.program.items) {
-    if (item.kind != Item::Kind::function || item.parameters.empty()) continue;
-    auto types = analysis.semantics.functions.find(&item);
-    if (types == analysis.semantics.functions.end() || types->second.parameters.empty() ||
-        types->second.parameters[0].kind != ValueType::Kind::model || types->second.parameters[0].name != model.name)
-      continue;
+  auto forwards = index.forwards.find(model.name);
+  for (const Item* candidate : forwards == index.forwards.end() ? std::vector<const Item*>{} : forwards->second) {
+    const Item& item = *candidate;
     ModelLayout layout = find_model_layout(analysis, item.name);
     if (!layout.is_language_model() || !layout.loop || !layout.loop->body || layout.loops != 1 || !layout.layers || !layout.loop_start)
       continue;
@@ -259,13 +282,20 @@ ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model) {
 
 }  // namespace
 
-ModelCost model_cost(const Analysis& analysis, const Item& model) {
-  // Sizes past 64 bits (a fuzzed or absurd file) leave the model without figures: checking never fails.
-  try {
-    return model_cost_or_overflow(analysis, model);
-  } catch (const std::overflow_error&) {
-    return ModelCost{};
+ModelCost model_cost(const Analysis& analysis, const Item& model) { return model_costs(analysis, {&model}).at(&model); }
+
+std::map<const Item*, ModelCost> model_costs(const Analysis& analysis, const std::vector<const Item*>& models) {
+  ProgramIndex index(analysis);
+  std::map<const Item*, ModelCost> costs;
+  for (const Item* model : models) {
+    // Sizes past 64 bits (a fuzzed or absurd file) leave the model without figures: checking never fails.
+    try {
+      costs[model] = model_cost_or_overflow(analysis, *model, index);
+    } catch (const std::overflow_error&) {
+      costs[model] = ModelCost{};
+    }
   }
+  return costs;
 }
 
 }  // namespace ss

@@ -4,8 +4,10 @@
 // Read from a checked program; the language server shows it on hover over the model's name.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "check/analysis.h"
 #include "check/sizes.h"
@@ -25,6 +27,8 @@ struct ModelCost {
 };
 
 ModelCost model_cost(const Analysis& analysis, const Item& model);
+// The same for each of `models`, looking across the program once for all of them.
+std::map<const Item*, ModelCost> model_costs(const Analysis& analysis, const std::vector<const Item*>& models);
 
 // "2·L·D² + 3·L·D·F + D", the way the hover writes a size: largest terms first, `·` for products.
 std::string format_size_formula(const SizeExpr& size);

@@ -127,10 +127,11 @@ SizeExpr SizeExpr::variable(std::string name) {
 
 void SizeExpr::add_term(const Monomial& monomial, int64_t coefficient) {
   if (coefficient == 0) return;
-  auto [it, inserted] = terms_.try_emplace(monomial, coefficient);
+  Terms& terms = mutable_terms();
+  auto [it, inserted] = terms.try_emplace(monomial, coefficient);
   if (inserted) return;
   it->second = checked_add(it->second, coefficient);
-  if (it->second == 0) terms_.erase(it);  // zero terms vanish: keeps the form canonical
+  if (it->second == 0) terms.erase(it);  // zero terms vanish: keeps the form canonical
 }
 
 SizeExpr SizeExpr::operator+(const SizeExpr& other) const {
@@ -147,24 +148,26 @@ SizeExpr SizeExpr::operator-(const SizeExpr& other) const {
 
 SizeExpr SizeExpr::operator*(const SizeExpr& other) const {
   SizeExpr r;
-  for (const auto& [ma, ca] : terms_)
-    for (const auto& [mb, cb] : other.terms_) r.add_term(multiply_monomials(ma, mb), checked_mul(ca, cb));
+  for (const auto& [ma, ca] : terms())
+    for (const auto& [mb, cb] : other.terms()) r.add_term(multiply_monomials(ma, mb), checked_mul(ca, cb));
   return r;
 }
 
 SizeExpr SizeExpr::operator-() const {
   SizeExpr r;
-  for (const auto& [m, c] : terms_) r.terms_.emplace(m, checked_neg(c));
+  for (const auto& [m, c] : terms()) r.mutable_terms().emplace(m, checked_neg(c));
   return r;
 }
 
 SizeExpr& SizeExpr::operator+=(const SizeExpr& other) {
-  for (const auto& [m, c] : other.terms_) add_term(m, c);
+  std::shared_ptr<Terms> snapshot = other.terms_;  // `x += x`: add_term then copies before changing
+  for (const auto& [m, c] : other.terms()) add_term(m, c);
   return *this;
 }
 
 SizeExpr& SizeExpr::operator-=(const SizeExpr& other) {
-  for (const auto& [m, c] : other.terms_) add_term(m, checked_neg(c));
+  std::shared_ptr<Terms> snapshot = other.terms_;  // `x -= x`: add_term then copies before changing
+  for (const auto& [m, c] : other.terms()) add_term(m, checked_neg(c));
   return *this;
 }
 
@@ -179,11 +182,11 @@ std::optional<SizeExpr> SizeExpr::divide_exact(const SizeExpr& divisor) const {
   // term is always the divisor's leading term times q's next term, so a step that cannot divide
   // (monomial or coefficient) proves no quotient exists in Z[vars]. The leading monomial strictly
   // decreases in a well-order, so the loop ends.
-  const auto& [lead_m, lead_c] = *divisor.terms_.rbegin();
+  const auto& [lead_m, lead_c] = *divisor.terms().rbegin();
   SizeExpr quotient;
   SizeExpr remainder = *this;
   while (!remainder.is_zero()) {
-    const auto& [rm, rc] = *remainder.terms_.rbegin();
+    const auto& [rm, rc] = *remainder.terms().rbegin();
     if (lead_c == -1 && rc == INT64_MIN) throw std::overflow_error("size arithmetic overflows int64");
     if (rc % lead_c != 0) return std::nullopt;  // guarded above: INT64_MIN % -1 is UB
     auto m = divide_monomials(rm, lead_m);
@@ -196,20 +199,33 @@ std::optional<SizeExpr> SizeExpr::divide_exact(const SizeExpr& divisor) const {
   return quotient;
 }
 
-bool SizeExpr::operator==(const SizeExpr& other) const { return terms_ == other.terms_; }
+bool SizeExpr::operator==(const SizeExpr& other) const {
+  return terms_ == other.terms_ || terms() == other.terms();  // shared terms are equal without comparing
+}
+
+const SizeExpr::Terms& SizeExpr::terms() const {
+  static const Terms none;
+  return terms_ ? *terms_ : none;
+}
+
+SizeExpr::Terms& SizeExpr::mutable_terms() {
+  if (!terms_) terms_ = std::make_shared<Terms>();
+  else if (terms_.use_count() > 1) terms_ = std::make_shared<Terms>(*terms_);
+  return *terms_;
+}
 
 bool SizeExpr::is_constant() const {
-  return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty());
+  return terms().empty() || (terms().size() == 1 && terms().begin()->first.empty());
 }
 
 std::optional<int64_t> SizeExpr::constant_value() const {
-  if (terms_.empty()) return 0;
-  if (terms_.size() == 1 && terms_.begin()->first.empty()) return terms_.begin()->second;
+  if (terms().empty()) return 0;
+  if (terms().size() == 1 && terms().begin()->first.empty()) return terms().begin()->second;
   return std::nullopt;
 }
 
 bool SizeExpr::has_variable(std::string_view name) const {
-  for (const auto& [m, c] : terms_)
+  for (const auto& [m, c] : terms())
     for (const auto& [v, p] : m)
       if (v == name) return true;
   return false;
@@ -217,20 +233,20 @@ bool SizeExpr::has_variable(std::string_view name) const {
 
 std::vector<std::string> SizeExpr::variables() const {
   std::set<std::string> names;
-  for (const auto& [m, c] : terms_)
+  for (const auto& [m, c] : terms())
     for (const auto& [v, p] : m) names.insert(v);
   return {names.begin(), names.end()};
 }
 
 int64_t SizeExpr::degree() const {
-  if (terms_.empty()) return 0;
-  return static_cast<int64_t>(total_degree(terms_.rbegin()->first));  // the last term has the top degree
+  if (terms().empty()) return 0;
+  return static_cast<int64_t>(total_degree(terms().rbegin()->first));  // the last term has the top degree
 }
 
 int64_t SizeExpr::coefficient_gcd() const {
   // Unsigned so |INT64_MIN| is representable during the computation.
   uint64_t g = 0;
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     uint64_t magnitude = c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
     g = std::gcd(g, magnitude);
   }
@@ -240,7 +256,7 @@ int64_t SizeExpr::coefficient_gcd() const {
 
 SizeExpr SizeExpr::substitute(const SizeBindings& values) const {
   SizeExpr result;
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     SizeExpr term = constant(c);
     for (const auto& [v, p] : m) {
       auto it = values.find(v);
@@ -254,7 +270,7 @@ SizeExpr SizeExpr::substitute(const SizeBindings& values) const {
 
 std::optional<std::pair<SizeExpr, SizeExpr>> SizeExpr::linear_in(std::string_view v) const {
   SizeExpr a, c;
-  for (const auto& [m, coeff] : terms_) {
+  for (const auto& [m, coeff] : terms()) {
     auto it = std::find_if(m.begin(), m.end(), [&](const auto& vp) { return vp.first == v; });
     if (it == m.end()) {
       c.add_term(m, coeff);
@@ -270,10 +286,10 @@ std::optional<std::pair<SizeExpr, SizeExpr>> SizeExpr::linear_in(std::string_vie
 }
 
 std::string SizeExpr::render(bool juxtapose_scale) const {
-  if (terms_.empty()) return "0";
+  if (terms().empty()) return "0";
   std::string out;
   bool first = true;
-  for (auto it = terms_.rbegin(); it != terms_.rend(); ++it) {  // leading (highest) term first
+  for (auto it = terms().rbegin(); it != terms().rend(); ++it) {  // leading (highest) term first
     const auto& [m, c] = *it;
     if (c < 0) out += "-";
     else if (!first) out += "+";
@@ -302,9 +318,9 @@ std::string SizeExpr::to_user_string() const { return render(true); }
 
 size_t SizeExpr::hash() const {
   // boost-style combine over the canonical term sequence: equal normal forms hash equal.
-  size_t h = terms_.size();
+  size_t h = terms().size();
   auto mix = [&h](size_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     for (const auto& [v, p] : m) {
       mix(std::hash<std::string>{}(v));
       mix(std::hash<uint32_t>{}(p));

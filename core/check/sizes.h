@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,11 +60,11 @@ class SizeExpr {
   bool operator==(const SizeExpr& other) const;  // normal forms compare equal
   bool operator!=(const SizeExpr& other) const { return !(*this == other); }
 
-  bool is_zero() const { return terms_.empty(); }
+  bool is_zero() const { return !terms_ || terms_->empty(); }
   bool is_constant() const;                      // true for zero too
   std::optional<int64_t> constant_value() const;
   // A single term c * v1^k1 * ... (a nonzero constant counts); false for zero.
-  bool is_monomial() const { return terms_.size() == 1; }
+  bool is_monomial() const { return terms().size() == 1; }
   bool has_variable(std::string_view name) const;
   std::vector<std::string> variables() const;   // sorted, each once
   int64_t degree() const;                         // total degree of the highest term; 0 for constants and zero
@@ -91,13 +92,16 @@ class SizeExpr {
   size_t hash() const;
 
   // Read-only view of the normal form (monomial -> nonzero coefficient), lowest term first.
-  const Terms& terms() const { return terms_; }
+  const Terms& terms() const;
 
  private:
   std::string render(bool juxtapose_scale) const;
   void add_term(const Monomial& monomial, int64_t coefficient);  // keeps the normal form
+  Terms& mutable_terms();  // this size's own terms, copied first if shared
 
-  Terms terms_;  // no zero coefficients: canonical
+  // No zero coefficients: canonical; null for zero. Shared between copies until one changes: a
+  // checked file holds a type per expression, and most are copies of a few.
+  std::shared_ptr<Terms> terms_;
 };
 
 struct SizeExprHash {

@@ -69,7 +69,7 @@ struct Expr {
   std::vector<Argument> arguments;  // call, with a piped value first
   bool piped = false;               // call written `x |> f(...)`
   std::vector<SizeNode> index;      // subscript `[l]`, `causal[n m]`
-  std::optional<TypeNode> type;     // as
+  std::unique_ptr<TypeNode> type;   // as; a pointer, since a TypeNode is larger than the rest of an Expr
 };
 
 struct Block;
@@ -129,10 +129,21 @@ struct Item {
 };
 
 struct SyntaxError {
+  enum class Kind {
+    unreadable,        // an ERROR node (E0101)
+    missing,           // tree-sitter inserted a MISSING token (E0103)
+    too_deep,          // nesting past kMaxNesting, lowered as an error node (E0104)
+    number_too_large,  // an integer literal past int64 (E0105)
+  };
+  Kind kind = Kind::unreadable;
   Span span;
-  bool missing = false;     // tree-sitter inserted a MISSING token
   std::string expected;     // what was missing, when known
 };
+
+// How deep expressions, sizes and blocks may nest. Every phase after parsing walks the tree
+// recursively, so this bound is what keeps their stacks bounded on any input: at its deepest, a
+// check under AddressSanitizer stays well inside a thread's 8 MB (bench/README.md has the figures).
+inline constexpr int kMaxNesting = 128;
 
 struct Program {
   std::vector<Item> items;

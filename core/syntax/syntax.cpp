@@ -45,9 +45,8 @@ class Lowering {
 
   void source_file(TSNode root) {
     collect_errors(root);
-    uint32_t count = ts_node_named_child_count(root);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode child = ts_node_named_child(root, i);
+    for (TSNode child : named_children(root)) {
+      too_deep_reported_ = false;
       if (auto item = lower_item(child)) program_.items.push_back(std::move(*item));
     }
   }
@@ -55,6 +54,22 @@ class Lowering {
  private:
   const SourceFile& file_;
   Program& program_;
+  // How many expressions, sizes and blocks enclose the node being lowered; past kMaxNesting a
+  // node becomes an error node (one E0104 an item), so no later recursive walk can go deeper.
+  mutable int depth_ = 0;
+  mutable bool too_deep_reported_ = false;
+
+  struct Deeper {
+    explicit Deeper(int& depth) : depth_(++depth) {}
+    ~Deeper() { --depth_; }
+    int& depth_;
+  };
+  bool too_deep(TSNode node) const {
+    if (depth_ <= kMaxNesting) return false;
+    if (!too_deep_reported_) program_.syntax_errors.push_back({SyntaxError::Kind::too_deep, span(node), {}});
+    too_deep_reported_ = true;
+    return true;
+  }
 
   static Span span(TSNode node) { return {ts_node_start_byte(node), ts_node_end_byte(node)}; }
   std::string text(TSNode node) const { return std::string(file_.slice(span(node))); }
@@ -69,16 +84,28 @@ class Lowering {
   }
   static bool present(TSNode node) { return !ts_node_is_null(node) && !ts_node_is_missing(node); }
 
+  // Every named child, with a cursor: ts_node_named_child(i) walks from the first child each
+  // time, which made a file of many items quadratic.
+  static std::vector<TSNode> named_children(TSNode node) {
+    std::vector<TSNode> result;
+    TSTreeCursor cursor = ts_tree_cursor_new(node);
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+      do {
+        TSNode child = ts_tree_cursor_current_node(&cursor);
+        if (ts_node_is_named(child)) result.push_back(child);
+      } while (ts_tree_cursor_goto_next_sibling(&cursor));
+    }
+    ts_tree_cursor_delete(&cursor);
+    return result;
+  }
+
   // Every named child that is not a comment and not an ERROR.
   static std::vector<TSNode> children(TSNode node) {
-    std::vector<TSNode> result;
-    uint32_t count = ts_node_named_child_count(node);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode child = ts_node_named_child(node, i);
+    std::vector<TSNode> result = named_children(node);
+    std::erase_if(result, [](TSNode child) {
       std::string_view kind = type(child);
-      if (kind == "comment" || kind == "ERROR") continue;
-      result.push_back(child);
-    }
+      return kind == "comment" || kind == "ERROR";
+    });
     return result;
   }
 
@@ -95,18 +122,29 @@ class Lowering {
     return result;
   }
 
-  void collect_errors(TSNode node) {
-    if (!ts_node_has_error(node)) return;
-    if (ts_node_is_missing(node)) {
-      program_.syntax_errors.push_back({span(node), true, std::string(type(node))});
-      return;
+  // ERROR and MISSING nodes in source order; a cursor walk, since the tree may be deeper than
+  // kMaxNesting.
+  void collect_errors(TSNode root) {
+    if (!ts_node_has_error(root)) return;
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    for (;;) {
+      TSNode node = ts_tree_cursor_current_node(&cursor);
+      bool descend = false;
+      if (ts_node_is_missing(node))
+        program_.syntax_errors.push_back({SyntaxError::Kind::missing, span(node), std::string(type(node))});
+      else if (type(node) == "ERROR")
+        program_.syntax_errors.push_back({SyntaxError::Kind::unreadable, span(node), {}});
+      else
+        descend = ts_node_has_error(node);
+      if (descend && ts_tree_cursor_goto_first_child(&cursor)) continue;
+      bool moved = false;
+      while (!moved) {
+        if (ts_tree_cursor_goto_next_sibling(&cursor)) moved = true;
+        else if (!ts_tree_cursor_goto_parent(&cursor)) break;
+      }
+      if (!moved) break;
     }
-    if (type(node) == "ERROR") {
-      program_.syntax_errors.push_back({span(node), false, {}});
-      return;
-    }
-    uint32_t count = ts_node_child_count(node);
-    for (uint32_t i = 0; i < count; ++i) collect_errors(ts_node_child(node, i));
+    ts_tree_cursor_delete(&cursor);
   }
 
   // `##` lines directly above `node`, without the markers.
@@ -126,10 +164,15 @@ class Lowering {
     return doc;
   }
 
-  static int64_t parse_integer(std::string_view text) {
+  // Digits as an int64; past int64 an E0105 at `at`, and nothing.
+  std::optional<int64_t> parse_integer(std::string_view digits, Span at) const {
     int64_t value = 0;
-    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    return result.ec == std::errc() ? value : 0;
+    auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (result.ec == std::errc::result_out_of_range) {
+      program_.syntax_errors.push_back({SyntaxError::Kind::number_too_large, at, {}});
+      return std::nullopt;
+    }
+    return result.ec == std::errc() ? std::optional(value) : std::nullopt;
   }
 
   SizeNode lower_size(TSNode node) const {
@@ -137,19 +180,28 @@ class Lowering {
     size.span = span(node);
     std::string_view kind = type(node);
     if (!present(node) || kind == "ERROR") return size;
+    Deeper deeper(depth_);
+    if (too_deep(node)) return size;
     if (kind == "number") {
-      size.kind = SizeNode::Kind::number;
       std::string t = text(node);
-      if (t.find_first_not_of("0123456789") != std::string::npos) return size;  // a float is no size
-      size.number = parse_integer(t);
+      if (t.find_first_not_of("0123456789") != std::string::npos) {  // a float is no size
+        size.kind = SizeNode::Kind::number;
+        return size;
+      }
+      auto value = parse_integer(t, size.span);
+      if (!value) return size;  // an error node: E0105 says why
+      size.kind = SizeNode::Kind::number;
+      size.number = *value;
     } else if (kind == "identifier") {
       size.kind = SizeNode::Kind::name;
       size.name = text(node);
     } else if (kind == "scaled_size") {
       std::string t = text(node);
       size_t digits = t.find_first_not_of("0123456789");
+      auto factor = parse_integer(std::string_view(t).substr(0, digits), {size.span.begin, size.span.begin + static_cast<uint32_t>(digits)});
+      if (!factor) return size;
       size.kind = SizeNode::Kind::scaled;
-      size.number = parse_integer(std::string_view(t).substr(0, digits));
+      size.number = *factor;
       size.name = t.substr(digits);
     } else if (kind == "unknown_size") {
       size.kind = SizeNode::Kind::unknown;
@@ -250,16 +302,18 @@ class Lowering {
 
   ExprPtr lower_expr(TSNode node) const {
     if (!present(node)) return error_expr(node);
+    // Parentheses add no node, so they are unwrapped here, in a loop, not by recursion.
+    Span outer = span(node);
+    while (type(node) == "parenthesized_expression") {
+      std::vector<TSNode> inner = children(node);
+      if (inner.empty() || !present(inner[0])) return error_expr(node);
+      node = inner[0];
+    }
+    Deeper deeper(depth_);
+    if (too_deep(node)) return error_expr(node);
     std::string_view kind = type(node);
     auto expr = std::make_unique<Expr>();
-    expr->span = span(node);
-    if (kind == "parenthesized_expression") {
-      std::vector<TSNode> inner = children(node);
-      if (inner.empty()) return expr;
-      ExprPtr value = lower_expr(inner[0]);
-      value->span = expr->span;
-      return value;
-    }
+    expr->span = outer;
     if (kind == "identifier") {
       expr->kind = Expr::Kind::name;
       expr->text = text(node);
@@ -268,6 +322,7 @@ class Lowering {
       expr->kind = Expr::Kind::number;
       std::string t = text(node);
       expr->is_integer = t.find_first_not_of("0123456789") == std::string::npos;
+      if (expr->is_integer && !parse_integer(t, expr->span)) return error_expr(node);
       try {
         expr->number = std::stod(t);
       } catch (...) {
@@ -336,7 +391,7 @@ class Lowering {
     } else if (kind == "as_expression") {
       expr->kind = Expr::Kind::as;
       expr->operands.push_back(lower_expr(field(node, "value")));
-      expr->type = lower_type(field(node, "type"));
+      expr->type = std::make_unique<TypeNode>(lower_type(field(node, "type")));
     }
     return expr;
   }
@@ -345,6 +400,8 @@ class Lowering {
     auto block = std::make_unique<Block>();
     if (!present(node)) return block;
     block->span = span(node);
+    Deeper deeper(depth_);
+    if (too_deep(node)) return block;
     for (TSNode child : children(node)) block->statements.push_back(lower_statement(child));
     return block;
   }

@@ -326,6 +326,33 @@ def test_invalid_unicode_in_messages(client):
     symbols_ok(client)
 
 
+def test_deeply_nested_json_gets_parse_error(client):
+    # 60,000 levels overflowed the server's stack; past its limit a message is refused unbuilt.
+    deep = 60000
+    client.body('{"jsonrpc": "2.0", "id": 1, "method": "x", "params": ' + "[" * deep + "]" * deep + "}")
+    error = client.wait(lambda m: "error" in m)
+    assert error["id"] is None and error["error"]["code"] == -32700, error
+    assert "deeper than" in error["error"]["message"]
+    client.body('{"jsonrpc": "2.0", "method": "x", "params": ' + '{"a": ' * deep + "1" + "}" * deep + "}")
+    assert client.wait(lambda m: "error" in m)["error"]["code"] == -32700
+    # An ordinary message nested a few levels is still read.
+    client.notify("workspace/didChangeConfiguration", {"settings": {"a": {"b": {"c": {"d": [[[[1]]]]}}}}})
+    symbols_ok(client)
+
+
+def test_deeply_nested_document(client):
+    # Each of these killed the server with a stack overflow at a few thousand levels.
+    deep = 20000
+    bodies = ["relu(" * deep + "x" + ")" * deep, "x" + " |> relu" * deep, " + ".join(["x"] * deep)]
+    text = "".join("fn f%d(x: [n]) -> [n]:\n    return %s\n\n" % (i, body) for i, body in enumerate(bodies))
+    client.open(text, 1, "file:///deep.ss")
+    params = client.diagnostics(1, "file:///deep.ss")
+    assert [d["code"] for d in params["diagnostics"]] == ["E0104"] * len(bodies)
+    hover = client.hover(1, 11, "file:///deep.ss")
+    assert "result" in hover
+    symbols_ok(client)
+
+
 # --- load ------------------------------------------------------------------------------------
 
 def big_document(target_bytes):

@@ -40,6 +40,8 @@ def write_folder(spec, params):
     from safetensors.torch import save_file
 
     out = spec["output"]
+    script.check_generated(spec["configuration"], "configuration_shapescript.py", folder=True)
+    script.check_generated(spec["modeling"], "modeling_shapescript.py", folder=True)
     os.makedirs(out, exist_ok=True)
     tensors = {}
     for t in spec["tensors"]:

@@ -86,7 +86,8 @@ std::string python_bare(const std::string& text) {
 std::string python_name(const std::string& name) {
   std::string out;
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (kReserved.count(out) || out.starts_with("_") || out.starts_with("ShapeScript")) out += "_";
+  if (out.starts_with("_")) return "ss" + out;  // the generators' helpers start with `_`; no dunder either
+  if (kReserved.count(out) || out.starts_with("ShapeScript")) out += "_";
   return out;
 }
 

@@ -27,6 +27,10 @@ REFUSED_NAMES = frozenset({
     "__loader__", "__spec__", "importlib", "os", "sys", "subprocess",
 })
 ALLOWED_DUNDERS = frozenset({"__init__"})
+
+
+def _dunder(name):
+    return name.startswith("__") and name.endswith("__") and name not in ALLOWED_DUNDERS
 # Line terminators other than \n that Python, an editor or str.splitlines() knows: the generators
 # never write one, so none can start a line the generator didn't write.
 LINE_TERMINATORS = "\r\f\v\x1c\x1d\x1e\x85\u2028\u2029"
@@ -77,9 +81,9 @@ def check(source, what="the generated module", folder=False, python_imports=Fals
                 refuse(node, "`import *`")
         elif isinstance(node, ast.Name) and node.id in REFUSED_NAMES:
             refuse(node, f"the name `{node.id}`")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr not in ALLOWED_DUNDERS:
+        elif isinstance(node, ast.Attribute) and _dunder(node.attr):
             refuse(node, f"the attribute `{node.attr}`")
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
+        elif isinstance(node, (ast.Name, ast.FunctionDef, ast.ClassDef)) and _dunder(getattr(node, "id", None) or node.name):
             refuse(node, f"the definition `{node.name}`")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             refuse(node, "a `global` or `nonlocal` statement")

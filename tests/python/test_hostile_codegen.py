@@ -370,3 +370,13 @@ def test_a_language_model_folder_loaded_by_transformers_never_runs_the_payload(t
     model = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "hf"), trust_remote_code=True, dtype=torch.float32)
     model(torch.randint(0, 500, (1, 5)))
     assert not sentinel.exists(), "transformers ran the payload from the folder's code"
+
+
+def test_runtime_check_refuses_a_tampered_folder(tmp_path):
+    """verify and export check a folder's Python files before transformers imports them."""
+    (tmp_path / "configuration_shapescript.py").write_text("from transformers import PretrainedConfig\n")
+    (tmp_path / "modeling_shapescript.py").write_text("import torch  #\rimport os\n")
+    with pytest.raises(generated_code.GeneratedCodeError, match="line terminator"):
+        generated_code.check_folder(tmp_path)
+    (tmp_path / "modeling_shapescript.py").write_text("import torch\nfrom .configuration_shapescript import PretrainedConfig\n")
+    generated_code.check_folder(tmp_path)

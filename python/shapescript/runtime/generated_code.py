@@ -98,5 +98,10 @@ def check_folder(path):
 
     for name in sorted(os.listdir(path)):
         if name.endswith(".py"):
-            with open(os.path.join(path, name), encoding="utf-8") as f:
-                check(f.read(), f"`{name}`", folder=True)
+            with open(os.path.join(path, name), "rb") as f:
+                data = f.read()
+            try:  # as written: no newline translation, which would hide a \r
+                source = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise GeneratedCodeError(f"`{name}` is not UTF-8, which the code generators always write") from None
+            check(source, f"`{name}`", folder=True)

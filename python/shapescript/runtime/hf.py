@@ -73,6 +73,7 @@ def check_folder(spec, reference, params):
     import torch
     from transformers import AutoModelForCausalLM
 
+    script.check_folder(spec["output"])  # trust_remote_code runs the folder's code: only what the generators write
     model = AutoModelForCausalLM.from_pretrained(spec["output"], trust_remote_code=True, dtype=torch.float32).eval()
     ref_model = getattr(reference, spec["model"])()
     ref_model.load_state_dict(params)

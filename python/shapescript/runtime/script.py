@@ -22,6 +22,12 @@ def check_generated(source, what="the generated module", folder=False):
     generated_code.check(source, what, folder=folder, python_imports=not folder)
 
 
+def check_folder(path):
+    """Refuses a Hugging Face folder whose Python files the generators could not have written, before
+    transformers imports them with trust_remote_code."""
+    generated_code.check_folder(path)
+
+
 def reply(spec, answer):
     """Writes `answer` (JSON) to the file spec["reply"] names, whole or not at all; without one, to
     stdout. Not stdout when the CLI runs it: the user's program may print there too."""

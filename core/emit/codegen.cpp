@@ -135,7 +135,13 @@ class Generator : public PythonWriter {
         auto value = a_.semantics.dims.find(item.name);
         if (value != a_.semantics.dims.end()) constants_ << python_name(item.name) << " = " << value->second << "\n";
       } else if (item.kind == Item::Kind::python_import) {
-        imports_.insert("import " + item.name);
+        std::string module;  // each part a Python name: a keyword can't break the line
+        for (size_t begin = 0; begin <= item.name.size();) {
+          size_t end = std::min(item.name.find('.', begin), item.name.size());
+          module += (module.empty() ? "" : ".") + python_attribute(item.name.substr(begin, end - begin));
+          begin = end + 1;
+        }
+        imports_.insert("import " + module);
       } else if (item.kind == Item::Kind::model) {
         body << "\n\n" << model_class(item);
       } else if (item.kind == Item::Kind::function) {

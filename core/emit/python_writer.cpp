@@ -192,6 +192,12 @@ using namespace pywrite;
 // ---------------------------------------------------------------------------------------------
 // Facts
 
+bool PythonWriter::is_python_module(const std::string& name) const {
+  for (const Item& item : a_.program.items)
+    if (item.kind == Item::Kind::python_import && item.name.substr(0, item.name.find('.')) == name) return true;
+  return false;
+}
+
 const ValueType* PythonWriter::type_of(const Expr& e) const {
   auto it = a_.semantics.types.find(&e);
   return it == a_.semantics.types.end() ? nullptr : &it->second;
@@ -498,6 +504,7 @@ std::string PythonWriter::expression(const Expr& e) {
       if (locals_.count(e.text)) return python_name(e.text);
       if (a_.semantics.dims.count(e.text)) return python_name(e.text);
       if (e.text == "inf") return "math.inf";
+      if (is_python_module(e.text)) return python_attribute(e.text);  // `import python numpy`: the module's own name
       const ValueType* type = type_of(e);
       if (type && type->known_size) return computed_size(*type->known_size);
       return python_name(e.text);

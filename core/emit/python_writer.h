@@ -126,6 +126,8 @@ class PythonWriter {
   // ---- Facts
 
   const ValueType* type_of(const Expr& e) const;
+  // Whether `name` is the first part of a module `import python` names (written as it is, not mangled).
+  bool is_python_module(const std::string& name) const;
   const CallFacts* facts_of(const Expr& e) const;
   std::string text(Span span) const { return std::string(a_.file.slice(span)); }
   std::string signature_line(const Item& item) const;

@@ -69,7 +69,7 @@ def check(source, what="the generated module", folder=False, python_imports=Fals
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                plain = alias.asname is None and python_imports and node.col_offset == 0
+                plain = alias.asname is None and python_imports and node.col_offset == 0 and _root(alias.name) not in REFUSED_NAMES
                 fixed = alias.name == "torch.nn.functional" and alias.asname == "F"
                 if _root(alias.name) not in allowed and not plain or (alias.asname and not fixed):
                     refuse(node, f"`import {alias.name}`")

@@ -380,3 +380,14 @@ def test_runtime_check_refuses_a_tampered_folder(tmp_path):
         generated_code.check_folder(tmp_path)
     (tmp_path / "modeling_shapescript.py").write_text("import torch\nfrom .configuration_shapescript import PretrainedConfig\n")
     generated_code.check_folder(tmp_path)
+
+
+def test_a_module_import_python_names_keeps_its_name(tmp_path):
+    """Names are mangled (`torch` → `torch_`) but for a module `import python` names: its calls work."""
+    import torch
+
+    import shapescript
+
+    path = tmp_path / "ip.ss"
+    path.write_text("import python torch\n\nfn f(x: [b 4]) -> [b 4]:\n    return torch.relu(x) as [b 4]\n")
+    assert torch.equal(shapescript.compile(path).f(-torch.ones(2, 4)), torch.zeros(2, 4))  # before: NameError: torch_

@@ -7,6 +7,7 @@
 #include "check/analysis.h"
 #include "check/builtins.h"
 #include "check/check_internal.h"
+#include "check/extern_targets.h"
 #include "check/model_cost.h"
 #include "diagnostics/names.h"
 #include "syntax/syntax.h"
@@ -57,6 +58,26 @@ void Checker::error(DiagnosticCode code, Span span, std::string message, std::st
 
 std::string Checker::text(Span span) const { return squash_spaces(a_.file.slice(span)); }
 
+// E0207: an `extern fn`'s target becomes code in the generated module, so it must be a dotted name
+// under an allowlisted module (check/extern_targets.h), for every extern fn, exported or not.
+void Checker::check_extern_target(const Item& item) {
+  const std::string& target = item.extern_target;
+  if (item.extern_target_span.end <= item.extern_target_span.begin || is_allowed_extern_target(target)) return;
+  std::string modules;
+  for (std::string_view m : kExternModules) modules += (modules.empty() ? "`" : " or `") + std::string(m) + ".`";
+  bool dotted = !target.empty() && is_allowed_extern_target("torch.x." + target);  // a dotted name, wherever it is
+  std::string module = extern_module(target);
+  bool allowed_module = std::find(kExternModules.begin(), kExternModules.end(), module) != kExternModules.end();
+  std::string message = !dotted          ? "`" + item.name + "`'s target is not a dotted name"
+                        : !allowed_module ? "`" + item.name + "` names `" + target + "`, which is not under " + modules
+                                          : "`" + item.name + "` names `" + target + "`, a part of " + module + " an `extern fn` may not name";
+  report(DiagnosticCode::E0207, item.extern_target_span, message)
+      .label(!dotted ? "not a dotted name" : !allowed_module ? "not a torch or math function" : "refused")
+      .note("the target becomes a call in the generated Python, so it must be names joined by dots (none starting with `_`) under " +
+            modules + ", and not a part of torch that reads files or runs code (`torch.load`, `torch.hub`, ...)")
+      .help("name the torch or math function, as in `extern fn erfc(x: Real) -> NonNeg = \"torch.special.erfc\"`");
+}
+
 void Checker::run() {
   report_syntax_errors();
   declare_globals();
@@ -64,6 +85,7 @@ void Checker::run() {
     if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
   for (const Item& item : a_.program.items) {
     if (item.kind == Item::Kind::model) check_model(item);
+    if (item.kind == Item::Kind::extern_fn) check_extern_target(item);
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
       signatures_[&item] = signature_of(item);
       a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};

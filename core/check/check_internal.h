@@ -114,6 +114,7 @@ class Checker {
   void declare_globals();
   void evaluate_dim(const Item& item);
   void check_model(const Item& item);
+  void check_extern_target(const Item& item);
   void check_initializer(const Expr& init);
   FunctionSignature signature_of(const Item& item);
   std::string signature_text(const Item& item) const;

@@ -3,6 +3,7 @@
 #include <deque>
 #include <set>
 
+#include "check/extern_targets.h"
 #include "check/check_internal.h"
 
 namespace ss {
@@ -102,10 +103,10 @@ void Checker::check_export_rules() {
           }
           continue;
         }
-        DiagnosticCode code = use.kind == Use::Kind::python     ? DiagnosticCode::E1701
-                              : use.kind == Use::Kind::training ? DiagnosticCode::E1703
-                                                                : DiagnosticCode::E1704;
-        if (use.kind == Use::Kind::extern_call && (use.what.starts_with("torch.") || use.what.starts_with("math."))) continue;
+        // Every `extern fn` names a torch or math function (E0207, for exported functions and the rest
+        // alike), which torch.export records: calling one is always fine here.
+        if (use.kind == Use::Kind::extern_call) continue;
+        DiagnosticCode code = use.kind == Use::Kind::python ? DiagnosticCode::E1701 : DiagnosticCode::E1703;
         if (!reported.insert({use.span.begin, code}).second) continue;
         if (code == DiagnosticCode::E1701) {
           auto d = report(code, use.span, "`" + use.what + "` is Python, which an exported function can't use");
@@ -127,7 +128,7 @@ void Checker::check_export_rules() {
                 auto type = a_.semantics.types.find(argument.value.get());
                 tensor_argument = tensor_argument || (type != a_.semantics.types.end() && type->second.is_tensor() && type->second.tensor.rank() > 0);
               }
-          if (tensor_argument && use.what.starts_with("torch.") && use.expr && !use.expr->operands.empty()) {
+          if (tensor_argument && use.what.starts_with("torch.") && is_allowed_extern_target(use.what) && use.expr && !use.expr->operands.empty()) {
             std::string short_name = use.what.substr(use.what.rfind('.') + 1);
             uint32_t line_start = a_.file.offset_of({a_.file.line_column(fn->span.begin).line, 0});
             d.help("here that is `extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"`, called as `" + short_name + "`")
@@ -135,17 +136,11 @@ void Checker::check_export_rules() {
                      {{{line_start, line_start}, "extern fn " + short_name + "(x: Real) -> Real = \"" + use.what + "\"\n\n"},
                       {use.expr->operands[0]->span, short_name}});
           }
-        } else if (code == DiagnosticCode::E1703) {
+        } else {
           auto d = report(code, use.span, "`" + use.what + "` is for training, which an exported function can't do");
           d.label("training")
               .note("an exported program is for inference: modes, datasets, logs, gradients and optimizers belong to training, before export")
               .help("do this in the training code, and export a function that only computes");
-          add_chain(d);
-        } else {
-          auto d = report(code, use.span, "`" + use.callee->name + "` calls `" + use.what + "`, which is neither in torch nor in math");
-          d.label("not a torch function")
-              .secondary(use.callee->extern_target_span, "declared here")
-              .note("`torch.export` records torch operations only; an `extern fn` may be exported only when it names a function under `torch.` or `math.`");
           add_chain(d);
         }
       }

@@ -6,16 +6,43 @@
 #include <sstream>
 
 #include "check/builtins.h"
+#include "check/extern_targets.h"
 #include "syntax/walk.h"
 
 namespace ss {
 
 namespace {
 
+// Names a ShapeScript name may not keep in Python, where it gets a `_` after it: Python's keywords
+// (`lambda`) and builtins (`exec`, `range`: a function of that name would replace what the generated
+// code calls), and the names the generated modules import or define themselves. A name starting with
+// `_` (the generators' own helpers: `_check_shape`, `_causal`) or `ShapeScript` (the folder's
+// classes) gets one too; see python_name.
 const std::set<std::string> kReserved = {
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
-    "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass",
-    "raise", "return", "try", "while", "with", "yield", "torch", "F", "nn", "math", "einops", "self"};
+    "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
+    "return", "try", "while", "with", "yield", "match", "case",
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup", "BlockingIOError",
+    "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError", "ConnectionAbortedError", "ConnectionError",
+    "ConnectionRefusedError", "ConnectionResetError", "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning",
+    "EnvironmentError", "Exception", "ExceptionGroup", "FileExistsError", "FileNotFoundError", "FloatingPointError",
+    "FutureWarning", "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError", "IndexError",
+    "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError",
+    "ModuleNotFoundError", "NameError", "NotADirectoryError", "NotImplemented", "NotImplementedError", "OSError",
+    "OverflowError", "PendingDeprecationWarning", "PermissionError", "ProcessLookupError", "RecursionError", "ReferenceError",
+    "ResourceWarning", "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning",
+    "SystemError", "SystemExit", "TabError", "TimeoutError", "TypeError", "UnboundLocalError", "UnicodeDecodeError",
+    "UnicodeEncodeError", "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError", "Warning",
+    "ZeroDivisionError", "abs", "aiter", "all", "anext", "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes",
+    "callable", "chr", "classmethod", "compile", "complex", "copyright", "credits", "delattr", "dict", "dir", "divmod",
+    "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr", "hash",
+    "help", "hex", "id", "input", "int", "isinstance", "issubclass", "iter", "len", "license", "list", "locals", "map", "max",
+    "memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr", "reversed",
+    "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip",
+    "torch", "F", "nn", "math", "einops", "self", "config", "layer_idx", "kwargs", "attention_mask", "PretrainedConfig",
+    "PreTrainedModel", "DynamicCache", "GenerationMixin", "BaseModelOutputWithPast", "CausalLMOutputWithPast",
+    "ALL_ATTENTION_FUNCTIONS", "eager_attention_forward",
+    "builtins", "importlib", "os", "sys", "subprocess"};
 
 // Whether the text is one parenthesized expression: the `(` it starts with closes at its end.
 bool wrapped(const std::string& text) {
@@ -59,7 +86,20 @@ std::string python_bare(const std::string& text) {
 std::string python_name(const std::string& name) {
   std::string out;
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (kReserved.count(out)) out += "_";
+  if (out.starts_with("_")) return "ss" + out;  // the generators' helpers start with `_`; no dunder either
+  if (kReserved.count(out) || out.starts_with("ShapeScript")) out += "_";
+  return out;
+}
+
+std::string python_attribute(const std::string& name) {
+  static const std::set<std::string> keywords = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except",
+      "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+      "while", "with", "yield"};
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (keywords.count(out)) out += "_";
+  if (out.starts_with("__")) out = "ss" + out;
   return out;
 }
 
@@ -95,20 +135,26 @@ class Generator : public PythonWriter {
         auto value = a_.semantics.dims.find(item.name);
         if (value != a_.semantics.dims.end()) constants_ << python_name(item.name) << " = " << value->second << "\n";
       } else if (item.kind == Item::Kind::python_import) {
-        imports_.insert("import " + item.name);
+        std::string module;  // each part a Python name: a keyword can't break the line
+        for (size_t begin = 0; begin <= item.name.size();) {
+          size_t end = std::min(item.name.find('.', begin), item.name.size());
+          module += (module.empty() ? "" : ".") + python_attribute(item.name.substr(begin, end - begin));
+          begin = end + 1;
+        }
+        imports_.insert("import " + module);
       } else if (item.kind == Item::Kind::model) {
         body << "\n\n" << model_class(item);
       } else if (item.kind == Item::Kind::function) {
         body << "\n\n" << function(item);
       } else if (item.kind == Item::Kind::extern_fn) {
-        std::string root = item.extern_target.substr(0, item.extern_target.find('.'));
-        if (root == "math" || root == "torch") imports_.insert("import " + root);
+        // Only a target the checker allows (E0207) is written; its module is imported.
+        if (is_allowed_extern_target(item.extern_target)) imports_.insert("import " + extern_module(item.extern_target));
       }
     }
     GeneratedModule module;
     module.uses_einops = uses_einops_;
     std::ostringstream out;
-    out << "# Generated by ShapeScript from " << file_name(a_.file.path()) << ": plain PyTorch. Edit the .ss file, not this one.\n";
+    out << "# Generated by ShapeScript from " << comment_text(file_name(a_.file.path())) << ": plain PyTorch. Edit the .ss file, not this one.\n";
     // Only the imports the code uses, standard library first, as a person would write them.
     std::string code = body.str();
     std::vector<std::string> imports;
@@ -156,11 +202,7 @@ class Generator : public PythonWriter {
   std::string model_class(const Item& item) {
     std::ostringstream out;
     out << "class " << python_name(item.name) << "(nn.Module):\n";
-    if (!item.doc.empty()) {
-      std::string doc;
-      for (char c : item.doc) doc += c == '\n' ? std::string("\n    ") : std::string(1, c);
-      out << "    \"\"\"" << doc << "\"\"\"\n\n";
-    }
+    if (!item.doc.empty()) out << "    " << docstring(item.doc, 1) << "\n\n";
     out << "    def __init__(self):\n        super().__init__()\n";
     std::ostringstream init;
     for (const Item::Param& param : item.params) {
@@ -221,9 +263,8 @@ class Generator : public PythonWriter {
     out << "def " << python_name(item.name) << "(";
     for (size_t i = 0; i < parameters.size(); ++i) out << (i ? ", " : "") << parameters[i];
     out << "):\n";
-    std::string doc;
-    for (char c : item.doc) doc += c == '\n' ? std::string("\n    ") : std::string(1, c);
-    out << "    \"\"\"" << file_name(a_.file.path()) << ": " << signature_line(item) << (doc.empty() ? "" : "\n\n    " + doc) << "\"\"\"\n";
+    std::string doc = file_name(a_.file.path()) + ": " + signature_line(item) + (item.doc.empty() ? "" : "\n\n" + item.doc);
+    out << "    " << docstring(doc, 1) << "\n";
     out << axis_reads(typed, body, 1);
     out << body;
     return out.str();
@@ -402,7 +443,8 @@ class Generator : public PythonWriter {
   }
 
   std::string function_call(const Expr&, const Item& item, const std::vector<std::string>& args) override {
-    if (item.kind == Item::Kind::extern_fn) return item.extern_target + "(" + join(args) + ")";
+    // A target the checker refuses (E0207) never reaches the code: the call is `None(...)`, which fails.
+    if (item.kind == Item::Kind::extern_fn) return (is_allowed_extern_target(item.extern_target) ? item.extern_target : "None") + "(" + join(args) + ")";
     return python_name(item.name) + "(" + join(args) + ")";
   }
 

@@ -19,7 +19,14 @@ GeneratedModule generate_python(const Analysis& analysis);
 // A size as a Python expression over the names in scope (dims are module constants).
 std::string python_size(const SizeExpr& size);
 
-// A name that is safe in Python (`lambda` → `lambda_`).
+// A ShapeScript name as a Python identifier that can't replace anything the generated code uses:
+// characters other than letters, digits and `_` become `_`; a name starting with `_` (as the
+// generators' helpers and Python's dunders do) gets `ss` before it (`_check_shape` → `ss_check_shape`,
+// `__import__` → `ss__import__`); a keyword, a builtin, a name the generated module defines or
+// imports, or one starting with `ShapeScript` gets a `_` after it (`lambda` → `lambda_`, `exec` → `exec_`).
 std::string python_name(const std::string& name);
+// An attribute's name after `.` (`np.float32`): kept but for a keyword (`x.lambda` → `x.lambda_`)
+// and a name starting with `__`, which gets `ss` before it (`x.__class__` → `x.ss__class__`).
+std::string python_attribute(const std::string& name);
 
 }  // namespace ss

@@ -1,4 +1,5 @@
 #include "emit/codegen_hf.h"
+#include "check/extern_targets.h"
 #include "check/tensor_parallel.h"
 
 #include <algorithm>
@@ -867,8 +868,7 @@ class HfGenerator : public PythonWriter {
 
   std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) override {
     if (item.kind == Item::Kind::extern_fn) {
-      std::string root = item.extern_target.substr(0, item.extern_target.find('.'));
-      if (root != "torch" && root != "math") refuse(where(e.span) + ": `" + item.name + "` calls `" + item.extern_target + "`, which the folder can't import");
+      if (!is_allowed_extern_target(item.extern_target)) refuse(where(e.span) + ": `" + item.name + "` calls `" + item.extern_target + "`, which the folder can't import");
       return item.extern_target + "(" + join(args) + ")";
     }
     plain_function(item);
@@ -953,8 +953,8 @@ class HfGenerator : public PythonWriter {
     anchor_ = anchor_of(typed);
     std::string body = fn.body ? block(*fn.body, 1) : "    pass\n";
     anchor_ = saved_anchor;
-    std::string code = "def " + python_name(fn.name) + "(" + join(parameters) + "):\n    \"\"\"" + file_name(a_.file.path()) + ": " +
-                       signature_line(fn) + "\"\"\"\n" + axis_reads(typed, body, 1) + body;
+    std::string code = "def " + python_name(fn.name) + "(" + join(parameters) + "):\n    " +
+                       docstring(file_name(a_.file.path()) + ": " + signature_line(fn), 1) + "\n" + axis_reads(typed, body, 1) + body;
     plan_.functions.push_back(code);
     scope_ = saved_scope;
     locals_ = saved_locals;

@@ -1,5 +1,6 @@
 // Writes a Hugging Face folder's code from its plan (codegen_hf_plan.h): the plan's parts in the
-// fixed text of core/emit/templates/hf_*.py.tmpl.
+// fixed text of core/emit/templates/hf_*.py.tmpl. Text from the source (the file's name, docs,
+// source lines) goes in as docstring() literals or comment_text() on a comment's line, never raw.
 #include "emit/codegen_hf_plan.h"
 #include "emit/python_writer.h"
 #include "emit/text_template.h"
@@ -7,6 +8,9 @@
 namespace ss {
 
 namespace {
+
+using pywrite::comment_text;
+using pywrite::docstring;
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string out;
@@ -38,7 +42,7 @@ std::string helper(std::string_view definition) { return std::string(definition.
 std::string module_class(const HfModuleClass& c) {
   TemplateValues values;
   values.text = {{"name", c.name},
-                 {"doc", c.doc},
+                 {"doc", docstring(c.doc, 1)},
                  {"scaling", c.scaling},
                  {"key_value_groups", std::to_string(c.key_value_groups)},
                  {"sliding_window", std::to_string(c.sliding_window)},
@@ -53,7 +57,7 @@ std::string configuration(const HfModelingPlan& plan) {
   std::string tp_plan;
   for (auto& [module, style] : plan.tp_plan) tp_plan += (tp_plan.empty() ? "" : ", ") + ("\"" + module + "\": \"" + style + "\"");
   TemplateValues values;
-  values.text = {{"source", plan.source}, {"tp_plan", tp_plan}};
+  values.text = {{"source", comment_text(plan.source)}, {"tp_plan", tp_plan}};
   values.flags = {{"causal_lm", plan.causal_lm}};
   return fill_template(embedded_template("hf_configuration.py.tmpl"), values);
 }
@@ -65,15 +69,15 @@ std::string causal_lm(const HfModelingPlan& plan) {
   for (const HfModuleClass& c : plan.modules) modules += "\n\n" + module_class(c);
   modules += "\n\n" + module_class(plan.layer);
   TemplateValues values;
-  values.text = {{"source", plan.source},
+  values.text = {{"source", comment_text(plan.source)},
                  {"dims", dims},
                  {"functions", functions},
                  {"modules", modules},
-                 {"base_doc", plan.base_doc},
+                 {"base_doc", docstring(plan.base_doc, 1)},
                  {"base_members", members(plan.base_members)},
                  {"positions", plan.positions},
                  {"base_body", plan.base_body},
-                 {"function", plan.function},
+                 {"function", comment_text(plan.function)},
                  {"output_line", plan.output_line},
                  {"causal", helper(causal_definition)},
                  {"within_window", helper(within_window_definition)}};
@@ -87,11 +91,11 @@ std::string causal_lm(const HfModelingPlan& plan) {
 
 std::string generic(const HfModelingPlan& plan) {
   TemplateValues values;
-  values.text = {{"source", plan.source},
-                 {"function", plan.function},
+  values.text = {{"source", comment_text(plan.source)},
+                 {"function", comment_text(plan.function)},
                  {"function_python", plan.function_python},
                  {"module", plan.module},
-                 {"signature", plan.signature},
+                 {"docstring", docstring(plan.source + ": " + plan.signature, 1)},
                  {"parameters", members(plan.parameters)},
                  {"inputs", after_self(plan.inputs)},
                  {"call_arguments", joined(plan.call_arguments)}};

@@ -31,26 +31,110 @@ size_t utf8_length(const std::string& text, size_t i) {
 
 }  // namespace
 
-std::string quote(const std::string& text) {
+namespace {
+
+// A code point that ends a line for Python, an editor or str.splitlines() (besides \n and \r, which
+// are control characters): U+0085, U+2028, U+2029; or a C1 control. quote() escapes them all.
+bool unsafe_code_point(const std::string& text, size_t i, size_t length) {
+  auto byte = [&](size_t j) { return static_cast<unsigned char>(text[j]); };
+  if (length == 2) return byte(i) == 0xC2 && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9F;  // U+0080-U+009F
+  return length == 3 && byte(i) == 0xE2 && byte(i + 1) == 0x80 && (byte(i + 2) == 0xA8 || byte(i + 2) == 0xA9);
+}
+
+// The code point of the well-formed UTF-8 sequence at text[i] of `length` bytes.
+uint32_t code_point(const std::string& text, size_t i, size_t length) {
+  auto byte = [&](size_t j) { return static_cast<uint32_t>(static_cast<unsigned char>(text[j])); };
+  if (length == 1) return byte(i);
+  uint32_t value = byte(i) & (length == 2 ? 0x1Fu : length == 3 ? 0x0Fu : 0x07u);
+  for (size_t j = 1; j < length; ++j) value = (value << 6) | (byte(i + j) & 0x3Fu);
+  return value;
+}
+
+// quote()'s escaping, with `"` and `\` escaped too only inside a literal (`literal`).
+std::string escape(const std::string& text, bool literal) {
   static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
+  std::string out;
   for (size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     size_t length = utf8_length(text, i);
     if (length == 0) {
-      out += "\\ufffd";  // a byte that is not UTF-8: the replacement character, as decoders write it
+      out += literal ? "\\ufffd" : "\xef\xbf\xbd";  // a byte that is not UTF-8: the replacement character, as decoders write it
       ++i;
       continue;
     }
-    if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+    if (literal && (c == '"' || c == '\\')) out += std::string("\\") + static_cast<char>(c);
     else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7F) out += std::string("\\u00") + hex[c >> 4] + hex[c & 0xF];
-    else out.append(text, i, length);
+    else if (unsafe_code_point(text, i, length)) {
+      uint32_t u = code_point(text, i, length);
+      out += std::string("\\u") + hex[(u >> 12) & 0xF] + hex[(u >> 8) & 0xF] + hex[(u >> 4) & 0xF] + hex[u & 0xF];
+    } else out.append(text, i, length);
     i += length;
   }
-  return out + "\"";
+  return out;
+}
+
+}  // namespace
+
+std::string quote(const std::string& text) { return "\"" + escape(text, true) + "\""; }
+
+std::string comment_text(const std::string& text) { return escape(text, false); }
+
+std::string docstring(const std::string& text, int depth) {
+  std::vector<std::string> lines;
+  for (size_t begin = 0;;) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) {
+      lines.push_back(text.substr(begin));
+      break;
+    }
+    lines.push_back(text.substr(begin, end + 1 - begin));
+    begin = end + 1;
+  }
+  if (lines.size() > 1 && lines.back().empty()) lines.pop_back();
+  if (lines.size() == 1) return quote(lines[0]);
+  std::string out = "(";
+  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" + indent(depth) + " " : "") + quote(lines[i]);
+  return out + ")";
+}
+
+bool is_generator_safe(const std::string& python) {
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  // Every character: UTF-8, no control but \n, no line terminator but \n.
+  for (size_t i = 0; i < python.size();) {
+    size_t length = utf8_length(python, i);
+    unsigned char c = static_cast<unsigned char>(python[i]);
+    if (length == 0 || (c < 0x20 && c != '\n') || c == 0x7F || unsafe_code_point(python, i, length)) return false;
+    i += length;
+  }
+  // Every string literal: `"` (or `f"`), one line, quote()'s escapes only; no `'` or `"""` literal.
+  for (size_t i = 0; i < python.size(); ++i) {
+    char c = python[i];
+    if (c == '#') {
+      while (i < python.size() && python[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '\'') return false;
+    if (c != '"') continue;
+    if (i > 0 && name_char(python[i - 1])) {
+      bool f_prefix = python[i - 1] == 'f' && (i < 2 || !name_char(python[i - 2]));
+      if (!f_prefix) return false;
+    }
+    if (python.compare(i, 3, "\"\"\"") == 0) return false;
+    for (++i;; ++i) {
+      if (i >= python.size() || python[i] == '\n') return false;
+      if (python[i] == '"') break;
+      if (python[i] != '\\') continue;
+      char e = i + 1 < python.size() ? python[i + 1] : 0;
+      if (e == '"' || e == '\\' || e == 'n' || e == 'r' || e == 't') ++i;
+      else if (e == 'u' && i + 5 < python.size() && is_hex(python[i + 2]) && is_hex(python[i + 3]) && is_hex(python[i + 4]) && is_hex(python[i + 5])) i += 5;
+      else return false;
+    }
+  }
+  return true;
 }
 
 bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit) {
@@ -107,6 +191,12 @@ using namespace pywrite;
 
 // ---------------------------------------------------------------------------------------------
 // Facts
+
+bool PythonWriter::is_python_module(const std::string& name) const {
+  for (const Item& item : a_.program.items)
+    if (item.kind == Item::Kind::python_import && item.name.substr(0, item.name.find('.')) == name) return true;
+  return false;
+}
 
 const ValueType* PythonWriter::type_of(const Expr& e) const {
   auto it = a_.semantics.types.find(&e);
@@ -176,11 +266,12 @@ std::string PythonWriter::source_line(Span span) const {
   LineColumn position = a_.file.line_column(span.begin);
   std::string text(a_.file.line_text(position.line));
   size_t first = text.find_first_not_of(' ');
-  return file_name(a_.file.path()) + ":" + std::to_string(position.line + 1) + ": " + (first == std::string::npos ? "" : text.substr(first));
+  return comment_text(file_name(a_.file.path()) + ":" + std::to_string(position.line + 1) + ": " + (first == std::string::npos ? "" : text.substr(first)));
 }
 
 // The comment above a statement's code: its source line, and for a simple statement written
-// over several lines (a `|>` chain), those lines too, keeping their indentation.
+// over several lines (a `|>` chain), those lines too, keeping their indentation; each through
+// comment_text, so no character of the source can end the comment.
 std::string PythonWriter::source_comment(const Statement& s, int depth) const {
   std::string out = indent(depth) + "# " + source_line(s.span) + "\n";
   if (s.kind == Statement::Kind::for_ || s.kind == Statement::Kind::if_ || s.span.end <= s.span.begin) return out;
@@ -194,7 +285,7 @@ std::string PythonWriter::source_comment(const Statement& s, int depth) const {
     size_t lead = text.find_first_not_of(' ');
     if (lead == std::string::npos) continue;
     size_t cut = std::min(lead, base == std::string::npos ? 0 : base);
-    out += indent(depth) + "# " + std::string(prefix.size(), ' ') + text.substr(cut) + "\n";
+    out += indent(depth) + "# " + std::string(prefix.size(), ' ') + comment_text(text.substr(cut)) + "\n";
   }
   return out;
 }
@@ -403,7 +494,7 @@ std::string PythonWriter::computed_size(const SizeExpr& size) {
   return python_size(size);
 }
 
-std::string PythonWriter::attribute(const Expr& e) { return python_atom(expression(*e.operands[0])) + "." + e.text; }
+std::string PythonWriter::attribute(const Expr& e) { return python_atom(expression(*e.operands[0])) + "." + python_attribute(e.text); }
 
 std::string PythonWriter::expression(const Expr& e) {
   if (auto substitute = substitutes_.find(&e); substitute != substitutes_.end()) return substitute->second;
@@ -413,6 +504,7 @@ std::string PythonWriter::expression(const Expr& e) {
       if (locals_.count(e.text)) return python_name(e.text);
       if (a_.semantics.dims.count(e.text)) return python_name(e.text);
       if (e.text == "inf") return "math.inf";
+      if (is_python_module(e.text)) return python_attribute(e.text);  // `import python numpy`: the module's own name
       const ValueType* type = type_of(e);
       if (type && type->known_size) return computed_size(*type->known_size);
       return python_name(e.text);

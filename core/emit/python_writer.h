@@ -29,8 +29,22 @@ namespace pywrite {
 // returns true, and then returns true. The one bracket-and-quote scanner the generators use.
 bool scan_code(const std::string& text, bool skip_comments, const std::function<bool(size_t, int)>& visit);
 // `text` as a double-quoted string literal that is valid Python and valid JSON alike: `"` and `\`
-// escaped, control characters as \n, \r, \t or \u00XX, UTF-8 kept, a byte that isn't UTF-8 as U+FFFD.
+// escaped, control characters as \n, \r, \t or \u00XX, the C1 controls (U+0080-U+009F) and U+2028
+// and U+2029 as \u escapes, other UTF-8 kept, a byte that isn't UTF-8 as U+FFFD. The one way text
+// from a source file (doc comments, strings, file names, source lines) becomes a Python string.
 std::string quote(const std::string& text);
+// `text` on one line of a `#` comment: what quote() would escape is escaped (so no line terminator
+// Python, an editor or str.splitlines() knows can end the comment), `"` and `\` kept as they are.
+std::string comment_text(const std::string& text);
+// A docstring at `depth` made of quote()d literals: one for a one-line text; for longer ones a
+// parenthesized literal per line, which Python joins into the same one string.
+std::string docstring(const std::string& text, int depth);
+// The invariant of every generated Python file (the module, the Hugging Face folder's files): no
+// line terminator but `\n` (no \r, \f, \v, \x1c-\x1e, U+0085, U+2028, U+2029), no byte that isn't
+// UTF-8, no other control character but in quote()'s escapes, and every string literal a one-line
+// `"..."` in quote()'s alphabet (an `f` prefix only on the generator's own fixed helpers). The
+// fuzzers and tests assert it of everything the generators write.
+bool is_generator_safe(const std::string& python);
 // True when `text` uses `prefix` (such as "F.", or a whole name such as "n") as a name of its
 // own, outside strings and comments.
 bool uses_name(const std::string& text, const std::string& prefix);
@@ -112,6 +126,8 @@ class PythonWriter {
   // ---- Facts
 
   const ValueType* type_of(const Expr& e) const;
+  // Whether `name` is the first part of a module `import python` names (written as it is, not mangled).
+  bool is_python_module(const std::string& name) const;
   const CallFacts* facts_of(const Expr& e) const;
   std::string text(Span span) const { return std::string(a_.file.slice(span)); }
   std::string signature_line(const Item& item) const;
@@ -124,6 +140,7 @@ class PythonWriter {
 
   // ---- Statements
 
+  // `file.ss:12: the line`, as comment_text: safe on a `#` comment's line, not yet a literal.
   std::string source_line(Span span) const;
   std::string source_comment(const Statement& s, int depth) const;
   std::string block(const Block& b, int depth);

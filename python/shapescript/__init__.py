@@ -87,6 +87,9 @@ def compile(path: str | os.PathLike, text: str | None = None) -> types.ModuleTyp
     name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     module = types.ModuleType(name)
     module.__file__ = os.fspath(path)
+    from .runtime import generated_code  # the code is checked again before it runs
+
+    generated_code.check(result["python"], f"`{os.fspath(path)}`'s generated module", python_imports=True)
     exec(builtins.compile(result["python"], os.fspath(path), "exec"), module.__dict__)
     return module
 

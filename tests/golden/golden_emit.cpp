@@ -2,7 +2,8 @@
 //   golden_emit FILE python          the PyTorch module (what `shapescript.compile` and export run)
 //   golden_emit FILE hf-modeling FN  modeling_shapescript.py of `export --hf` with FN as the forward
 //   golden_emit FILE hf-config FN    configuration_shapescript.py of the same
-// A file with errors prints them and exits 1, as `shapescript check` would.
+// A file with errors prints them and exits 1, as `shapescript check` would. Code that breaks the
+// generators' invariant (pywrite::is_generator_safe) is printed too, and the exit status is 3.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "check/analysis.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
+#include "emit/python_writer.h"
 #include "check/model_layout.h"
 #include "diagnostics/render.h"
 
@@ -37,15 +39,17 @@ int main(int argc, char** argv) {
       if (d.severity == ss::Severity::error) std::cout << ss::render_diagnostic(analysis->file, d, {});
     return 1;
   }
-  if (mode == "python") {
-    std::cout << ss::generate_python(*analysis).python;
-    return 0;
-  }
+  auto print = [](const std::string& python) {
+    std::cout << python;
+    if (ss::pywrite::is_generator_safe(python)) return 0;
+    std::cerr << "error: the generated code breaks the generators' invariant (is_generator_safe)\n";
+    return 3;
+  };
+  if (mode == "python") return print(ss::generate_python(*analysis).python);
   ss::HfModel model = ss::generate_hf(*analysis, ss::find_model_layout(*analysis, argv[3]));
   if (!model.error.empty()) {
     std::cout << "error: can't write `" << argv[3] << "` as a Hugging Face model: " << model.error << "\n";
     return 1;
   }
-  std::cout << (mode == "hf-modeling" ? model.modeling : model.configuration);
-  return 0;
+  return print(mode == "hf-modeling" ? model.modeling : model.configuration);
 }

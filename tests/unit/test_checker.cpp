@@ -10,6 +10,7 @@
 #include "emit/codegen.h"
 #include "diagnostics/diagnostic.h"
 #include "emit/python_writer.h"
+#include "check/extern_targets.h"
 
 using namespace ss;
 
@@ -91,4 +92,48 @@ TEST_CASE("messages name an axis's position as torch's dim does, from 0") {
   REQUIRE(analysis->diagnostics.size() == 1);
   CHECK(analysis->diagnostics[0].message == "`f` expects dim 2 of `x` to be `D` (64), but it is `32`");
   CHECK(analysis->diagnostics[0].primary.text == "dim 2 is `32`");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Source text in generated Python (issue 25): quote() and comment_text() are the only ways in.
+
+TEST_CASE("quote and comment_text escape every line terminator and every byte that isn't UTF-8") {
+  const std::string hostile = std::string("a\r\n\f\v\x1c\x1d\x1e") + "\xC2\x85" + "\xE2\x80\xA8" + "\xE2\x80\xA9" + "\xFF\xC0\x80" +
+                              std::string(1, '\0') + "\"\"\"\\U\\x" + "\xED\xA0\x80" + "é🙂";
+  std::string quoted = pywrite::quote(hostile);
+  CHECK(quoted == "\"a\\r\\n\\u000c\\u000b\\u001c\\u001d\\u001e\\u0085\\u2028\\u2029\\ufffd\\ufffd\\ufffd\\u0000\\\"\\\"\\\"\\\\U\\\\x"
+                  "\\ufffd\\ufffd\\ufffdé🙂\"");
+  CHECK(pywrite::is_generator_safe("x = " + quoted + "\n"));
+  std::string comment = pywrite::comment_text(hostile);
+  CHECK(comment.find_first_of("\r\n\f\v\x1c\x1d\x1e") == std::string::npos);
+  CHECK(pywrite::is_generator_safe("# " + comment + "\n"));
+  CHECK(pywrite::docstring("one\ntwo\n", 1) == "(\"one\\n\"\n     \"two\\n\")");
+  CHECK(pywrite::docstring("one \"\"\" line", 1) == "\"one \\\"\\\"\\\" line\"");
+}
+
+TEST_CASE("is_generator_safe refuses what only source text could have put there") {
+  CHECK(pywrite::is_generator_safe("import torch\n\n\ndef f(x):\n    \"doc\"\n    return torch.relu(x)  # it's a comment\n"));
+  CHECK(pywrite::is_generator_safe("y = f\"expected {written}\"\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = 1  # a\rimport os\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = 1  # a\xE2\x80\xA8import os\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = 1  # a\xC2\x85\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = 1\f\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = 1  # \xFF\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("def f():\n    \"\"\"doc\"\"\"\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = 'single'\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = r\"raw\"\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = \"\\x41\"\n"));
+  CHECK_FALSE(pywrite::is_generator_safe("x = \"unterminated\n"));
+}
+
+TEST_CASE("an extern fn may name only a dotted name under torch or math (E0207)") {
+  for (const char* allowed : {"torch.special.erfc", "torch.relu", "torch.nn.functional.mish", "math.erf"}) CHECK(is_allowed_extern_target(allowed));
+  for (const char* refused : {"scipy.special.erfc", "torch", "math", "torch.", ".torch.relu", "torch..relu", "torch.relu(x)", "torch.relu; import os",
+                              "torch.relu\rimport os", "torch.__class__", "torch._C.gelu", "torch.load", "torch.hub.load", "torch.utils.cpp_extension.load_inline",
+                              "torch.ops.aten.relu", "os.system", "__import__", "torch.relu or os", "torch.r\xC3\xA9lu", ""})
+    CHECK_FALSE(is_allowed_extern_target(refused));
+  auto analysis = analyze(SourceFile("t.ss", "extern fn f(x: Real) -> Real = \"torch.relu(__import__('os').system('id')) or torch.relu\"\n\n"
+                                              "fn g(x: [b 4]) -> [b 4]:\n    return f(x)\n"));
+  REQUIRE(analysis->diagnostics.size() == 1);
+  CHECK(analysis->diagnostics[0].code == DiagnosticCode::E0207);
 }

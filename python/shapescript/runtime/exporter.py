@@ -48,6 +48,16 @@ class ExportError(RuntimeError):
 # the generated module
 
 
+def _generated_code():
+    """generated_code.py beside this file: the check of generated code before it runs."""
+    if __package__:
+        from . import generated_code
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import generated_code
+    return generated_code
+
+
 def load_module(source_text: str, name: str) -> types.ModuleType:
     """Execute generated Python source into a fresh module object.
 
@@ -67,6 +77,7 @@ def load_module(source_text: str, name: str) -> types.ModuleType:
         source_text.splitlines(keepends=True),
         filename,
     )
+    _generated_code().check(source_text, f"`{name}`'s generated module", python_imports=True)
     code = compile(source_text, filename, "exec")
     exec(code, module.__dict__)
     return module

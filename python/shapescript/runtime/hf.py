@@ -40,6 +40,8 @@ def write_folder(spec, params):
     from safetensors.torch import save_file
 
     out = spec["output"]
+    script.check_generated(spec["configuration"], "configuration_shapescript.py", folder=True)
+    script.check_generated(spec["modeling"], "modeling_shapescript.py", folder=True)
     os.makedirs(out, exist_ok=True)
     tensors = {}
     for t in spec["tensors"]:
@@ -71,6 +73,7 @@ def check_folder(spec, reference, params):
     import torch
     from transformers import AutoModelForCausalLM
 
+    script.check_folder(spec["output"])  # trust_remote_code runs the folder's code: only what the generators write
     model = AutoModelForCausalLM.from_pretrained(spec["output"], trust_remote_code=True, dtype=torch.float32).eval()
     ref_model = getattr(reference, spec["model"])()
     ref_model.load_state_dict(params)

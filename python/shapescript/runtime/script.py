@@ -10,6 +10,23 @@ import os
 import sys
 import types
 
+if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
+    from . import generated_code
+else:  # beside the script that imported it, whose folder is on sys.path
+    import generated_code  # noqa: E402
+
+
+def check_generated(source, what="the generated module", folder=False):
+    """Refuses (GeneratedCodeError) code the generators could not have written, before anything runs
+    it: generated_code.check. A module (not a folder's file) may import what `import python` names."""
+    generated_code.check(source, what, folder=folder, python_imports=not folder)
+
+
+def check_folder(path):
+    """Refuses a Hugging Face folder whose Python files the generators could not have written, before
+    transformers imports them with trust_remote_code."""
+    generated_code.check_folder(path)
+
 
 def reply(spec, answer):
     """Writes `answer` (JSON) to the file spec["reply"] names, whole or not at all; without one, to
@@ -27,6 +44,7 @@ def reply(spec, answer):
 def reference_module(spec):
     """The pt2 code generator's module of the file (spec["reference"]): its model class and forward."""
     module = types.ModuleType("shapescript_reference")
+    check_generated(spec["reference"], "the reference module")
     exec(compile(spec["reference"], "<shapescript reference>", "exec"), module.__dict__)
     return module
 

@@ -87,6 +87,16 @@ class Run:
 RUN: Run | None = None
 
 
+def _generated_code():
+    """generated_code.py beside this file: the check of generated code before it runs."""
+    if __package__:
+        from . import generated_code
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import generated_code
+    return generated_code
+
+
 def _read_checkpoint(path, name):
     import torch
 
@@ -356,6 +366,7 @@ def main(argv):
             raise RunError(f"`shapescript run` needs torch in this Python ({sys.executable}): {e}")
         module = types.ModuleType(os.path.splitext(os.path.basename(spec["source"]))[0])
         module.__dict__["_ss_train"] = sys.modules[__name__]
+        _generated_code().check(spec["module"], f"`{spec['source']}`'s generated module", python_imports=True)
         exec(compile(spec["module"], spec["source"], "exec"), module.__dict__)
         function = getattr(module, spec["function"], None)
         if function is None:

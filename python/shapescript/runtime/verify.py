@@ -124,6 +124,7 @@ def run_transformers(path, spec, inputs):
     from transformers.utils import logging
 
     logging.disable_progress_bar()  # stderr is verify's progress lines
+    script.check_folder(path)  # trust_remote_code runs the folder's code: only what the generators write
     model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=True, dtype=torch.float32).eval()
 
     def run(ids, pos):

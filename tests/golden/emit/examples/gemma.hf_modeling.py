@@ -49,7 +49,7 @@ def _heads_first(attn_output, query):
 
 
 def rope(x, pos):
-    """gemma.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]"""
+    "gemma.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]"
     # gemma.ss:32: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # gemma.ss:33: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -69,7 +69,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """gemma.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
+    "gemma.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -108,7 +108,7 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """gemma.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]"""
+    "gemma.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -124,7 +124,7 @@ class FeedForward(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `gemma.ss:52: for l in 0..L:`."""
+    "One block: the body of `gemma.ss:52: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -146,7 +146,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """gemma.ss: fn forward(m: Gemma, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "gemma.ss: fn forward(m: Gemma, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

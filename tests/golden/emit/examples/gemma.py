@@ -49,9 +49,9 @@ class Gemma(nn.Module):
 
 
 def rope(x, pos):
-    """gemma.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]
-
-    Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * 10000^(-2i/Dh)."""
+    ("gemma.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]\n"
+     "\n"
+     "Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * 10000^(-2i/Dh).")
     # gemma.ss:32: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # gemma.ss:33: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -63,9 +63,9 @@ def rope(x, pos):
 
 
 def attention(x, wq, wk, wv, wo, pos):
-    """gemma.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]
-
-    H query heads over Hkv key/value heads."""
+    ("gemma.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]\n"
+     "\n"
+     "H query heads over Hkv key/value heads.")
     # gemma.ss:39: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
     q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
@@ -85,15 +85,15 @@ def attention(x, wq, wk, wv, wo, pos):
 
 
 def feed_forward(x, w_gate, w_up, w_down):
-    """gemma.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]
-
-    GeGLU: gelu(x W_gate) * (x W_up), projected back to D."""
+    ("gemma.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]\n"
+     "\n"
+     "GeGLU: gelu(x W_gate) * (x W_up), projected back to D.")
     # gemma.ss:48: return linear(gelu(linear(x, w_gate), approximate="tanh") * linear(x, w_up), w_down)
     return F.linear(F.gelu(F.linear(x, w_gate), approximate="tanh") * F.linear(x, w_up), w_down)
 
 
 def forward(m, ids, pos):
-    """gemma.ss: fn forward(m: Gemma, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"""
+    "gemma.ss: fn forward(m: Gemma, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"
     # gemma.ss:51: x = embedding(ids, m.wte) |> scale(sqrt(D))
     x = F.embedding(ids, m.wte) * math.sqrt(D)
     # gemma.ss:52: for l in 0..L:

@@ -52,7 +52,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """gpt2.ss: fn attention(x: [b n D], w_qkv: [3*D D], b_qkv: [3*D], w_o: [D D], b_o: [D]) -> [b n D]"""
+    "gpt2.ss: fn attention(x: [b n D], w_qkv: [3*D D], b_qkv: [3*D], w_o: [D D], b_o: [D]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -83,7 +83,7 @@ class Attention(nn.Module):
 
 
 class Mlp(nn.Module):
-    """gpt2.ss: fn mlp(x: [b n D], w_up: [F D], b_up: [F], w_down: [D F], b_down: [D]) -> [b n D]"""
+    "gpt2.ss: fn mlp(x: [b n D], w_up: [F D], b_up: [F], w_down: [D F], b_down: [D]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -100,7 +100,7 @@ class Mlp(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `gpt2.ss:41: for l in 0..L:`."""
+    "One block: the body of `gpt2.ss:41: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -122,7 +122,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """gpt2.ss: fn forward(m: Gpt2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "gpt2.ss: fn forward(m: Gpt2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

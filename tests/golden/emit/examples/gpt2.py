@@ -54,7 +54,7 @@ class Gpt2(nn.Module):
 
 
 def attention(x, w_qkv, b_qkv, w_o, b_o):
-    """gpt2.ss: fn attention(x: [b n D], w_qkv: [3*D D], b_qkv: [3*D], w_o: [D D], b_o: [D]) -> [b n D]"""
+    "gpt2.ss: fn attention(x: [b n D], w_qkv: [3*D D], b_qkv: [3*D], w_o: [D D], b_o: [D]) -> [b n D]"
     # gpt2.ss:31: q, k, v = linear(x, w_qkv, b_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv, b_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
     # gpt2.ss:32: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -66,13 +66,13 @@ def attention(x, w_qkv, b_qkv, w_o, b_o):
 
 
 def mlp(x, w_up, b_up, w_down, b_down):
-    """gpt2.ss: fn mlp(x: [b n D], w_up: [F D], b_up: [F], w_down: [D F], b_down: [D]) -> [b n D]"""
+    "gpt2.ss: fn mlp(x: [b n D], w_up: [F D], b_up: [F], w_down: [D F], b_down: [D]) -> [b n D]"
     # gpt2.ss:37: return linear(gelu(linear(x, w_up, b_up), approximate="tanh"), w_down, b_down)
     return F.linear(F.gelu(F.linear(x, w_up, b_up), approximate="tanh"), w_down, b_down)
 
 
 def forward(m, ids, pos):
-    """gpt2.ss: fn forward(m: Gpt2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"""
+    "gpt2.ss: fn forward(m: Gpt2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"
     # gpt2.ss:40: x = embedding(ids, m.wte) + embedding(pos, m.wpe)
     x = F.embedding(ids, m.wte) + F.embedding(pos, m.wpe)
     # gpt2.ss:41: for l in 0..L:

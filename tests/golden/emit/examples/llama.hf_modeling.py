@@ -47,7 +47,7 @@ def _heads_first(attn_output, query):
 
 
 def rope(x, pos):
-    """llama.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]"""
+    "llama.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]"
     # llama.ss:29: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -67,7 +67,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
+    "llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -106,7 +106,7 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """llama.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]"""
+    "llama.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -122,7 +122,7 @@ class FeedForward(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `llama.ss:48: for l in 0..L:`."""
+    "One block: the body of `llama.ss:48: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -142,7 +142,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """llama.ss: fn forward(m: Llama, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "llama.ss: fn forward(m: Llama, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

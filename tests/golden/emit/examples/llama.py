@@ -49,9 +49,9 @@ class Llama(nn.Module):
 
 
 def rope(x, pos):
-    """llama.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]
-
-    Rotates each pair (i, i + Dh/2) of a head by the angle pos * 10000^(-2i/Dh)."""
+    ("llama.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]\n"
+     "\n"
+     "Rotates each pair (i, i + Dh/2) of a head by the angle pos * 10000^(-2i/Dh).")
     # llama.ss:29: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -63,7 +63,7 @@ def rope(x, pos):
 
 
 def attention(x, wq, wk, wv, wo, pos):
-    """llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
+    "llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"
     # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
     q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
@@ -83,15 +83,15 @@ def attention(x, wq, wk, wv, wo, pos):
 
 
 def feed_forward(x, w_gate, w_up, w_down):
-    """llama.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]
-
-    SwiGLU: silu(x W_gate) * (x W_up), projected back to D."""
+    ("llama.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]\n"
+     "\n"
+     "SwiGLU: silu(x W_gate) * (x W_up), projected back to D.")
     # llama.ss:44: return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
     return F.linear(F.silu(F.linear(x, w_gate)) * F.linear(x, w_up), w_down)
 
 
 def forward(m, ids, pos):
-    """llama.ss: fn forward(m: Llama, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"""
+    "llama.ss: fn forward(m: Llama, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"
     # llama.ss:47: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # llama.ss:48: for l in 0..L:

@@ -60,7 +60,7 @@ def _sliding_window_mask(module, query, key):
 
 
 def rope(x, pos):
-    """mistral_sliding.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]"""
+    "mistral_sliding.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]"
     # mistral_sliding.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=x.device))
     # mistral_sliding.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -80,7 +80,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """mistral_sliding.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
+    "mistral_sliding.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -121,7 +121,7 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """mistral_sliding.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]"""
+    "mistral_sliding.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -137,7 +137,7 @@ class FeedForward(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `mistral_sliding.ss:56: for l in 0..L:`."""
+    "One block: the body of `mistral_sliding.ss:56: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -157,7 +157,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """mistral_sliding.ss: fn forward(m: MistralSliding, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "mistral_sliding.ss: fn forward(m: MistralSliding, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

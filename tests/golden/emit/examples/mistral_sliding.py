@@ -62,9 +62,9 @@ class MistralSliding(nn.Module):
 
 
 def rope(x, pos):
-    """mistral_sliding.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]
-
-    Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * 1000000^(-2i/Dh)."""
+    ("mistral_sliding.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]\n"
+     "\n"
+     "Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * 1000000^(-2i/Dh).")
     # mistral_sliding.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=x.device))
     # mistral_sliding.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -76,9 +76,9 @@ def rope(x, pos):
 
 
 def attention(x, wq, wk, wv, wo, pos):
-    """mistral_sliding.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]
-
-    H query heads over Hkv key/value heads (`enable_gqa=True`), each query seeing the last W positions."""
+    ("mistral_sliding.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]\n"
+     "\n"
+     "H query heads over Hkv key/value heads (`enable_gqa=True`), each query seeing the last W positions.")
     n = x.shape[1]
     # mistral_sliding.ss:43: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
@@ -99,15 +99,15 @@ def attention(x, wq, wk, wv, wo, pos):
 
 
 def feed_forward(x, w_gate, w_up, w_down):
-    """mistral_sliding.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]
-
-    SwiGLU: silu(x W_gate) * (x W_up), projected back to D."""
+    ("mistral_sliding.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]\n"
+     "\n"
+     "SwiGLU: silu(x W_gate) * (x W_up), projected back to D.")
     # mistral_sliding.ss:52: return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
     return F.linear(F.silu(F.linear(x, w_gate)) * F.linear(x, w_up), w_down)
 
 
 def forward(m, ids, pos):
-    """mistral_sliding.ss: fn forward(m: MistralSliding, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"""
+    "mistral_sliding.ss: fn forward(m: MistralSliding, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"
     # mistral_sliding.ss:55: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # mistral_sliding.ss:56: for l in 0..L:

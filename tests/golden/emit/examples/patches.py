@@ -6,8 +6,8 @@ D = 768
 
 
 def patchify(img):
-    """patches.ss: export fn patchify(img: [b 3 16gh 16gw]) -> [b (gh gw) D]
-
-    Splits each image into 16×16 patches."""
+    ("patches.ss: export fn patchify(img: [b 3 16gh 16gw]) -> [b (gh gw) D]\n"
+     "\n"
+     "Splits each image into 16×16 patches.")
     # patches.ss:5: return img |> rearrange(b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c))
     return einops.rearrange(img, "b c (gh p1) (gw p2) -> b (gh gw) (p1 p2 c)", p1=16, p2=16)

@@ -47,7 +47,7 @@ def _heads_first(attn_output, query):
 
 
 def rope(x, pos):
-    """phi3.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]"""
+    "phi3.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]"
     # phi3.ss:28: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # phi3.ss:29: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -67,7 +67,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """phi3.ss: fn attention(x: [b n D], w_qkv: [3*D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"""
+    "phi3.ss: fn attention(x: [b n D], w_qkv: [3*D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -98,7 +98,7 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """phi3.ss: fn feed_forward(x: [b n D], w_gate_up: [2*F D], w_down: [D F]) -> [b n D]"""
+    "phi3.ss: fn feed_forward(x: [b n D], w_gate_up: [2*F D], w_down: [D F]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -115,7 +115,7 @@ class FeedForward(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `phi3.ss:47: for l in 0..L:`."""
+    "One block: the body of `phi3.ss:47: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -135,7 +135,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """phi3.ss: fn forward(m: Phi3, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "phi3.ss: fn forward(m: Phi3, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

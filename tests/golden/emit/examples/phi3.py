@@ -43,9 +43,9 @@ class Phi3(nn.Module):
 
 
 def rope(x, pos):
-    """phi3.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]
-
-    Rotates each pair (i, i + Dh/2) of each head by the angle pos * 10000^(-2i/Dh)."""
+    ("phi3.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]\n"
+     "\n"
+     "Rotates each pair (i, i + Dh/2) of each head by the angle pos * 10000^(-2i/Dh).")
     # phi3.ss:28: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
     # phi3.ss:29: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
@@ -57,9 +57,9 @@ def rope(x, pos):
 
 
 def attention(x, w_qkv, wo, pos):
-    """phi3.ss: fn attention(x: [b n D], w_qkv: [3*D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]
-
-    Queries, keys and values from one projection, in that order."""
+    ("phi3.ss: fn attention(x: [b n D], w_qkv: [3*D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]\n"
+     "\n"
+     "Queries, keys and values from one projection, in that order.")
     # phi3.ss:35: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=64, H=4).unbind(0)
     # phi3.ss:36: return scaled_dot_product_attention(rope(q, pos), rope(k, pos), v, attn_mask=causal[n n])
@@ -71,9 +71,9 @@ def attention(x, w_qkv, wo, pos):
 
 
 def feed_forward(x, w_gate_up, w_down):
-    """phi3.ss: fn feed_forward(x: [b n D], w_gate_up: [2*F D], w_down: [D F]) -> [b n D]
-
-    SwiGLU from one projection: its first half gates the second."""
+    ("phi3.ss: fn feed_forward(x: [b n D], w_gate_up: [2*F D], w_down: [D F]) -> [b n D]\n"
+     "\n"
+     "SwiGLU from one projection: its first half gates the second.")
     # phi3.ss:42: gate, up = linear(x, w_gate_up) |> split(b n (2 F) -> b n F)
     gate, up = einops.rearrange(F.linear(x, w_gate_up), "b n (k2 F_axis) -> k2 b n F_axis", F_axis=512).unbind(0)
     # phi3.ss:43: return linear(silu(gate) * up, w_down)
@@ -81,7 +81,7 @@ def feed_forward(x, w_gate_up, w_down):
 
 
 def forward(m, ids, pos):
-    """phi3.ss: fn forward(m: Phi3, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"""
+    "phi3.ss: fn forward(m: Phi3, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V"
     # phi3.ss:46: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # phi3.ss:47: for l in 0..L:

@@ -57,7 +57,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """tiny.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"""
+    "tiny.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -87,7 +87,7 @@ class Attention(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `tiny.ss:25: for l in 0..L:`."""
+    "One block: the body of `tiny.ss:25: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -103,7 +103,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """tiny.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "tiny.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

@@ -35,7 +35,7 @@ class Tiny(nn.Module):
 
 
 def attention(x, w_qkv, w_o):
-    """tiny.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"""
+    "tiny.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"
     n = x.shape[1]
     # tiny.ss:14: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
@@ -56,7 +56,7 @@ def attention(x, w_qkv, w_o):
 
 
 def forward(m, ids):
-    """tiny.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"""
+    "tiny.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"
     # tiny.ss:24: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # tiny.ss:25: for l in 0..L:

@@ -50,7 +50,7 @@ class ShapeScriptPreTrainedModel(PreTrainedModel):
 
 
 class Attention(nn.Module):
-    """tiny_sdpa.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"""
+    "tiny_sdpa.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -79,7 +79,7 @@ class Attention(nn.Module):
 
 
 class ShapeScriptDecoderLayer(nn.Module):
-    """One block: the body of `tiny_sdpa.ss:21: for l in 0..L:`."""
+    "One block: the body of `tiny_sdpa.ss:21: for l in 0..L:`."
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -95,7 +95,7 @@ class ShapeScriptDecoderLayer(nn.Module):
 
 
 class ShapeScriptModel(ShapeScriptPreTrainedModel):
-    """tiny_sdpa.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."""
+    "tiny_sdpa.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V, up to the output layer: returns the hidden states."
 
     def __init__(self, config):
         super().__init__(config)

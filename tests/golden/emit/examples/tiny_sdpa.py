@@ -28,7 +28,7 @@ class Tiny(nn.Module):
 
 
 def attention(x, w_qkv, w_o):
-    """tiny_sdpa.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"""
+    "tiny_sdpa.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"
     # tiny_sdpa.ss:14: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
     # tiny_sdpa.ss:15: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -40,7 +40,7 @@ def attention(x, w_qkv, w_o):
 
 
 def forward(m, ids):
-    """tiny_sdpa.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"""
+    "tiny_sdpa.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"
     # tiny_sdpa.ss:20: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # tiny_sdpa.ss:21: for l in 0..L:

@@ -31,7 +31,7 @@ class Tiny(nn.Module):
 
 
 def attention(x, w_qkv, w_o):
-    """train_tiny.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"""
+    "train_tiny.ss: fn attention(x: [b n D], w_qkv: [3*D D], w_o: [D D]) -> [b n D]"
     # train_tiny.ss:21: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
     # train_tiny.ss:22: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -43,7 +43,7 @@ def attention(x, w_qkv, w_o):
 
 
 def forward(m, ids):
-    """train_tiny.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"""
+    "train_tiny.ss: fn forward(m: Tiny, ids: [b n] Index[V]) -> [b n V] Logit over V"
     # train_tiny.ss:27: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # train_tiny.ss:28: for l in 0..L:
@@ -55,15 +55,15 @@ def forward(m, ids):
 
 
 def loss_of(m, ids, targets):
-    """train_tiny.ss: fn loss_of(m: Tiny, ids: [b n] Index[V], targets: [b n] Index[V]) -> Real
-
-    How wrong the model is on one batch: each position predicts the byte after it."""
+    ("train_tiny.ss: fn loss_of(m: Tiny, ids: [b n] Index[V], targets: [b n] Index[V]) -> Real\n"
+     "\n"
+     "How wrong the model is on one batch: each position predicts the byte after it.")
     # train_tiny.ss:34: return cross_entropy(forward(m, ids), targets, over=V)
     return F.cross_entropy(forward(m, ids).movedim(2, 1), targets)
 
 
 def main():
-    """train_tiny.ss: fn main()"""
+    "train_tiny.ss: fn main()"
     # train_tiny.ss:37: m = init(Tiny)
     m = _ss_train.init(Tiny)
     # train_tiny.ss:38: data = dataset("../docs/language.md", batch=B, length=T, vocab=V)

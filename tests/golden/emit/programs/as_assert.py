@@ -15,9 +15,9 @@ def _check_shape(x, sizes, written):
 
 
 def rows(img):
-    """as_assert.ss: export fn rows(img: [b D 2gh 2gw]) -> [b (gh gw) 4*D]
-
-    Patches of 2×2, asserted to be gh*gw rows."""
+    ("as_assert.ss: export fn rows(img: [b D 2gh 2gw]) -> [b (gh gw) 4*D]\n"
+     "\n"
+     "Patches of 2×2, asserted to be gh*gw rows.")
     b = img.shape[0]
     gh = img.shape[2] // 2
     gw = img.shape[3] // 2

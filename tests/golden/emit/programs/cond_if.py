@@ -5,9 +5,9 @@ D = 8
 
 
 def fold(x):
-    """cond_if.ss: export fn fold(x: [b n D]) -> [b n D]
-
-    Flips the sign of inputs whose total is negative, then scales."""
+    ("cond_if.ss: export fn fold(x: [b n D]) -> [b n D]\n"
+     "\n"
+     "Flips the sign of inputs whose total is negative, then scales.")
     # cond_if.ss:7: total = sum(sum(sum(x, over=D), over=n), over=b)
     total = torch.sum(torch.sum(torch.sum(x, dim=-1), dim=-1), dim=-1)
     # cond_if.ss:8: if total > 0.0:

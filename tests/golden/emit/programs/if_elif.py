@@ -5,9 +5,9 @@ D = 8
 
 
 def choose(x, negate, double):
-    """if_elif.ss: export fn choose(x: [b n D], negate: Bool, double: Bool) -> [b n D]
-
-    Negates, doubles or keeps x, by two flags."""
+    ("if_elif.ss: export fn choose(x: [b n D], negate: Bool, double: Bool) -> [b n D]\n"
+     "\n"
+     "Negates, doubles or keeps x, by two flags.")
     # if_elif.ss:7: if negate:
     def _then1(x):
         # if_elif.ss:8: x = -x

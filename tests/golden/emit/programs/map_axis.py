@@ -7,9 +7,9 @@ E = 5
 
 
 def per_item(xs, w):
-    """map_axis.ss: export fn per_item(xs: [b n D], w: [E D]) -> [b n E]
-
-    Projects each batch element separately."""
+    ("map_axis.ss: export fn per_item(xs: [b n D], w: [E D]) -> [b n E]\n"
+     "\n"
+     "Projects each batch element separately.")
     b = xs.shape[0]
     # map_axis.ss:8: return b |> map(i => linear(xs[i], w))
     return torch.vmap(lambda i: F.linear(xs[i], w))(torch.arange(b, device=xs.device))

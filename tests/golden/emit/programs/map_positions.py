@@ -6,9 +6,9 @@ Half = 4
 
 
 def sinusoid(x):
-    """map_positions.ss: export fn sinusoid(x: [b n Half]) -> [b n Half]
-
-    Sinusoidal features of each position, added to the input."""
+    ("map_positions.ss: export fn sinusoid(x: [b n Half]) -> [b n Half]\n"
+     "\n"
+     "Sinusoidal features of each position, added to the input.")
     n = x.shape[1]
     # map_positions.ss:8: angles = n |> map(i => (Half |> map(j => i * j)) / 100.0)
     angles = torch.vmap(lambda i: (lambda j: i * j)(torch.arange(Half, device=x.device)) / 100.0)(torch.arange(n, device=x.device))

@@ -5,8 +5,8 @@ D = 4
 
 
 def positive_positions(x):
-    """nonzero.ss: export fn positive_positions(x: [n]) -> [?k 1] Int
-
-    The positions of the positive entries."""
+    ("nonzero.ss: export fn positive_positions(x: [n]) -> [?k 1] Int\n"
+     "\n"
+     "The positions of the positive entries.")
     # nonzero.ss:9: return nonzero(x > 0.0)
     return torch.nonzero(x > 0.0)

@@ -7,9 +7,9 @@ D = 8
 
 
 def residual(x, w, g):
-    """unrolled_for.ss: export fn residual(x: [b n D], w: [L D D], g: [L D]) -> [b n D]
-
-    L residual layers with stacked weights."""
+    ("unrolled_for.ss: export fn residual(x: [b n D], w: [L D D], g: [L D]) -> [b n D]\n"
+     "\n"
+     "L residual layers with stacked weights.")
     # unrolled_for.ss:8: for l in 0..L:
     for l in range(L):
         # unrolled_for.ss:9: x = x + linear(rms_norm(x, over=D, weight=g[l]), w[l])

@@ -5,9 +5,9 @@ D = 4
 
 
 def repeat_n(x, seq):
-    """while_for.ss: export fn repeat_n(x: [b D], seq: [b n D]) -> [b D]
-
-    Applies `h = h / 2 + x` once per position of the sequence (n times)."""
+    ("while_for.ss: export fn repeat_n(x: [b D], seq: [b n D]) -> [b D]\n"
+     "\n"
+     "Applies `h = h / 2 + x` once per position of the sequence (n times).")
     n = seq.shape[1]
     # while_for.ss:7: h = x
     h = x

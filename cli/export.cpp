@@ -276,7 +276,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   for (const HfTensor& t : model.tensors) tensors.push_back({{"source", t.source}, {"layer", t.layer}, {"key", t.key}});
   nlohmann::json parameters = nlohmann::json::array();
   for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
-  GeneratedModule reference = generate_python(analysis);
+  GeneratedModule reference = generate_python(analysis, PythonImports::left_out);
   nlohmann::json spec = {{"version", 1},
                          {"source", analysis.file.path()},
                          {"output", staged.path().string()},
@@ -323,7 +323,7 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
   for (const BuiltinCall& call : builtin_calls_reached(analysis, function)) builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
   return {{"version", 1},
           {"source", analysis.file.path()},
-          {"reference", generate_python(analysis).python},
+          {"reference", generate_python(analysis, PythonImports::left_out).python},
           {"model", model.model_name},
           {"function", python_name(function)},
           {"parameters", parameters},
@@ -493,7 +493,7 @@ int run_export(const ExportOptions& options) {
     std::cerr << "error: can't write `" << output << "`: " << error << "\n";
     return kExitFiles;
   }
-  GeneratedModule module = generate_python(*analysis);
+  GeneratedModule module = generate_python(*analysis, PythonImports::left_out);
   nlohmann::json spec = export_spec(*analysis, *signature, module, staged.path().string(), format, options.weights);
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
             << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";

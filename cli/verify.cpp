@@ -222,7 +222,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
   for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
   nlohmann::json spec = {{"version", 1},
                          {"source", analysis->file.path()},
-                         {"reference", generate_python(*analysis).python},
+                         {"reference", generate_python(*analysis, ss::PythonImports::left_out).python},
                          {"model", model.model_name},
                          {"function", python_name(options.function)},
                          {"parameters", parameters},

@@ -126,7 +126,7 @@ using namespace pywrite;
 
 class Generator : public PythonWriter {
  public:
-  explicit Generator(const Analysis& analysis) : PythonWriter(analysis) {}
+  Generator(const Analysis& analysis, PythonImports python_imports) : PythonWriter(analysis), python_imports_(python_imports) {}
 
   GeneratedModule run() {
     std::ostringstream body;
@@ -135,6 +135,7 @@ class Generator : public PythonWriter {
         auto value = a_.semantics.dims.find(item.name);
         if (value != a_.semantics.dims.end()) constants_ << python_name(item.name) << " = " << value->second << "\n";
       } else if (item.kind == Item::Kind::python_import) {
+        if (python_imports_ == PythonImports::left_out) continue;
         std::string module;  // each part a Python name: a keyword can't break the line
         for (size_t begin = 0; begin <= item.name.size();) {
           size_t end = std::min(item.name.find('.', begin), item.name.size());
@@ -189,6 +190,7 @@ class Generator : public PythonWriter {
   }
 
  private:
+  PythonImports python_imports_;
   std::set<std::string> imports_;
   std::ostringstream constants_;
   bool uses_check_ = false;
@@ -459,6 +461,8 @@ class Generator : public PythonWriter {
 
 }  // namespace
 
-GeneratedModule generate_python(const Analysis& analysis) { return Generator(analysis).run(); }
+GeneratedModule generate_python(const Analysis& analysis, PythonImports python_imports) {
+  return Generator(analysis, python_imports).run();
+}
 
 }  // namespace ss

@@ -11,10 +11,16 @@ struct GeneratedModule {
   bool uses_einops = false;
 };
 
+// Whether the module imports what `import python` names. Running a program (`shapescript run`,
+// `shapescript.compile`) is running its Python; exporting never is: an exported function can't
+// reach Python (E1701), so an export's module leaves the imports out and nothing the source names
+// is imported, not even for its side effects.
+enum class PythonImports { written, left_out };
+
 // Models become nn.Modules whose parameters follow their initializers; functions become
 // functions; each statement carries a comment naming its source line. Call only on a file
 // without errors.
-GeneratedModule generate_python(const Analysis& analysis);
+GeneratedModule generate_python(const Analysis& analysis, PythonImports python_imports = PythonImports::written);
 
 // A size as a Python expression over the names in scope (dims are module constants).
 std::string python_size(const SizeExpr& size);

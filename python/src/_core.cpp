@@ -66,7 +66,7 @@ PYBIND11_MODULE(_core, m) {
         if (analysis->has_errors()) return result;
         for (const ss::ExportSignature& e : analysis->exports)
           if (e.function == function) {
-            ss::GeneratedModule module = ss::generate_python(*analysis);
+            ss::GeneratedModule module = ss::generate_python(*analysis, ss::PythonImports::left_out);
             result["spec"] = ss::export_spec(*analysis, e, module, output, format, weights).dump();
           }
         py::list names;

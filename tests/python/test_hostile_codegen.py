@@ -391,3 +391,38 @@ def test_a_module_import_python_names_keeps_its_name(tmp_path):
     path = tmp_path / "ip.ss"
     path.write_text("import python torch\n\nfn f(x: [b 4]) -> [b 4]:\n    return torch.relu(x) as [b 4]\n")
     assert torch.equal(shapescript.compile(path).f(-torch.ones(2, 4)), torch.zeros(2, 4))  # before: NameError: torch_
+
+
+# 4. A module that `import python` names: importing it runs its code. Running a program (`run`,
+# shapescript.compile) runs its Python; exporting must not, and an exported function can't use it
+# (E1701), so an export's module leaves the import out and the module is never imported.
+IMPORTS_PYTHON = """\
+import python shapescript_probe_module
+
+dim D = 4
+
+fn load(x: [b D]) -> [b D]:
+    return shapescript_probe_module.load(x) as [b D]
+
+export fn f(x: [b D]) -> [b D]:
+    return x * 2
+"""
+
+
+def test_export_never_imports_what_import_python_names(tmp_path):
+    sentinel = tmp_path / "PWNED_import"
+    (tmp_path / "shapescript_probe_module.py").write_text(f"{PAYLOAD.format(sentinel=sentinel)}\ndef load(x):\n    return x\n")
+    path = tmp_path / "imports.ss"
+    path.write_text(IMPORTS_PYTHON)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    from conftest import cli_env
+
+    result = cli("export", path, "-o", tmp_path / "f.pt2", "--python", PYTHON, env=cli_env(PYTHONPATH=str(tmp_path)), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert not sentinel.exists(), "exporting imported a module the source named"
+    # Running the program is running its Python, as documented: compile imports the module.
+    probe = subprocess.run([PYTHON, "-c", f"import shapescript; shapescript.compile({str(path)!r})"],
+                           env={**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "python")])},
+                           capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0, probe.stderr
+    assert sentinel.exists(), "shapescript.compile should import what the program names (the check above could not fail)"

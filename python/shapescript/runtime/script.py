@@ -18,8 +18,9 @@ else:  # beside the script that imported it, whose folder is on sys.path
 
 def check_generated(source, what="the generated module", folder=False):
     """Refuses (GeneratedCodeError) code the generators could not have written, before anything runs
-    it: generated_code.check. A module (not a folder's file) may import what `import python` names."""
-    generated_code.check(source, what, folder=folder, python_imports=not folder)
+    it: generated_code.check. Everything the CLI's scripts load is for an export, whose code imports
+    nothing that `import python` names (core/emit/codegen.h, PythonImports::left_out)."""
+    generated_code.check(source, what, folder=folder)
 
 
 def check_folder(path):

@@ -22,6 +22,8 @@ namespace {
 
 using json = nlohmann::json;
 
+Reached g_reached;
+
 // How much of one input the downstream passes see: enough to reach every answer and generator,
 // bounded so that a 64 KB input costs a few analyses, not one per function or per byte.
 constexpr size_t kMaxFunctionsGenerated = 6;  // functions translated as a Hugging Face forward
@@ -158,6 +160,7 @@ void check_json_outputs(const ss::Analysis& analysis, Downstream downstream) {
   answers.push_back(lsp::completion(analysis, at, size, lsp::Markup::plaintext));
   answers.push_back(lsp::completion(analysis, at, offsets[offsets.size() / 2], lsp::Markup::markdown));
   (void)dump(answers);
+  ++g_reached.answered;
 }
 
 // What `export --hf` hands the runtime for one function: the folder's code, config.json's values
@@ -166,6 +169,7 @@ void check_hf(const ss::Analysis& analysis, const std::string& function, const s
   ss::ModelLayout layout = ss::find_model_layout(analysis, function);
   ss::HfModel model = ss::generate_hf(analysis, layout);
   if (!model.error.empty()) return;  // the CLI says so and stops
+  ++g_reached.hf;
   require_generator_safe("configuration_shapescript.py of `" + function + "`", model.configuration);
   require_generator_safe("modeling_shapescript.py of `" + function + "`", model.modeling);
   json config = json::object();
@@ -199,6 +203,7 @@ void check_hf(const ss::Analysis& analysis, const std::string& function, const s
 // Code generation, as export, run, compile and --hf do it: only for a file without errors.
 void check_codegen(const ss::Analysis& analysis, std::string_view bytes, const ss::AnalyzeOptions& options) {
   ss::GeneratedModule module = ss::generate_python(analysis);
+  ++g_reached.generated;
   require_generator_safe("the generated PyTorch module", module.python);
   json exports = json::array();
   for (const ss::ExportSignature& e : analysis.exports) {
@@ -231,6 +236,8 @@ void check_codegen(const ss::Analysis& analysis, std::string_view bytes, const s
 }
 
 }  // namespace
+
+const Reached& reached() { return g_reached; }
 
 void check_one(std::string_view bytes, Downstream downstream) {
   ss::AnalyzeOptions options;

@@ -17,4 +17,12 @@ enum class Downstream {
 // a crash, sanitizer report or hang inside is the finding itself.
 void check_one(std::string_view bytes, Downstream downstream = Downstream::all);
 
+// How many inputs reached each stage so far, so a run can show that it got past the checker.
+struct Reached {
+  size_t answered = 0;   // the server's answers and the CLI's JSON
+  size_t generated = 0;  // a PyTorch module (the file had no errors)
+  size_t hf = 0;         // a Hugging Face folder's code, for some function
+};
+const Reached& reached();
+
 }  // namespace ss_fuzz

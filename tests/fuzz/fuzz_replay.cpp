@@ -457,6 +457,9 @@ int main(int argc, char** argv) {
     dog.join();
     std::printf("fuzz_replay: %zu inputs, %.1f ms checking in all, slowest %.1f ms (%s)\n", g_stats.inputs,
                 g_stats.total_ms, g_stats.slowest_ms, g_stats.slowest.c_str());
+    const ss_fuzz::Reached& reached = ss_fuzz::reached();
+    std::printf("fuzz_replay: reached the server's answers on %zu, PyTorch code generation on %zu, --hf code on %zu\n",
+                reached.answered, reached.generated, reached.hf);
     std::printf("fuzz_replay: %s\n", code == 0 ? "OK" : "FAILED");
     return code;
   };

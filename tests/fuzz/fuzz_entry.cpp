@@ -71,7 +71,8 @@ size_t foreign_line_break(std::string_view text) {
 }
 
 // Findings that are known and being fixed elsewhere, which a run can be told to pass over with
-// SHAPESCRIPT_FUZZ_KNOWN=name,name (e.g. `line-breaks`), so that it looks for new ones.
+// SHAPESCRIPT_FUZZ_KNOWN=name,name, so that it looks for new ones: `line-breaks` and
+// `generated-utf8` (generated Python copies comments and doc comments byte for byte; issue 25).
 bool known(const char* finding) {
   static const std::string names = [] {
     const char* value = std::getenv("SHAPESCRIPT_FUZZ_KNOWN");
@@ -80,7 +81,27 @@ bool known(const char* finding) {
   return names.find("," + std::string(finding) + ",") != std::string::npos;
 }
 
+// The offset of the first byte that isn't part of well-formed UTF-8, or npos. Python reads source
+// as UTF-8, and the CLI hands generated code to the runtime inside spec.json.
+size_t bad_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return i;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return i;
+    unsigned char second = n > 1 ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if ((c == 0xe0 && second < 0xa0) || (c == 0xed && second >= 0xa0) || (c == 0xf0 && second < 0x90) || (c == 0xf4 && second >= 0x90))
+      return i;  // overlong, a surrogate, or past U+10FFFF
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 void require_generator_safe(const std::string& what, const std::string& text) {
+  if (!known("generated-utf8"))
+    if (size_t at = bad_utf8(text); at != std::string_view::npos)
+      broken(what + " is not UTF-8 at byte " + std::to_string(at) + " (export's spec.json can't hold it; Python can't read it)");
   if (known("line-breaks")) return;
   size_t at = foreign_line_break(text);
   if (at == std::string_view::npos) return;

@@ -4,6 +4,7 @@
 //     FILE...              replay these inputs (e.g. a crash-* file) and stop
 //     --corpus DIR         replay every file in DIR as is (repeatable)
 //     --seeds DIR          every *.ss file in DIR: each of its prefixes, then random mutations (repeatable)
+//     --no-prefixes        skip the seeds' prefixes (for long runs of mutations)
 //     --mutations N        how many mutated inputs to check (default 20000)
 //     --seed S             seed of the mutations (default 1)
 //     --max-seconds T      stop making mutations after T seconds in all (default 30; 0: no limit)
@@ -401,7 +402,7 @@ struct Mutator {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: fuzz_replay [--corpus DIR]... [--seeds DIR]... [--mutations N] [--seed S]\n"
+               "usage: fuzz_replay [--corpus DIR]... [--seeds DIR]... [--no-prefixes] [--mutations N] [--seed S]\n"
                "                   [--max-seconds T] [--timeout-ms MS] [--max-len N] [--max-nesting D]\n"
                "                   [--artifact-dir DIR] [FILE...]\n");
   return 2;
@@ -415,6 +416,7 @@ int main(int argc, char** argv) {
   unsigned long long seed = 1;
   double max_seconds = 30;
   size_t max_len = 64 * 1024, max_nesting = 0;
+  bool prefixes_wanted = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -428,6 +430,7 @@ int main(int argc, char** argv) {
     else if (a == "--max-seconds") max_seconds = std::atof(next());
     else if (a == "--timeout-ms") g_timeout_ms = std::atoll(next());
     else if (a == "--artifact-dir") g_artifact_dir = next();
+    else if (a == "--no-prefixes") prefixes_wanted = false;
     else if (a == "--max-len") max_len = std::strtoull(next(), nullptr, 10);
     else if (a == "--max-nesting") max_nesting = std::strtoull(next(), nullptr, 10);
     else if (a == "-h" || a == "--help") return usage(), 0;
@@ -490,7 +493,7 @@ int main(int argc, char** argv) {
     }
   }
   size_t prefixes = 0;
-  for (size_t k = 0; k < pool.size(); ++k) {
+  for (size_t k = 0; k < pool.size() && prefixes_wanted; ++k) {
     for (size_t n = 0; n <= pool[k].size(); ++n) {
       // An editor checks and publishes diagnostics on every keystroke; it asks for the rest now and then.
       auto downstream = n % 16 == 0 || n == pool[k].size() ? ss_fuzz::Downstream::all : ss_fuzz::Downstream::diagnostics;

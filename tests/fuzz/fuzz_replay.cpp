@@ -38,6 +38,20 @@
 
 #include "fuzz_entry.h"
 
+// Built with sanitizers (build-fuzz/): a sanitizer's report ends the process without a signal, so
+// the input is saved from its death callback instead.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define FUZZ_REPLAY_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define FUZZ_REPLAY_SANITIZED 1
+#endif
+#ifdef FUZZ_REPLAY_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -87,6 +101,17 @@ void crash_handler(int sig) {
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
+
+#ifdef FUZZ_REPLAY_SANITIZED
+void sanitizer_death() {
+  write_raw(g_crash_path, g_current);
+  say("\nfuzz_replay: sanitizer report on ");
+  say(g_current_name.c_str());
+  say("\nfuzz_replay: input written to ");
+  say(g_crash_path);
+  say("\n");
+}
+#endif
 
 void watchdog() {
   while (!g_done.load()) {
@@ -453,6 +478,9 @@ int main(int argc, char** argv) {
     sigemptyset(&action.sa_mask);
     ::sigaction(sig, &action, nullptr);
   }
+#ifdef FUZZ_REPLAY_SANITIZED
+  __sanitizer_set_death_callback(sanitizer_death);
+#endif
   std::thread dog(watchdog);
   int failures = 0;
   auto finish = [&](int code) {

@@ -142,6 +142,7 @@ struct Stats {
   double total_ms = 0;
   double slowest_ms = 0;
   std::string slowest;
+  size_t largest = 0;  // bytes
 };
 Stats g_stats;
 
@@ -169,6 +170,7 @@ bool run_one(std::string bytes, std::string name, ss_fuzz::Downstream downstream
   g_started_ns.store(0);
   double ms = (now_ns() - start) / 1e6;
   ++g_stats.inputs;
+  g_stats.largest = std::max(g_stats.largest, g_current.size());
   g_stats.total_ms += ms;
   if (ms > g_stats.slowest_ms) {
     g_stats.slowest_ms = ms;
@@ -486,8 +488,8 @@ int main(int argc, char** argv) {
   auto finish = [&](int code) {
     g_done.store(true);
     dog.join();
-    std::printf("fuzz_replay: %zu inputs, %.1f ms checking in all, slowest %.1f ms (%s)\n", g_stats.inputs,
-                g_stats.total_ms, g_stats.slowest_ms, g_stats.slowest.c_str());
+    std::printf("fuzz_replay: %zu inputs (the largest %zu bytes), %.1f ms checking in all, slowest %.1f ms (%s)\n",
+                g_stats.inputs, g_stats.largest, g_stats.total_ms, g_stats.slowest_ms, g_stats.slowest.c_str());
     const ss_fuzz::Reached& reached = ss_fuzz::reached();
     std::printf("fuzz_replay: reached the server's answers on %zu, PyTorch code generation on %zu, --hf code on %zu\n",
                 reached.answered, reached.generated, reached.hf);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "check/analysis.h"
+#include "check_json.h"
 #include "diagnostics/explain.h"
 #include "export.h"
 #include "import_weights.h"
@@ -21,36 +22,6 @@
 namespace {
 
 constexpr int kExitClean = 0, kExitErrors = 1, kExitUsage = 2;
-
-
-std::string_view severity_name(ss::Severity s) {
-  return s == ss::Severity::error ? "error" : s == ss::Severity::warning ? "warning" : "information";
-}
-
-nlohmann::json diagnostic_json(const ss::SourceFile& file, const ss::Diagnostic& d) {
-  auto position = [&](ss::Span span) {
-    ss::LineColumn begin = file.line_column(span.begin), end = file.line_column(span.end);
-    return nlohmann::json{{"line", begin.line + 1}, {"column", begin.column + 1}, {"end_line", end.line + 1}, {"end_column", end.column + 1}};
-  };
-  nlohmann::json labels = nlohmann::json::array();
-  for (const ss::Label& label : d.secondary) labels.push_back({{"span", position(label.span)}, {"text", label.text}});
-  nlohmann::json fixes = nlohmann::json::array();
-  for (const ss::Fix& fix : d.fixes) {
-    nlohmann::json edits = nlohmann::json::array();
-    for (const ss::TextEdit& edit : fix.edits) edits.push_back({{"span", position(edit.span)}, {"replacement", edit.replacement}});
-    fixes.push_back({{"title", fix.title}, {"edits", edits}});
-  }
-  return {{"file", file.path()},
-          {"code", ss::info(d.code).code},
-          {"severity", severity_name(d.severity)},
-          {"message", d.message},
-          {"span", position(d.primary.span)},
-          {"label", d.primary.text},
-          {"secondary", labels},
-          {"notes", d.notes},
-          {"helps", d.helps},
-          {"fixes", fixes}};
-}
 
 int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color, const std::string& serving) {
   ss::RenderOptions options{ss::use_color(color, stdout)};
@@ -70,7 +41,7 @@ int run_check(const std::vector<std::string>& paths, const std::string& format, 
     if (serving == "information") analyze_options.serving_severity = ss::Severity::information;
     auto analysis = ss::analyze(ss::SourceFile(path, std::move(text)), analyze_options);
     for (const ss::Diagnostic& d : analysis->diagnostics) {
-      if (format == "json") json.push_back(diagnostic_json(analysis->file, d));
+      if (format == "json") json.push_back(ss::diagnostic_json(analysis->file, d));
       else std::cout << ss::render_diagnostic(analysis->file, d, options);
       all.push_back(d);
     }

@@ -16,6 +16,9 @@ namespace ss {
 
 namespace {
 
+constexpr int64_t kMaxBlocks = 1 << 16;  // far more than any model has; each is a layer of tensors
+
+
 using namespace pywrite;
 
 std::string camel(const std::string& name) {
@@ -493,6 +496,11 @@ class HfGenerator : public PythonWriter {
     };
     if (fixed(layout.loop_start) != 0) refuse(where(loop.span) + ": the loop over blocks must start at 0");
     int64_t layers = fixed(layout.layers);
+    // The folder lists every block's tensors (and config.json each block's type): a count from the
+    // source, such as `dim L = 4611686018427387904`, must not become that many entries.
+    if (layers > kMaxBlocks)
+      refuse(where(loop.span) + ": the loop over blocks runs " + std::to_string(layers) + " times; a Hugging Face folder holds at most " +
+             std::to_string(kMaxBlocks) + " blocks");
     for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i)
       if (statements[i].kind == Statement::Kind::for_ || statements[i].kind == Statement::Kind::return_)
         refuse(where(statements[i].span) + ": `" + fn.name + "` must end by returning the output layer after its blocks");

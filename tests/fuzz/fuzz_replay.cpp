@@ -4,10 +4,14 @@
 //     FILE...              replay these inputs (e.g. a crash-* file) and stop
 //     --corpus DIR         replay every file in DIR as is (repeatable)
 //     --seeds DIR          every *.ss file in DIR: each of its prefixes, then random mutations (repeatable)
+//     --no-prefixes        skip the seeds' prefixes (for long runs of mutations)
 //     --mutations N        how many mutated inputs to check (default 20000)
 //     --seed S             seed of the mutations (default 1)
 //     --max-seconds T      stop making mutations after T seconds in all (default 30; 0: no limit)
 //     --timeout-ms MS      fail when one input takes longer than this (default 2000)
+//     --max-len N          mutations grow inputs up to N bytes (default 65536, libFuzzer's -max_len of the nightly run)
+//     --max-nesting D      the deepest nesting or longest chain a growing mutation writes (default 0: as deep as
+//                          --max-len allows)
 //     --artifact-dir DIR   where a failing input is written (default: the working directory)
 //
 // A crash, an uncaught exception, an invariant failure (see fuzz_entry.cpp) or an input that runs
@@ -33,6 +37,20 @@
 #include <vector>
 
 #include "fuzz_entry.h"
+
+// Built with sanitizers (build-fuzz/): a sanitizer's report ends the process without a signal, so
+// the input is saved from its death callback instead.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define FUZZ_REPLAY_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define FUZZ_REPLAY_SANITIZED 1
+#endif
+#ifdef FUZZ_REPLAY_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -84,6 +102,17 @@ void crash_handler(int sig) {
   ::raise(sig);
 }
 
+#ifdef FUZZ_REPLAY_SANITIZED
+void sanitizer_death() {
+  write_raw(g_crash_path, g_current);
+  say("\nfuzz_replay: sanitizer report on ");
+  say(g_current_name.c_str());
+  say("\nfuzz_replay: input written to ");
+  say(g_crash_path);
+  say("\n");
+}
+#endif
+
 void watchdog() {
   while (!g_done.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -113,17 +142,18 @@ struct Stats {
   double total_ms = 0;
   double slowest_ms = 0;
   std::string slowest;
+  size_t largest = 0;  // bytes
 };
 Stats g_stats;
 
 // Checks one input; returns false (after saving it) when it threw or ran past the time limit.
-bool run_one(std::string bytes, std::string name) {
+bool run_one(std::string bytes, std::string name, ss_fuzz::Downstream downstream = ss_fuzz::Downstream::all) {
   g_current = std::move(bytes);
   g_current_name = std::move(name);
   auto start = now_ns();
   g_started_ns.store(start);
   try {
-    ss_fuzz::check_one(g_current);
+    ss_fuzz::check_one(g_current, downstream);
   } catch (const std::exception& e) {
     g_started_ns.store(0);
     std::string path = save_failure("exception");
@@ -140,6 +170,7 @@ bool run_one(std::string bytes, std::string name) {
   g_started_ns.store(0);
   double ms = (now_ns() - start) / 1e6;
   ++g_stats.inputs;
+  g_stats.largest = std::max(g_stats.largest, g_current.size());
   g_stats.total_ms += ms;
   if (ms > g_stats.slowest_ms) {
     g_stats.slowest_ms = ms;
@@ -189,8 +220,83 @@ const char* const kTokens[] = {
 struct Mutator {
   std::mt19937_64 rng;
   const std::vector<std::string>* pool;
+  size_t max_len = 64 * 1024;
+  size_t max_nesting = 0;  // 0: as deep as max_len allows
 
   size_t below(size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng); }
+
+  // How many times to repeat a piece of `piece_size` bytes: log-uniform, so shallow and very deep
+  // (thousands of levels, up to what fits in max_len) are both common.
+  size_t repeats(size_t size_now, size_t piece_size) {
+    size_t room = max_len > size_now ? (max_len - size_now) / std::max<size_t>(piece_size, 1) : 0;
+    if (max_nesting > 0) room = std::min(room, max_nesting);
+    if (room <= 1) return room;
+    size_t bits = 1;
+    while ((size_t{1} << bits) < room) ++bits;
+    size_t n = 1 + below(size_t{1} << (1 + below(bits)));
+    return std::min(n, room);
+  }
+
+  // Replaces the rest of a statement (after `= `, `return ` or `|> `) or a type's axes with a deep
+  // nesting or a long chain: f(f(f(x))), ((x)), x + x + ..., x |> f |> f ..., [((b)) n D], m.w[0][0]...
+  void grow(std::string& s) {
+    static const char* const kCallees[] = {"f", "relu", "gelu", "attention", "softmax", "neg", "exp"};
+    std::string callee = kCallees[below(std::size(kCallees))];
+    std::string prefix, unit, middle, close;
+    switch (below(8)) {
+      case 0: unit = callee + "(", middle = "x", close = ")"; break;          // nested calls
+      case 1: unit = "(", middle = "x", close = ")"; break;                   // parentheses
+      case 2: middle = "x", unit = below(2) ? " + x" : " * 2 - x"; break;     // a long sum
+      case 3: middle = "x", unit = " |> " + callee; break;                    // a long pipe
+      case 4: middle = "x", unit = "\n        |> " + callee + "()"; break;    // one stage a line
+      case 5: unit = "(", middle = "b", close = ")"; break;                   // groups in a type
+      case 6: middle = "m.w", unit = "[0]"; break;                           // chained indexing
+      default: {                                                             // repeat a piece of the file
+        if (s.empty()) return;
+        size_t p = below(s.size());
+        std::string piece = s.substr(p, 1 + below(std::min<size_t>(s.size() - p, 200)));
+        size_t n = repeats(s.size(), piece.size());
+        std::string out;
+        for (size_t k = 0; k < n; ++k) out += piece;
+        s.insert(p, out);
+        return;
+      }
+    }
+    size_t n = repeats(s.size() + middle.size(), unit.size() + close.size());
+    std::string built;
+    built.reserve(n * (unit.size() + close.size()) + middle.size());
+    if (close.empty()) {
+      built = middle;
+      for (size_t k = 0; k < n; ++k) built += unit;
+    } else {
+      for (size_t k = 0; k < n; ++k) built += unit;
+      built += middle;
+      for (size_t k = 0; k < n; ++k) built += close;
+    }
+    // Where it goes: for groups, the axes of a type `[...]`; else the rest of a statement's line.
+    if (middle == "b") {
+      size_t open = s.find('[', below(s.size() + 1));
+      if (open == std::string::npos) open = s.find('[');
+      size_t end = open == std::string::npos ? open : s.find_first_of("]\n", open);
+      if (end == std::string::npos || s[end] != ']') {
+        s.insert(below(s.size() + 1), "[" + built + " n D]");
+        return;
+      }
+      s.replace(open + 1, end - open - 1, built + (below(2) ? " n D" : ""));
+      return;
+    }
+    static const char* const kStarts[] = {"= ", "return ", "|> "};
+    const char* start = kStarts[below(std::size(kStarts))];
+    size_t at = s.find(start, below(s.size() + 1));
+    if (at == std::string::npos) at = s.find(start);
+    if (at == std::string::npos) {
+      s.insert(below(s.size() + 1), built);
+      return;
+    }
+    at += std::strlen(start);
+    size_t eol = s.find('\n', at);
+    s.replace(at, (eol == std::string::npos ? s.size() : eol) - at, built);
+  }
 
   static std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> lines;
@@ -219,7 +325,7 @@ struct Mutator {
 
   void mutate_once(std::string& s) {
     size_t at = below(s.size() + 1);
-    switch (below(16)) {
+    switch (below(17)) {
       case 0:  // insert random bytes
         for (size_t n = 1 + below(4); n > 0; --n) s.insert(s.begin() + at, static_cast<char>(below(256)));
         break;
@@ -307,6 +413,9 @@ struct Mutator {
       case 14:  // a continuation line in a random place
         s.insert(at, "\n" + std::string(below(12), ' ') + "|> ");
         break;
+      case 15:  // deep nesting, long chains, a repeated piece: inputs up to max_len
+        grow(s);
+        break;
       default:  // duplicate a range
         if (!s.empty()) {
           size_t p = below(s.size());
@@ -314,14 +423,15 @@ struct Mutator {
         }
         break;
     }
-    if (s.size() > 64 * 1024) s.resize(64 * 1024);
+    if (s.size() > max_len) s.resize(max_len);
   }
 };
 
 int usage() {
   std::fprintf(stderr,
-               "usage: fuzz_replay [--corpus DIR]... [--seeds DIR]... [--mutations N] [--seed S]\n"
-               "                   [--max-seconds T] [--timeout-ms MS] [--artifact-dir DIR] [FILE...]\n");
+               "usage: fuzz_replay [--corpus DIR]... [--seeds DIR]... [--no-prefixes] [--mutations N] [--seed S]\n"
+               "                   [--max-seconds T] [--timeout-ms MS] [--max-len N] [--max-nesting D]\n"
+               "                   [--artifact-dir DIR] [FILE...]\n");
   return 2;
 }
 
@@ -332,6 +442,8 @@ int main(int argc, char** argv) {
   long long mutations = 20000;
   unsigned long long seed = 1;
   double max_seconds = 30;
+  size_t max_len = 64 * 1024, max_nesting = 0;
+  bool prefixes_wanted = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -345,6 +457,9 @@ int main(int argc, char** argv) {
     else if (a == "--max-seconds") max_seconds = std::atof(next());
     else if (a == "--timeout-ms") g_timeout_ms = std::atoll(next());
     else if (a == "--artifact-dir") g_artifact_dir = next();
+    else if (a == "--no-prefixes") prefixes_wanted = false;
+    else if (a == "--max-len") max_len = std::strtoull(next(), nullptr, 10);
+    else if (a == "--max-nesting") max_nesting = std::strtoull(next(), nullptr, 10);
     else if (a == "-h" || a == "--help") return usage(), 0;
     else if (!a.empty() && a[0] == '-') return usage();
     else files.push_back(a);
@@ -365,13 +480,19 @@ int main(int argc, char** argv) {
     sigemptyset(&action.sa_mask);
     ::sigaction(sig, &action, nullptr);
   }
+#ifdef FUZZ_REPLAY_SANITIZED
+  __sanitizer_set_death_callback(sanitizer_death);
+#endif
   std::thread dog(watchdog);
   int failures = 0;
   auto finish = [&](int code) {
     g_done.store(true);
     dog.join();
-    std::printf("fuzz_replay: %zu inputs, %.1f ms checking in all, slowest %.1f ms (%s)\n", g_stats.inputs,
-                g_stats.total_ms, g_stats.slowest_ms, g_stats.slowest.c_str());
+    std::printf("fuzz_replay: %zu inputs (the largest %zu bytes), %.1f ms checking in all, slowest %.1f ms (%s)\n",
+                g_stats.inputs, g_stats.largest, g_stats.total_ms, g_stats.slowest_ms, g_stats.slowest.c_str());
+    const ss_fuzz::Reached& reached = ss_fuzz::reached();
+    std::printf("fuzz_replay: reached the server's answers on %zu, PyTorch code generation on %zu, --hf code on %zu\n",
+                reached.answered, reached.generated, reached.hf);
     std::printf("fuzz_replay: %s\n", code == 0 ? "OK" : "FAILED");
     return code;
   };
@@ -402,16 +523,18 @@ int main(int argc, char** argv) {
     }
   }
   size_t prefixes = 0;
-  for (size_t k = 0; k < pool.size(); ++k) {
+  for (size_t k = 0; k < pool.size() && prefixes_wanted; ++k) {
     for (size_t n = 0; n <= pool[k].size(); ++n) {
-      if (!run_one(pool[k].substr(0, n), "prefix " + std::to_string(n) + " of " + pool_names[k])) ++failures;
+      // An editor checks and publishes diagnostics on every keystroke; it asks for the rest now and then.
+      auto downstream = n % 16 == 0 || n == pool[k].size() ? ss_fuzz::Downstream::all : ss_fuzz::Downstream::diagnostics;
+      if (!run_one(pool[k].substr(0, n), "prefix " + std::to_string(n) + " of " + pool_names[k], downstream)) ++failures;
       ++prefixes;
     }
   }
   if (!pool.empty()) std::printf("fuzz_replay: %zu seeds, %zu prefixes\n", pool.size(), prefixes);
 
   if (!pool.empty() && mutations > 0) {
-    Mutator m{std::mt19937_64(seed), &pool};
+    Mutator m{std::mt19937_64(seed), &pool, max_len, max_nesting};
     long long done = 0;
     for (; done < mutations; ++done) {
       if (max_seconds > 0 && std::chrono::duration<double>(Clock::now() - begin).count() > max_seconds) break;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang into build-fuzz/ and fuzzes the whole checker.
+# Builds the libFuzzer target with clang into build-fuzz/ and fuzzes the whole checker, the code
+# generators and the JSON the CLI and the language server write.
 #
 #   tests/fuzz/run_libfuzzer.sh [SECONDS] [LIBFUZZER_ARGS...]     (default 60 seconds)
 #
 # Environment: BUILD_DIR (default <repo>/build-fuzz), CC/CXX (default clang/clang++),
-# JOBS (parallel fuzzing processes, default 1), MAX_LEN (default 4096 bytes).
+# JOBS (parallel fuzzing processes, default 1), MAX_LEN (default 65536 bytes: deep nesting and long
+# chains fit), SHAPESCRIPT_FUZZ_KNOWN (known findings to pass over, e.g. line-breaks; see fuzz_entry.cpp).
 # New inputs go to $BUILD_DIR/corpus; crashes, hangs (-timeout) and leaks to $BUILD_DIR/artifacts/.
 # Reproduce one with:  $BUILD_DIR/tests/fuzz/fuzz_check $BUILD_DIR/artifacts/crash-...
 # (or, without clang, build/tests/fuzz/fuzz_replay FILE).
@@ -16,7 +18,7 @@ seconds="${1:-60}"
 shift || true
 build="${BUILD_DIR:-$root/build-fuzz}"
 jobs="${JOBS:-1}"
-max_len="${MAX_LEN:-4096}"
+max_len="${MAX_LEN:-65536}"
 
 mkdir -p "$build"
 # Keep the whole build directory out of git without touching the top-level .gitignore.

@@ -1,0 +1,4 @@
+dim D = 4
+
+fn f(x: [b D]) -> [b D]:
+    return x  # a commentimport os

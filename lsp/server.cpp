@@ -514,7 +514,8 @@ void Server::finish_check(uv_work_t* work, int status) {
     }
     spdlog::debug("checked {} version {}: parse {:.2f} ms, analysis {:.2f} ms, {} diagnostics", document->uri, check->version,
                   check->parse_ms, check->analyze_ms, check->result->diagnostics.size());
-    if (check->new_tree.get()) document->tree = std::move(check->new_tree);
+    // A tree the parser gave up on is of no text: the next parse starts afresh.
+    if (check->new_tree.get()) document->tree = check->new_tree.gave_up() ? SyntaxTree() : std::move(check->new_tree);
     self->release_later(std::move(document->analysis));
     document->analysis = std::move(check->result);
     document->analysis_version = check->version;

@@ -174,6 +174,13 @@ void Checker::report_syntax_errors() {
           .label("nested too deep to check").help("name a part with an assignment, or split it into functions");
       continue;
     }
+    if (e.kind == SyntaxError::Kind::parser_gave_up) {
+      report(DiagnosticCode::E0101, {0, 0}, "the parser gave up on this file: it ran past its time limit")
+          .label("nothing in this file was read")
+          .note("tree-sitter's error recovery is slow on some broken text, such as thousands of unclosed `(`")
+          .help("close the brackets left open, or delete the broken part, and check again");
+      continue;
+    }
     if (e.kind == SyntaxError::Kind::number_too_large) {
       std::string digits = text(e.span);
       if (digits.size() > 30) digits = digits.substr(0, 27) + "...";

@@ -23,7 +23,11 @@ void add_once(std::vector<std::string>& names, const std::string& name) {
 // A loop bound written as a fixed number: `0`, `L`.
 std::optional<int64_t> fixed_number(const Analysis& analysis, const Expr* e) {
   if (!e) return std::nullopt;
-  if (e->kind == Expr::Kind::number && e->is_integer) return static_cast<int64_t>(e->number);
+  if (e->kind == Expr::Kind::number && e->is_integer) {
+    // A literal past int64 (E0105) has no fixed value; casting it would be undefined.
+    if (!(e->number >= -9223372036854775808.0 && e->number < 9223372036854775808.0)) return std::nullopt;
+    return static_cast<int64_t>(e->number);
+  }
   auto type = analysis.semantics.types.find(e);
   if (type != analysis.semantics.types.end() && type->second.known_size) return type->second.known_size->constant_value();
   return std::nullopt;

@@ -134,6 +134,7 @@ struct SyntaxError {
     missing,           // tree-sitter inserted a MISSING token (E0103)
     too_deep,          // nesting past kMaxNesting, lowered as an error node (E0104)
     number_too_large,  // an integer literal past int64 (E0105)
+    parser_gave_up,    // tree-sitter ran past parse_time_limit: the whole file, unread (E0101)
   };
   Kind kind = Kind::unreadable;
   Span span;

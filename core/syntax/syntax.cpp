@@ -15,6 +15,7 @@ SyntaxTree& SyntaxTree::operator=(SyntaxTree&& other) noexcept {
   if (this != &other) {
     if (tree_) ts_tree_delete(tree_);
     tree_ = other.tree_;
+    gave_up_ = other.gave_up_;
     other.tree_ = nullptr;
   }
   return *this;
@@ -34,8 +35,17 @@ SyntaxTree parse_source(const std::string& text, const SyntaxTree* previous) {
       }(),
       ts_parser_delete);
   TSTree* old = previous ? previous->get() : nullptr;
-  return SyntaxTree(ts_parser_parse_string(parser.get(), old, text.data(), static_cast<uint32_t>(text.size())));
+  ts_parser_set_timeout_micros(parser.get(), parse_time_limit_us(text.size()));
+  if (TSTree* tree = ts_parser_parse_string(parser.get(), old, text.data(), static_cast<uint32_t>(text.size())))
+    return SyntaxTree(tree);
+  ts_parser_reset(parser.get());  // a timed-out parse would otherwise resume on the next call
+  ts_parser_set_timeout_micros(parser.get(), 0);
+  SyntaxTree nothing(ts_parser_parse_string(parser.get(), nullptr, "", 0));
+  nothing.set_gave_up();
+  return nothing;
 }
+
+uint64_t parse_time_limit_us(size_t bytes) { return 2'000'000 + static_cast<uint64_t>(bytes) * 16; }
 
 namespace {
 
@@ -538,7 +548,8 @@ class Lowering {
 
 Program lower_tree(const SourceFile& file, const SyntaxTree& tree) {
   Program program;
-  if (!tree.get()) return program;
+  if (tree.gave_up()) program.syntax_errors.push_back({SyntaxError::Kind::parser_gave_up, {0, static_cast<uint32_t>(file.text().size())}, {}});
+  if (!tree.get() || tree.gave_up()) return program;
   Lowering(file, program).source_file(ts_tree_root_node(tree.get()));
   return program;
 }

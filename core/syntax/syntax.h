@@ -15,14 +15,23 @@ class SyntaxTree {
  public:
   SyntaxTree() = default;
   explicit SyntaxTree(TSTree* tree) : tree_(tree) {}
-  SyntaxTree(SyntaxTree&& other) noexcept : tree_(other.tree_) { other.tree_ = nullptr; }
+  SyntaxTree(SyntaxTree&& other) noexcept : tree_(other.tree_), gave_up_(other.gave_up_) { other.tree_ = nullptr; }
   SyntaxTree& operator=(SyntaxTree&& other) noexcept;
   ~SyntaxTree();
   TSTree* get() const { return tree_; }
+  // True when the parser ran out of time (parse_time_limit_us) and this is the tree of no text.
+  bool gave_up() const { return gave_up_; }
+  void set_gave_up() { gave_up_ = true; }
 
  private:
   TSTree* tree_ = nullptr;
+  bool gave_up_ = false;
 };
+
+// How long tree-sitter may take on `bytes` of text. Its error recovery is quadratic on some broken
+// inputs (thousands of unclosed calls split by a name: 10 s at 64 KB), so it gets a budget far above
+// any real file's parse (about 1 ms per 10 KB) and the file is reported unread past it.
+uint64_t parse_time_limit_us(size_t bytes);
 
 // Parses `text`, reusing `previous` (already edited with ts_tree_edit) when given. Never fails.
 SyntaxTree parse_source(const std::string& text, const SyntaxTree* previous = nullptr);

@@ -16,6 +16,7 @@
 #include "document_text.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
+#include "emit/python_writer.h"
 
 namespace ss_fuzz {
 namespace {
@@ -55,7 +56,7 @@ void check_symbols(const std::vector<ss::SymbolFact>& symbols, const ss::SourceF
 // The offset of the first line terminator other than "\n" that Python or an editor recognises
 // (str.splitlines: \r \v \f \x1c \x1d \x1e, U+0085, U+2028, U+2029), or npos. Generated Python must
 // have none: one inside a comment or a string would start a line of code the source wrote.
-// TODO(issue 25): the injection fix adds this check to core/emit (`is_generator_safe`); use it then.
+// It names where; pywrite::is_generator_safe (core/emit) is the invariant itself.
 size_t foreign_line_break(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
@@ -104,7 +105,11 @@ void require_generator_safe(const std::string& what, const std::string& text) {
       broken(what + " is not UTF-8 at byte " + std::to_string(at) + " (export's spec.json can't hold it; Python can't read it)");
   if (known("line-breaks")) return;
   size_t at = foreign_line_break(text);
-  if (at == std::string_view::npos) return;
+  if (at == std::string_view::npos) {
+    if (!known("generated-utf8") && !ss::pywrite::is_generator_safe(text))
+      broken(what + " breaks is_generator_safe: a string literal or character the generators never write");
+    return;
+  }
   size_t line_start = text.rfind('\n', at);
   line_start = line_start == std::string::npos ? 0 : line_start + 1;
   size_t line_end = std::min(text.find('\n', at), text.size());

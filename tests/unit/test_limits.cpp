@@ -159,3 +159,22 @@ TEST_CASE("did-you-mean stays near-linear in thousands of unknown names") {
   REQUIRE(first != analysis->diagnostics.end());
   CHECK(first->message == "no value named `u0`");
 }
+
+TEST_CASE("the parser's time is bounded: past its limit the file is one E0101, unread") {
+  // Thousands of unclosed calls split by a name, after a block left without its body (a fuzzer's
+  // find): tree-sitter's error recovery took 10 s on these 60 KB and grows with the square of the
+  // size; the limit for them is 3 s (parse_time_limit_us).
+  std::string broken = "dim D = 4\nfn g(x: [b D]) -> [b D]:\nfn f(x: [b D]) -> [b D]:\ndim D  = 64\n    return x\n\n"
+                       "fn g(x: [b D]) -> [b D]:\n\n    y = " + repeat("f(", 15000) + "f" + repeat("f(", 15000) + "x\n    return y\n";
+  auto started = std::chrono::steady_clock::now();
+  auto analysis = analyze(SourceFile("broken.ss", broken));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  REQUIRE(analysis->diagnostics.size() == 1);
+  CHECK(analysis->diagnostics[0].code == DiagnosticCode::E0101);
+  CHECK(analysis->diagnostics[0].message.find("gave up") != std::string::npos);
+  CHECK(seconds < 9.0);  // the parse alone took 10 s
+  // A real file of the same size parses well inside its limit.
+  std::string fine = repeat("fn g(x: [b D]) -> [b D]:\n    return relu(relu(x))\n\n", 1200);
+  auto checked = analyze(SourceFile("fine.ss", "dim D = 4\n" + fine));
+  for (const auto& d : checked->diagnostics) CHECK(d.code != DiagnosticCode::E0101);
+}

@@ -65,8 +65,11 @@ def fresh_python(folder: Path, lend_packages: bool = False, modules: dict[str, s
 
 
 # A package that prints, as some greet when imported and say goodbye as Python exits: a program
-# that imports it (`import python loud`) prints on stdout, a brace first.
-LOUD_PACKAGE = {"loud.py": 'import atexit\nprint({"loud": "hello"})\natexit.register(print, "{loud: goodbye}")\n'}
+# that imports it (`import python loud`) prints on stdout, a brace first. Its .pth file imports it
+# as Python starts, as some installed packages' hooks do: an export never imports what the program
+# names, but its runtime still runs in a Python that may print.
+LOUD_PACKAGE = {"loud.py": 'import atexit\nprint({"loud": "hello"})\natexit.register(print, "{loud: goodbye}")\n',
+                "loud_hook.pth": "import loud\n"}
 
 
 def place(folder: Path, source: Path | str, name: str | None = None) -> Path:

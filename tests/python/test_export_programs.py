@@ -419,8 +419,9 @@ def test_a_program_that_prints_exports_as_one_that_does_not(tmp_path):
 @pytest.mark.parametrize("ending", ["import os\nos._exit(0)\n", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"],
                          ids=["exits_0", "killed"])
 def test_a_runtime_that_ends_before_its_reply_is_a_failed_export(tmp_path, ending):
-    python = fresh_python(tmp_path, lend_packages=True, modules={"ends.py": ending})
-    source = place(tmp_path, "import python ends\n\n" + (EXAMPLES / "patches.ss").read_text(), "patches.ss")
+    # The Python ends as it starts, through a .pth hook (an export imports nothing the program names).
+    python = fresh_python(tmp_path, lend_packages=True, modules={"ends.py": ending, "ends_hook.pth": "import ends\n"})
+    source = place(tmp_path, EXAMPLES / "patches.ss")
     result = export(source, tmp_path / "patchify.pt2", python=python)
     assert result.returncode == 1, result.stdout
     assert result.stdout == ""

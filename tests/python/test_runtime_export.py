@@ -152,8 +152,8 @@ def run_cli(spec: dict, tmp_path: Path, *extra: str, python: str | None = None, 
         embed = tmp_path / "embedded"
         embed.mkdir(exist_ok=True)
         shutil.copy(RUNTIME / "run_export.py", embed / "runner.py")
-        for sibling in ("exporter.py", "script.py"):
-            shutil.copy(RUNTIME / sibling, embed / sibling)
+        for sibling in RUNTIME.glob("*.py"):  # every runtime file, as CMake embeds them (*.py)
+            shutil.copy(sibling, embed / sibling.name)
         cmd = [python, "-I", str(embed / "runner.py"), *extra, str(spec_file)]
         env = _clean_env()
     else:

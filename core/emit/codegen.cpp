@@ -83,11 +83,31 @@ std::string python_bare(const std::string& text) {
   return tuple ? text : text.substr(1, text.size() - 2);  // a tuple keeps its parentheses
 }
 
+namespace {
+
+// Whether `name` has the form the `ss` prefix writes: `ss` any number of times, then `prefix`.
+bool has_ss_form(const std::string& name, std::string_view prefix) {
+  size_t at = 0;
+  while (name.compare(at, 2, "ss") == 0) at += 2;
+  return name.compare(at, prefix.size(), prefix) == 0;
+}
+
+// `name` without the `_`s at its end, which the suffix rule writes.
+std::string without_trailing_underscores(const std::string& name) {
+  size_t last = name.find_last_not_of('_');
+  return last == std::string::npos ? name : name.substr(0, last + 1);
+}
+
+}  // namespace
+
+// Each rule also applies to a name that already has the form it writes (`ss_x` → `ssss_x`,
+// `lambda_` → `lambda__`), so two different names never become one.
 std::string python_name(const std::string& name) {
   std::string out;
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (out.starts_with("_")) return "ss" + out;  // the generators' helpers start with `_`; no dunder either
-  if (kReserved.count(out) || out.starts_with("ShapeScript")) out += "_";
+  if (has_ss_form(out, "_")) return "ss" + out;  // the generators' helpers start with `_`; no dunder either
+  std::string stem = without_trailing_underscores(out);
+  if (kReserved.count(stem) || stem.starts_with("ShapeScript")) out += "_";
   return out;
 }
 
@@ -98,8 +118,8 @@ std::string python_attribute(const std::string& name) {
       "while", "with", "yield"};
   std::string out;
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (keywords.count(out)) out += "_";
-  if (out.starts_with("__")) out = "ss" + out;
+  if (has_ss_form(out, "__")) return "ss" + out;
+  if (keywords.count(without_trailing_underscores(out))) out += "_";
   return out;
 }
 

@@ -30,6 +30,8 @@ std::string python_size(const SizeExpr& size);
 // generators' helpers and Python's dunders do) gets `ss` before it (`_check_shape` → `ss_check_shape`,
 // `__import__` → `ss__import__`); a keyword, a builtin, a name the generated module defines or
 // imports, or one starting with `ShapeScript` gets a `_` after it (`lambda` → `lambda_`, `exec` → `exec_`).
+// A name already of a mangled form is mangled again (`ss_x` → `ssss_x`, `lambda_` → `lambda__`), so
+// two names never become one.
 std::string python_name(const std::string& name);
 // An attribute's name after `.` (`np.float32`): kept but for a keyword (`x.lambda` → `x.lambda_`)
 // and a name starting with `__`, which gets `ss` before it (`x.__class__` → `x.ss__class__`).

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
+#include <vector>
 #include <string>
 
 #include "check/analysis.h"
@@ -136,4 +138,21 @@ TEST_CASE("an extern fn may name only a dotted name under torch or math (E0207)"
                                               "fn g(x: [b 4]) -> [b 4]:\n    return f(x)\n"));
   REQUIRE(analysis->diagnostics.size() == 1);
   CHECK(analysis->diagnostics[0].code == DiagnosticCode::E0207);
+}
+
+TEST_CASE("python_name and python_attribute never make two names one") {
+  // Each pair collided before: the mangled form of one was the other as written.
+  const std::vector<std::string> names = {"lambda", "lambda_", "lambda__", "_x", "ss_x", "ssss_x", "input", "input_",
+                                          "torch", "torch_", "ShapeScriptModel", "ShapeScriptModel_", "x", "x_", "ss"};
+  std::set<std::string> written;
+  for (const std::string& name : names) written.insert(ss::python_name(name));
+  CHECK(written.size() == names.size());
+  CHECK(ss::python_name("lambda") == "lambda_");
+  CHECK(ss::python_name("_x") == "ss_x");
+  CHECK(ss::python_name("x_") == "x_");
+  const std::vector<std::string> dotted = {"if", "if_", "__class__", "ss__class__", "float32"};
+  std::set<std::string> dotted_written;
+  for (const std::string& name : dotted) dotted_written.insert(ss::python_attribute(name));
+  CHECK(dotted_written.size() == dotted.size());
+  CHECK(ss::python_attribute("float32") == "float32");
 }

@@ -24,7 +24,8 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 BIN = os.environ.get("SHAPESCRIPT_BIN", str(ROOT / "build" / "shapescript"))
 PYTHON = sys.executable
 # The product chapter whose transcripts are requirements: beside the repository here and in CI.
-CHAPTER = ROOT.parent / "shared" / "spec" / "exporting-without-python.md"
+# The book's chapter on export, kept in the repository: its transcripts are the golden files of test_chapter.
+CHAPTER = ROOT / "tests" / "python" / "chapter" / "exporting-without-python.md"
 
 
 def cli_env(**changes) -> dict:

@@ -1,4 +1,4 @@
-"""The chapter's transcripts (shared/spec/exporting-without-python.md), character for character, on
+"""The chapter's transcripts (tests/python/chapter/exporting-without-python.md, the book's chapter), character for character, on
 the examples as they ship. The expected text is read from the chapter itself."""
 import os
 import sys

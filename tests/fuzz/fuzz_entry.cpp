@@ -53,27 +53,8 @@ void check_symbols(const std::vector<ss::SymbolFact>& symbols, const ss::SourceF
   }
 }
 
-// The offset of the first line terminator other than "\n" that Python or an editor recognises
-// (str.splitlines: \r \v \f \x1c \x1d \x1e, U+0085, U+2028, U+2029), or npos. Generated Python must
-// have none: one inside a comment or a string would start a line of code the source wrote.
-// It names where; pywrite::is_generator_safe (core/emit) is the invariant itself.
-size_t foreign_line_break(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1e)) return i;
-    unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if (c == 0xc2 && next == 0x85) return i;
-    if (c == 0xe2 && next == 0x80 && i + 2 < text.size()) {
-      unsigned char third = static_cast<unsigned char>(text[i + 2]);
-      if (third == 0xa8 || third == 0xa9) return i;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// Findings that are known and being fixed elsewhere, which a run can be told to pass over with
-// SHAPESCRIPT_FUZZ_KNOWN=name,name, so that it looks for new ones: `line-breaks` and
-// `generated-utf8` (generated Python copies comments and doc comments byte for byte; issue 25).
+// Findings that are known and being fixed, which a run can be told to pass over with
+// SHAPESCRIPT_FUZZ_KNOWN=name,name so that it looks for new ones: `generated-code` (below).
 bool known(const char* finding) {
   static const std::string names = [] {
     const char* value = std::getenv("SHAPESCRIPT_FUZZ_KNOWN");
@@ -82,44 +63,15 @@ bool known(const char* finding) {
   return names.find("," + std::string(finding) + ",") != std::string::npos;
 }
 
-// The offset of the first byte that isn't part of well-formed UTF-8, or npos. Python reads source
-// as UTF-8, and the CLI hands generated code to the runtime inside spec.json.
-size_t bad_utf8(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (n == 0 || i + n > text.size()) return i;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return i;
-    unsigned char second = n > 1 ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if ((c == 0xe0 && second < 0xa0) || (c == 0xed && second >= 0xa0) || (c == 0xf0 && second < 0x90) || (c == 0xf4 && second >= 0x90))
-      return i;  // overlong, a surrogate, or past U+10FFFF
-    i += n;
-  }
-  return std::string_view::npos;
-}
-
+// Generated Python holds nothing but what the generators write (pywrite::is_generator_safe: UTF-8,
+// no line terminator but \n, every string literal one of quote()'s), or a source wrote code.
 void require_generator_safe(const std::string& what, const std::string& text) {
-  if (!known("generated-utf8"))
-    if (size_t at = bad_utf8(text); at != std::string_view::npos)
-      broken(what + " is not UTF-8 at byte " + std::to_string(at) + " (export's spec.json can't hold it; Python can't read it)");
-  if (known("line-breaks")) return;
-  size_t at = foreign_line_break(text);
-  if (at == std::string_view::npos) {
-    if (!known("generated-utf8") && !ss::pywrite::is_generator_safe(text))
-      broken(what + " breaks is_generator_safe: a string literal or character the generators never write");
-    return;
-  }
-  size_t line_start = text.rfind('\n', at);
-  line_start = line_start == std::string::npos ? 0 : line_start + 1;
-  size_t line_end = std::min(text.find('\n', at), text.size());
-  broken(what + " has a line break other than \\n at byte " + std::to_string(at) + ", in the line: " +
-         json(text.substr(line_start, std::min<size_t>(line_end - line_start, 200))).dump(-1, ' ', true, json::error_handler_t::replace));
+  if (!known("generated-code") && !ss::pywrite::is_generator_safe(text))
+    broken(what + " breaks pywrite::is_generator_safe: a character or string literal the generators never write");
 }
 
-// Serialises a message as the CLI and the server do, and checks that it can be. The server's
-// dump() replaces bytes that aren't UTF-8; the CLI's (check --format json, export's spec.json) does
-// not yet: issue 25's limits fix switches it to `replace`, which is what is exercised here.
+// Serialises a message as the CLI and the server do (replacing bytes that aren't UTF-8), and checks
+// that it can be.
 std::string dump(const json& message) {
   std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.empty()) broken("a JSON message dumped to nothing");

@@ -6,7 +6,7 @@
 #
 # Environment: BUILD_DIR (default <repo>/build-fuzz), CC/CXX (default clang/clang++),
 # JOBS (parallel fuzzing processes, default 1), MAX_LEN (default 65536 bytes: deep nesting and long
-# chains fit), SHAPESCRIPT_FUZZ_KNOWN (known findings to pass over, e.g. line-breaks; see fuzz_entry.cpp).
+# chains fit), SHAPESCRIPT_FUZZ_KNOWN (known findings to pass over, e.g. generated-code; see fuzz_entry.cpp).
 # New inputs go to $BUILD_DIR/corpus; crashes, hangs (-timeout) and leaks to $BUILD_DIR/artifacts/.
 # Reproduce one with:  $BUILD_DIR/tests/fuzz/fuzz_check $BUILD_DIR/artifacts/crash-...
 # (or, without clang, build/tests/fuzz/fuzz_replay FILE).

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, PYTHON, ROOT, cli
+from conftest import EXAMPLES, PYTHON, ROOT, cli, cli_env
 
 sys.path.insert(0, str(ROOT / "python"))
 from shapescript.runtime import generated_code  # noqa: E402
@@ -414,15 +414,12 @@ def test_export_never_imports_what_import_python_names(tmp_path):
     (tmp_path / "shapescript_probe_module.py").write_text(f"{PAYLOAD.format(sentinel=sentinel)}\ndef load(x):\n    return x\n")
     path = tmp_path / "imports.ss"
     path.write_text(IMPORTS_PYTHON)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    from conftest import cli_env
-
     result = cli("export", path, "-o", tmp_path / "f.pt2", "--python", PYTHON, env=cli_env(PYTHONPATH=str(tmp_path)), timeout=600)
     assert result.returncode == 0, result.stderr
     assert not sentinel.exists(), "exporting imported a module the source named"
     # Running the program is running its Python, as documented: compile imports the module.
     probe = subprocess.run([PYTHON, "-c", f"import shapescript; shapescript.compile({str(path)!r})"],
-                           env={**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "python")])},
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "python")])},
                            capture_output=True, text=True, timeout=300)
     assert probe.returncode == 0, probe.stderr
     assert sentinel.exists(), "shapescript.compile should import what the program names (the check above could not fail)"

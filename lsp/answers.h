@@ -3,7 +3,10 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "check/analysis.h"
 #include "document_text.h"
@@ -61,6 +64,25 @@ json signature_help(const Analysis& analysis, const Converter& at, uint32_t offs
 json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end, const json& only,
                   const ServingSeverity& serving);
 json inlay_hints(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end);
+json references(const Analysis& analysis, const Converter& at, uint32_t offset, bool include_declaration);
+json prepare_rename(const Analysis& analysis, const Converter& at, uint32_t offset);
+json rename(const Analysis& analysis, const Converter& at, uint32_t offset, const std::string& new_name);
+
+// A request that is well formed but can't be done (LSP's RequestFailed), with a message for the user.
+struct RequestFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A symbol's declaration and its uses, from the core's definition facts.
+struct Occurrences {
+  Span declaration;
+  std::vector<Span> uses;  // in order, each once
+};
+std::optional<Occurrences> occurrences(const Analysis& analysis, uint32_t offset);
+
+// ShapeScript's reserved words.
+inline constexpr const char* kKeywords[] = {"and", "as", "dim", "elif", "else", "export", "extern", "fn", "for", "if",
+                                            "import", "in", "model", "or", "over", "param", "python", "return"};
 
 // Helpers over the core's data that would sit well in the core (see lsp/README.md).
 std::string signature_label(const Analysis& analysis, const Item& item);

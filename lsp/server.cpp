@@ -30,7 +30,8 @@ std::string dump(const json& message) { return message.dump(-1, ' ', false, json
 bool needs_analysis(const std::string& method) {
   return method == "textDocument/hover" || method == "textDocument/definition" || method == "textDocument/documentSymbol" ||
          method == "textDocument/completion" || method == "textDocument/signatureHelp" || method == "textDocument/codeAction" ||
-         method == "textDocument/inlayHint";
+         method == "textDocument/inlayHint" || method == "textDocument/references" || method == "textDocument/prepareRename" ||
+         method == "textDocument/rename";
 }
 
 uint32_t clamped_number(const json& value) {
@@ -279,6 +280,8 @@ json Server::initialize(const json& params) {
       {"signatureHelpProvider", {{"triggerCharacters", {"(", ","}}, {"retriggerCharacters", {","}}}},
       {"codeActionProvider", {{"codeActionKinds", {"quickfix"}}}},
       {"inlayHintProvider", true},
+      {"referencesProvider", true},
+      {"renameProvider", {{"prepareProvider", true}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "shapescript-lsp"}, {"version", SHAPESCRIPT_VERSION}}}};
 }
@@ -572,8 +575,17 @@ void Server::answer(Document& document, Waiting& request) {
     } else if (m == "textDocument/inlayHint") {
       const json& range = params.at("range");
       result = inlay_hints(analysis, at, at.offset(range.at("start")), at.offset(range.at("end")));
+    } else if (m == "textDocument/references") {
+      const json& include = member(member(params, "context"), "includeDeclaration");
+      result = references(analysis, at, at.offset(params.at("position")), !include.is_boolean() || include.get<bool>());
+    } else if (m == "textDocument/prepareRename") {
+      result = prepare_rename(analysis, at, at.offset(params.at("position")));
+    } else if (m == "textDocument/rename") {
+      result = rename(analysis, at, at.offset(params.at("position")), params.at("newName").get<std::string>());
     }
     reply(request.id, std::move(result));
+  } catch (const RequestFailed& e) {
+    reply_error(request.id, error_code::request_failed, e.what());
   } catch (const json::exception& e) {
     reply_error(request.id, error_code::invalid_params, e.what());
   } catch (const std::exception& e) {

@@ -853,6 +853,9 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`", "not an axis name");
     return std::nullopt;
   }
+  // `over=D` names a dim or a generic axis as sizes do: a use of it, for references and rename.
+  if (auto dim = dim_spans_.find(value.text); dim != dim_spans_.end()) definition(value.span, dim->second);
+  else if (auto axis = scope.axes.find(value.text); axis != scope.axes.end()) definition(value.span, axis->second.at);
   std::vector<size_t> by_name;
   for (size_t i = 0; i < tensor.rank(); ++i)
     if (tensor.axes[i].name == value.text) by_name.push_back(i);

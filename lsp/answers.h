@@ -1,8 +1,9 @@
-// The core's plain results (ss::Analysis) as LSP messages. Nothing here knows about transport,
-// scheduling or documents' versions.
+// The core's plain results (ss::Analysis) as LSP messages, one file per request (hover.cpp,
+// completion.cpp, ...). Nothing here knows about transport, scheduling or documents' versions.
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -87,5 +88,22 @@ inline constexpr const char* kKeywords[] = {"and", "as", "dim", "elif", "else", 
 // Helpers over the core's data that would sit well in the core (see lsp/README.md).
 std::string signature_label(const Analysis& analysis, const Item& item);
 const Item* enclosing_item(const Analysis& analysis, uint32_t offset);
+std::string source_text(const Analysis& analysis, Span span);  // a span's text, spaces squashed
+
+inline bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The innermost of `facts` whose span contains `offset`; a span ending right at `offset` counts
+// when none contains it (the cursor just after a name).
+template <typename T, typename SpanOf>
+const T* innermost(const std::vector<T>& facts, uint32_t offset, SpanOf span_of) {
+  const T* best = nullptr;
+  for (int pass = 0; pass < 2 && !best; ++pass)
+    for (const T& fact : facts) {
+      Span s = span_of(fact);
+      bool inside = pass == 0 ? s.contains(offset) : (s.end == offset && !s.empty());
+      if (inside && (!best || s.end - s.begin < span_of(*best).end - span_of(*best).begin)) best = &fact;
+    }
+  return best;
+}
 
 }  // namespace ss::lsp

@@ -130,7 +130,7 @@ end
 -- What setup() does for each buffer the server attaches to, then the user's on_attach.
 function M.on_attach(client, bufnr)
   local cfg = M.config
-  vim.api.nvim_buf_set_option(bufnr, "omnifunc", "v:lua.vim.lsp.omnifunc")
+  vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
   set_keymaps(bufnr, cfg.keymaps)
   if cfg.inlay_hints then enable_inlay_hints(client, bufnr) end
   if cfg.diagnostic_codes then show_codes(client) end

@@ -504,6 +504,12 @@ ValueType Checker::type_from_node(const TypeNode& node, Scope& scope) {
       error(DiagnosticCode::E0305, node.element->over_span, "`Logit over " + element->over + "` names an axis this type lacks",
             "not an axis of " + tensor.to_string());
     }
+    // `over V` names the axis as a size does: a use of the dim or generic axis it is bound to.
+    for (const Axis& axis : tensor.axes)
+      if (element->kind == ElementKind::logit && axis.name == element->over && !axis.bound_at.empty()) {
+        definition(node.element->over_span, axis.bound_at);
+        break;
+      }
     tensor.element = *element;
   }
   if (!ok) return ValueType::unknown();

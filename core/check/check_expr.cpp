@@ -1068,6 +1068,12 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
   }
   // Names solved become axes in scope, so `causal[n m]` can follow an einsum that named `m`.
   for (auto& [name, value] : bindings) scope.axes[name] = {value, first_seen.count(name) ? first_seen[name] : pattern.span, name};
+  // A name the pattern solves is declared where it first appears; its other appearances use it.
+  for (auto& [name, span] : pattern_names)
+    if (auto first = first_seen.find(name); first != first_seen.end() && bindings.count(name) && unknowns.count(name)) {
+      definition(span, first->second);
+      hover(span, "```shapescript\n" + name + " = " + bindings.at(name).to_user_string() + "\n```\nsolved by the pattern");
+    }
   CallContext::PatternSolution solution;
   solution.bindings = bindings;
   for (size_t i = 0; i < tensors.size(); ++i) solution.input_axes.push_back(tensors[i].axes);

@@ -1,9 +1,13 @@
-// The core's plain results (ss::Analysis) as LSP messages. Nothing here knows about transport,
-// scheduling or documents' versions.
+// The core's plain results (ss::Analysis) as LSP messages, one file per request (hover.cpp,
+// completion.cpp, ...). Nothing here knows about transport, scheduling or documents' versions.
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "check/analysis.h"
 #include "document_text.h"
@@ -61,9 +65,45 @@ json signature_help(const Analysis& analysis, const Converter& at, uint32_t offs
 json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end, const json& only,
                   const ServingSeverity& serving);
 json inlay_hints(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end);
+json references(const Analysis& analysis, const Converter& at, uint32_t offset, bool include_declaration);
+json prepare_rename(const Analysis& analysis, const Converter& at, uint32_t offset);
+json rename(const Analysis& analysis, const Converter& at, uint32_t offset, const std::string& new_name);
+
+// A request that is well formed but can't be done (LSP's RequestFailed), with a message for the user.
+struct RequestFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A symbol's declaration and its uses, from the core's definition facts.
+struct Occurrences {
+  Span declaration;
+  std::vector<Span> uses;  // in order, each once
+};
+std::optional<Occurrences> occurrences(const Analysis& analysis, uint32_t offset);
+
+// ShapeScript's reserved words.
+inline constexpr const char* kKeywords[] = {"and", "as", "dim", "elif", "else", "export", "extern", "fn", "for", "if",
+                                            "import", "in", "model", "or", "over", "param", "python", "return"};
 
 // Helpers over the core's data that would sit well in the core (see lsp/README.md).
 std::string signature_label(const Analysis& analysis, const Item& item);
 const Item* enclosing_item(const Analysis& analysis, uint32_t offset);
+std::string source_text(const Analysis& analysis, Span span);  // a span's text, spaces squashed
+
+inline bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The innermost of `facts` whose span contains `offset`; a span ending right at `offset` counts
+// when none contains it (the cursor just after a name).
+template <typename T, typename SpanOf>
+const T* innermost(const std::vector<T>& facts, uint32_t offset, SpanOf span_of) {
+  const T* best = nullptr;
+  for (int pass = 0; pass < 2 && !best; ++pass)
+    for (const T& fact : facts) {
+      Span s = span_of(fact);
+      bool inside = pass == 0 ? s.contains(offset) : (s.end == offset && !s.empty());
+      if (inside && (!best || s.end - s.begin < span_of(*best).end - span_of(*best).begin)) best = &fact;
+    }
+  return best;
+}
 
 }  // namespace ss::lsp

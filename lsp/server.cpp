@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <map>
 
 #include "language_server.h"
 
@@ -24,13 +25,60 @@ double milliseconds_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+const json& member(const json& object, const char* key) {
+  static const json null;
+  if (!object.is_object()) return null;
+  auto it = object.find(key);
+  return it == object.end() ? null : *it;
+}
+
 std::string dump(const json& message) { return message.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// Requests answered from a document's analysis; they wait for the current version's.
-bool needs_analysis(const std::string& method) {
-  return method == "textDocument/hover" || method == "textDocument/definition" || method == "textDocument/documentSymbol" ||
-         method == "textDocument/completion" || method == "textDocument/signatureHelp" || method == "textDocument/codeAction" ||
-         method == "textDocument/inlayHint";
+// What a request answered from a document's analysis reads.
+struct AnswerContext {
+  const Analysis& analysis;
+  const Converter& at;
+  const json& params;
+  const ClientMarkup& markup;
+  const ServingSeverity& serving;
+  uint32_t position() const { return at.offset(params.at("position")); }
+  std::pair<uint32_t, uint32_t> range() const {
+    const json& r = params.at("range");
+    return {at.offset(r.at("start")), at.offset(r.at("end"))};
+  }
+};
+
+// Every request answered from a document's analysis, once: they wait for the current version's.
+// Each answer is in its own file (lsp/hover.cpp, ...).
+using Answer = json (*)(const AnswerContext&);
+const std::map<std::string, Answer, std::less<>>& analysis_requests() {
+  static const std::map<std::string, Answer, std::less<>> table = {
+      {"textDocument/hover", [](const AnswerContext& c) { return hover(c.analysis, c.at, c.position(), c.markup.hover); }},
+      {"textDocument/definition", [](const AnswerContext& c) { return definition(c.analysis, c.at, c.position()); }},
+      {"textDocument/references",
+       [](const AnswerContext& c) {
+         const json& include = member(member(c.params, "context"), "includeDeclaration");
+         return references(c.analysis, c.at, c.position(), !include.is_boolean() || include.get<bool>());
+       }},
+      {"textDocument/prepareRename", [](const AnswerContext& c) { return prepare_rename(c.analysis, c.at, c.position()); }},
+      {"textDocument/rename",
+       [](const AnswerContext& c) { return rename(c.analysis, c.at, c.position(), c.params.at("newName").get<std::string>()); }},
+      {"textDocument/documentSymbol", [](const AnswerContext& c) { return document_symbols(c.analysis, c.at); }},
+      {"textDocument/completion", [](const AnswerContext& c) { return completion(c.analysis, c.at, c.position(), c.markup.completion); }},
+      {"textDocument/signatureHelp",
+       [](const AnswerContext& c) { return signature_help(c.analysis, c.at, c.position(), c.markup.signature_help); }},
+      {"textDocument/codeAction",
+       [](const AnswerContext& c) {
+         auto [begin, end] = c.range();
+         return code_actions(c.analysis, c.at, begin, end, member(member(c.params, "context"), "only"), c.serving);
+       }},
+      {"textDocument/inlayHint",
+       [](const AnswerContext& c) {
+         auto [begin, end] = c.range();
+         return inlay_hints(c.analysis, c.at, begin, end);
+       }},
+  };
+  return table;
 }
 
 uint32_t clamped_number(const json& value) {
@@ -62,13 +110,6 @@ std::string uri_path(const std::string& uri) {
     }
   }
   return out;
-}
-
-const json& member(const json& object, const char* key) {
-  static const json null;
-  if (!object.is_object()) return null;
-  auto it = object.find(key);
-  return it == object.end() ? null : *it;
 }
 
 }  // namespace
@@ -200,7 +241,7 @@ void Server::request(const json& id, const std::string& method, json& params) {
       shutdown_reply_ = id;
       return finish_shutdown_when_idle();
     }
-    if (needs_analysis(method)) {
+    if (analysis_requests().count(method)) {
       if (!params.is_object() || !member(params, "textDocument").is_object())
         return reply_error(id, error_code::invalid_params, method + " needs params.textDocument");
       auto document = find(params);
@@ -279,6 +320,8 @@ json Server::initialize(const json& params) {
       {"signatureHelpProvider", {{"triggerCharacters", {"(", ","}}, {"retriggerCharacters", {","}}}},
       {"codeActionProvider", {{"codeActionKinds", {"quickfix"}}}},
       {"inlayHintProvider", true},
+      {"referencesProvider", true},
+      {"renameProvider", {{"prepareProvider", true}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "shapescript-lsp"}, {"version", SHAPESCRIPT_VERSION}}}};
 }
@@ -556,24 +599,11 @@ void Server::answer(Document& document, Waiting& request) {
   auto start = Clock::now();
   const Analysis& analysis = *document.analysis;
   Converter at(document.uri, document.text);
-  const json& params = request.params;
   try {
-    json result;
-    const std::string& m = request.method;
-    if (m == "textDocument/hover") result = hover(analysis, at, at.offset(params.at("position")), markup_.hover);
-    else if (m == "textDocument/definition") result = definition(analysis, at, at.offset(params.at("position")));
-    else if (m == "textDocument/documentSymbol") result = document_symbols(analysis, at);
-    else if (m == "textDocument/completion") result = completion(analysis, at, at.offset(params.at("position")), markup_.completion);
-    else if (m == "textDocument/signatureHelp") result = signature_help(analysis, at, at.offset(params.at("position")), markup_.signature_help);
-    else if (m == "textDocument/codeAction") {
-      const json& range = params.at("range");
-      result = code_actions(analysis, at, at.offset(range.at("start")), at.offset(range.at("end")),
-                            member(member(params, "context"), "only"), serving_);
-    } else if (m == "textDocument/inlayHint") {
-      const json& range = params.at("range");
-      result = inlay_hints(analysis, at, at.offset(range.at("start")), at.offset(range.at("end")));
-    }
+    json result = analysis_requests().at(request.method)(AnswerContext{analysis, at, request.params, markup_, serving_});
     reply(request.id, std::move(result));
+  } catch (const RequestFailed& e) {
+    reply_error(request.id, error_code::request_failed, e.what());
   } catch (const json::exception& e) {
     reply_error(request.id, error_code::invalid_params, e.what());
   } catch (const std::exception& e) {

@@ -33,7 +33,8 @@ constexpr int kMaxJsonDepth = 64;
 // JSON-RPC and LSP error codes.
 namespace error_code {
 constexpr int parse_error = -32700, invalid_request = -32600, method_not_found = -32601, invalid_params = -32602,
-              internal_error = -32603, server_not_initialized = -32002, request_cancelled = -32800;
+              internal_error = -32603, server_not_initialized = -32002, request_cancelled = -32800,
+              request_failed = -32803;
 }
 
 class Server {

@@ -307,6 +307,7 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
     axis.size = SizeExpr::constant(dim->second);
     axis.bound_at = dim_spans_[name];
     definition(span, dim_spans_[name]);
+    hover(span, "```shapescript\ndim " + name + " = " + std::to_string(dim->second) + "\n```");
     return axis;
   }
   if (auto bound = scope.axes.find(name); bound != scope.axes.end()) {
@@ -314,6 +315,9 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
     axis.bound_at = bound->second.at;
     if (!bound->second.label.empty() && bound->second.label != name && scope.mode != SizeMode::signature) axis.label = name;
     definition(span, bound->second.at);
+    std::string size = axis.size.to_user_string();
+    hover(span, size == name ? "```shapescript\n" + name + "\n```\na generic axis: its size comes from the arguments"
+                             : "```shapescript\n" + name + " = " + size + "\n```\nthe size of an axis");
     return axis;
   }
   if (auto local = scope.locals.find(name); local != scope.locals.end()) {
@@ -321,6 +325,7 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
     if (type.is_tensor() && type.tensor.rank() == 0 && type.tensor.element.is_integer()) {
       axis.size = type.known_size ? *type.known_size : SizeExpr::variable(name);
       definition(span, local->second.at);
+      hover(span, "```shapescript\n" + name + ": " + type.to_string() + "\n```");
       return axis;
     }
   }
@@ -331,6 +336,7 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
     axis.bound_at = span;
     scope.axes[name] = {axis.size, span, name};
     scope.generics.push_back(name);
+    hover(span, "```shapescript\n" + name + "\n```\na generic axis: its size comes from the arguments");
     return axis;
   }
   unknown_name(name, span, [&] { return size_names(scope); }, scope.mode == SizeMode::fixed ? "dim" : "size");
@@ -498,6 +504,12 @@ ValueType Checker::type_from_node(const TypeNode& node, Scope& scope) {
       error(DiagnosticCode::E0305, node.element->over_span, "`Logit over " + element->over + "` names an axis this type lacks",
             "not an axis of " + tensor.to_string());
     }
+    // `over V` names the axis as a size does: a use of the dim or generic axis it is bound to.
+    for (const Axis& axis : tensor.axes)
+      if (element->kind == ElementKind::logit && axis.name == element->over && !axis.bound_at.empty()) {
+        definition(node.element->over_span, axis.bound_at);
+        break;
+      }
     tensor.element = *element;
   }
   if (!ok) return ValueType::unknown();

@@ -853,6 +853,9 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`", "not an axis name");
     return std::nullopt;
   }
+  // `over=D` names a dim or a generic axis as sizes do: a use of it, for references and rename.
+  if (auto dim = dim_spans_.find(value.text); dim != dim_spans_.end()) definition(value.span, dim->second);
+  else if (auto axis = scope.axes.find(value.text); axis != scope.axes.end()) definition(value.span, axis->second.at);
   std::vector<size_t> by_name;
   for (size_t i = 0; i < tensor.rank(); ++i)
     if (tensor.axes[i].name == value.text) by_name.push_back(i);
@@ -1065,6 +1068,12 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
   }
   // Names solved become axes in scope, so `causal[n m]` can follow an einsum that named `m`.
   for (auto& [name, value] : bindings) scope.axes[name] = {value, first_seen.count(name) ? first_seen[name] : pattern.span, name};
+  // A name the pattern solves is declared where it first appears; its other appearances use it.
+  for (auto& [name, span] : pattern_names)
+    if (auto first = first_seen.find(name); first != first_seen.end() && bindings.count(name) && unknowns.count(name)) {
+      definition(span, first->second);
+      hover(span, "```shapescript\n" + name + " = " + bindings.at(name).to_user_string() + "\n```\nsolved by the pattern");
+    }
   CallContext::PatternSolution solution;
   solution.bindings = bindings;
   for (size_t i = 0; i < tensors.size(); ++i) solution.input_axes.push_back(tensors[i].axes);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of the language server with real, published LSP clients:
 #   - Neovim's built-in client (nvim_lsp_test.lua, headless), against `shapescript-lsp` and `shapescript lsp`;
+#   - the Neovim plugin with only its documented setup (nvim_plugin_e2e.lua): each keymap, the E-code display;
 #   - pytest-lsp (test_pytest_lsp.py), in the project venv.
 # Environment: SHAPESCRIPT_BUILD (default <repo>/build), SHAPESCRIPT_VENV (default
 # ~/.cache/shapescript/venv). Runs everything, then exits non-zero if anything failed.
@@ -23,6 +24,14 @@ run_nvim() {  # $1: the server command
 
 run_nvim "$build/lsp/shapescript-lsp" || failed+=("nvim (shapescript-lsp)")
 run_nvim "$build/shapescript lsp" || failed+=("nvim (shapescript lsp)")
+
+echo "-- nvim: the plugin's documented setup"
+if command -v nvim >/dev/null; then
+  SHAPESCRIPT_CMD="$build/shapescript lsp" timeout 120 nvim --headless --clean --cmd "set rtp^=$root/editors/nvim" \
+    -u "$root/tests/e2e/nvim_plugin_e2e.lua" </dev/null || failed+=("nvim plugin")
+else
+  echo "FAIL nvim plugin: nvim is not installed"; failed+=("nvim plugin")
+fi
 
 echo "-- pytest-lsp: $build/lsp/shapescript-lsp"
 SHAPESCRIPT_LSP="$build/lsp/shapescript-lsp" timeout 300 "$venv/bin/python" -m pytest -v -p no:cacheprovider \

@@ -27,7 +27,24 @@ local ok, err = pcall(function()
   end
   check("editors/nvim is on the runtimepath", on_rtp, vim.o.runtimepath)
 
-  require("shapescript").setup({ cmd = cmd, serving_severity = "information" })
+  -- :ShapeScriptExport's Python: the `python` option, else the project venv's, else python3.
+  local shapescript = require("shapescript")
+  local venv = vim.fn.tempname()
+  vim.fn.mkdir(venv .. "/bin", "p")
+  vim.fn.writefile({ "#!/bin/sh" }, venv .. "/bin/python")
+  vim.fn.setfperm(venv .. "/bin/python", "rwxr-xr-x")
+  vim.env.SHAPESCRIPT_VENV = venv
+  shapescript.setup({ cmd = cmd })
+  check("export: the venv's python by default", shapescript.python() == venv .. "/bin/python", shapescript.python())
+  vim.env.SHAPESCRIPT_VENV = venv .. "/missing"
+  check("export: python3 without a venv", shapescript.python() == "python3", shapescript.python())
+  shapescript.setup({ cmd = cmd, python = "/opt/torch/bin/python" })
+  local export = shapescript.export_command("/x/a.ss", "f")
+  check("export: the python option is passed as --python",
+    table.concat(export, " ") == cmd[1] .. " export /x/a.ss --fn f --python /opt/torch/bin/python", table.concat(export, " "))
+  vim.fn.delete(venv, "rf")
+
+  shapescript.setup({ cmd = cmd, serving_severity = "information" })
   check("setup() defines :ShapeScriptExplain", vim.fn.exists(":ShapeScriptExplain") == 2)
 
   vim.cmd("edit " .. vim.fn.fnameescape(root .. "/examples/export_bad.ss"))

@@ -132,6 +132,13 @@ void check_json_outputs(const ss::Analysis& analysis, Downstream downstream) {
     answers.push_back(lsp::hover(analysis, at, offset, lsp::Markup::markdown));
     answers.push_back(lsp::hover(analysis, at, offset, lsp::Markup::plaintext));
     answers.push_back(lsp::definition(analysis, at, offset));
+    answers.push_back(lsp::references(analysis, at, offset, true));
+    try {  // refusing (a built-in, no name here) is an answer too
+      answers.push_back(lsp::prepare_rename(analysis, at, offset));
+      answers.push_back(lsp::rename(analysis, at, offset, "renamed"));
+    } catch (const lsp::RequestFailed& refused) {
+      answers.push_back(refused.what());
+    }
     answers.push_back(lsp::signature_help(analysis, at, offset));
   }
   // Completion lists every built-in with its documentation: asked where typing happens, twice.

@@ -1,7 +1,9 @@
 -- ShapeScript for Neovim: starts the language server (`shapescript lsp`) for shapescript buffers.
 --   require("shapescript").setup({ cmd = { "shapescript", "lsp" }, serving_severity = "information" })
 -- Neovim >= 0.11: vim.lsp.config + vim.lsp.enable. Neovim 0.7-0.10: vim.lsp.start_client and a
--- FileType autocommand that attaches each buffer to the one client of its root.
+-- FileType autocommand that attaches each buffer to the one client of its root. On attach (every
+-- version): buffer-local keymaps, omnifunc, inlay hints where the client has them (0.10+), and
+-- diagnostics shown with their code. Every API newer than 0.7 is guarded.
 local M = {}
 
 M.defaults = {
@@ -13,6 +15,21 @@ M.defaults = {
   on_attach = nil,
   capabilities = nil,
   settings = nil,
+  -- Buffer-local keymaps set on attach; false sets none, a table changes some (a key = false drops one).
+  keymaps = {
+    hover = "K",
+    definition = "gd",
+    references = "gr",
+    rename = "<leader>rn",
+    code_action = "<leader>ca",
+  },
+  -- Inferred shapes after assignments (`x = ...  : [b n D]`), where Neovim has inlay hints (0.10+).
+  inlay_hints = true,
+  -- Diagnostics of this server show their code (`E1701: ...`); the inline text shows the first line only.
+  diagnostic_codes = true,
+  -- The Python with torch that :ShapeScriptExport runs `torch.export` in (`shapescript export --python`).
+  -- nil: the project venv's ($SHAPESCRIPT_VENV, else ~/.cache/shapescript/venv) if it exists, else python3.
+  python = nil,
 }
 
 M.config = vim.deepcopy(M.defaults)
@@ -42,6 +59,94 @@ local function root_dir(bufnr, markers)
   return dir
 end
 
+local actions = {
+  hover = { function() vim.lsp.buf.hover() end, "ShapeScript: hover" },
+  definition = { function() vim.lsp.buf.definition() end, "ShapeScript: go to definition" },
+  references = { function() vim.lsp.buf.references() end, "ShapeScript: references" },
+  rename = { function() vim.lsp.buf.rename() end, "ShapeScript: rename" },
+  code_action = { function() vim.lsp.buf.code_action() end, "ShapeScript: code action" },
+}
+
+local function diagnostic_code(d)
+  return d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+end
+
+-- `E1701: message` for this server's diagnostics. The inline text keeps the first line (the notes and
+-- helps would run off the screen); the float (vim.diagnostic.open_float) shows all of it.
+local our_namespaces = {}
+local our_float_format -- the format show_codes put in the global float config last
+local function show_codes(client)
+  local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, client.id)
+  if not ok or ns == nil then return end
+  local function with_code(d)
+    local c = diagnostic_code(d)
+    return c and (c .. ": " .. d.message) or d.message
+  end
+  local global = vim.diagnostic.config() or {}
+  if not our_namespaces[ns] and global.virtual_text ~= false then
+    local inline = vim.tbl_extend("force", type(global.virtual_text) == "table" and global.virtual_text or {}, {
+      format = function(d) return (with_code(d):gsub("\n.*", "")) end,
+    })
+    vim.diagnostic.config({ virtual_text = inline }, ns)
+  end
+  our_namespaces[ns] = true
+  -- open_float reads its options from the global config only: wrap its format (again, if the user
+  -- has set another since), for this server's diagnostics alone.
+  local float = type(global.float) == "table" and global.float or {}
+  if float.format ~= nil and float.format == our_float_format then return end
+  local previous = float.format
+  our_float_format = function(d)
+    if our_namespaces[d.namespace] then return with_code(d) end
+    return previous and previous(d) or d.message
+  end
+  if global.float ~= false then
+    vim.diagnostic.config({ float = vim.tbl_extend("force", float, { format = our_float_format }) })
+  end
+end
+
+local function set_keymaps(bufnr, keymaps)
+  if keymaps == false or keymaps == nil then return end
+  for name, lhs in pairs(keymaps) do
+    local action = actions[name]
+    if action and lhs then
+      if vim.keymap and vim.keymap.set then
+        vim.keymap.set("n", lhs, action[1], { buffer = bufnr, silent = true, desc = action[2] })
+      else -- never reached on 0.7+, kept for a partial runtime
+        vim.api.nvim_buf_set_keymap(bufnr, "n", lhs, "<cmd>lua vim.lsp.buf." .. name .. "()<CR>", { silent = true, noremap = true })
+      end
+    end
+  end
+end
+
+local function enable_inlay_hints(client, bufnr)
+  local hints = vim.lsp.inlay_hint
+  if type(hints) ~= "table" or type(hints.enable) ~= "function" then return end -- Neovim < 0.10
+  local caps = client.server_capabilities or {}
+  if not caps.inlayHintProvider then return end
+  -- 0.10+: enable(true, { bufnr = b }); an early 0.10 nightly had enable(bufnr, true).
+  if not pcall(hints.enable, true, { bufnr = bufnr }) then pcall(hints.enable, bufnr, true) end
+end
+
+-- What setup() does for each buffer the server attaches to, then the user's on_attach.
+function M.on_attach(client, bufnr)
+  local cfg = M.config
+  vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
+  set_keymaps(bufnr, cfg.keymaps)
+  if cfg.inlay_hints then enable_inlay_hints(client, bufnr) end
+  if cfg.diagnostic_codes then show_codes(client) end
+  if cfg.on_attach then cfg.on_attach(client, bufnr) end
+end
+
+-- The Python :ShapeScriptExport passes to `shapescript export --python`.
+function M.python()
+  if M.config.python and M.config.python ~= "" then return M.config.python end
+  local venv = os.getenv("SHAPESCRIPT_VENV")
+  if venv == nil or venv == "" then venv = vim.fn.expand("~/.cache/shapescript/venv") end
+  local py = venv .. "/bin/python"
+  if vim.fn.executable(py) == 1 then return py end
+  return "python3"
+end
+
 local clients = {} -- root_dir -> client id (Neovim < 0.11)
 
 local function attach_legacy(bufnr)
@@ -57,7 +162,7 @@ local function attach_legacy(bufnr)
       init_options = s,
       settings = s,
       capabilities = opts.capabilities,
-      on_attach = opts.on_attach,
+      on_attach = M.on_attach,
       on_init = function(client)
         if next(s) ~= nil then
           client.notify("workspace/didChangeConfiguration", { settings = s })
@@ -74,8 +179,10 @@ local function attach_legacy(bufnr)
 end
 
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  opts = opts or {}
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   local cfg = M.config
+  if opts.keymaps == false then cfg.keymaps = false end
   if type(cfg.cmd) == "string" then cfg.cmd = { cfg.cmd, "lsp" } end
 
   if vim.lsp.config ~= nil and vim.lsp.enable ~= nil then
@@ -87,7 +194,7 @@ function M.setup(opts)
       init_options = s,
       settings = s,
       capabilities = cfg.capabilities,
-      on_attach = cfg.on_attach,
+      on_attach = M.on_attach,
     })
     vim.lsp.enable("shapescript")
     return
@@ -148,8 +255,13 @@ function M.export()
     return
   end
   vim.cmd("write")
-  vim.cmd("split | terminal " .. vim.fn.shellescape(M.config.cmd[1]) .. " export "
-    .. vim.fn.shellescape(vim.fn.expand("%:p")) .. " --fn " .. name)
+  local words = vim.tbl_map(vim.fn.shellescape, M.export_command(vim.fn.expand("%:p"), name))
+  vim.cmd("split | terminal " .. table.concat(words, " "))
+end
+
+-- The command :ShapeScriptExport runs for fn `name` of `path`.
+function M.export_command(path, name)
+  return { M.config.cmd[1], "export", path, "--fn", name, "--python", M.python() }
 end
 
 return M

@@ -1,0 +1,114 @@
+"""The README's flow for each architecture of examples/ that issue 19 names, with transformers' own
+class as the reference: a tiny random model of the example's sizes (eager attention, float32, norm
+weights and biases moved away from their initial values so that a swapped norm shows), saved with
+`save_pretrained`, read by the real `shapescript import-weights` (which computes the mapping: no
+names are written here), then the compiled forward's logits on two rows longer than any window, and
+8 greedy tokens from a prompt, against transformers' own.
+
+    $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_model_zoo.py
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+import transformers
+
+import shapescript
+from conftest import EXAMPLES, cli
+
+# float32: the largest difference may be this fraction of the largest logit.
+TOLERANCE = 1e-4
+NEW_TOKENS = 8
+
+
+@dataclass(frozen=True)
+class Zoo:
+    example: str
+    model: str  # the ShapeScript model's name
+    hf_class: str
+    config_class: str
+    config: tuple  # the config's settings, as (key, value) pairs
+    V: int
+    sequence: int = 24  # tokens per row compared: past every window the model has
+
+    @property
+    def source(self):
+        return EXAMPLES / self.example
+
+
+def settings(**kwargs) -> tuple:
+    return tuple(sorted(kwargs.items()))
+
+
+# Sizes match each example's dims; every config is eager attention in float32.
+ZOO = {
+    "qwen3": Zoo("qwen3.ss", "Qwen3", "Qwen3ForCausalLM", "Qwen3Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1e6}, use_sliding_window=False), V=128),
+}
+
+
+def reference_model(zoo: Zoo, seed: int):
+    """transformers' class with weights of enough spread that every part moves the logits: matrices
+    of unit scale per input, and every vector (norm weights, biases) moved by 0.2 randn from where
+    the class put it (ones, zeros), so a norm read as another, or a bias left out, shows."""
+    config = getattr(transformers, zoo.config_class)(**dict(zoo.config))
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, zoo.hf_class)(config).eval().float()
+    with torch.no_grad():
+        for name, value in model.named_parameters():
+            if value.dim() == 1:
+                value.add_(0.2 * torch.randn_like(value))
+            else:
+                value.copy_(torch.randn_like(value) / value.shape[-1] ** 0.5)
+    return model
+
+
+def relative_difference(got, expected) -> float:
+    return ((got - expected).abs().max() / expected.abs().max()).item()
+
+
+@pytest.fixture(scope="module", params=sorted(ZOO))
+def imported(request, tmp_path_factory):
+    """(zoo, transformers' model, the compiled module, the imported ShapeScript model, the import's folder)."""
+    zoo = ZOO[request.param]
+    model = reference_model(zoo, seed=23)
+    folder = tmp_path_factory.mktemp(request.param)
+    model.save_pretrained(folder / "hf", safe_serialization=True)
+    result = cli("import-weights", zoo.source, "hf", "-o", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    compiled = shapescript.compile(zoo.source)
+    ours = getattr(compiled, zoo.model)()
+    ours.load_state_dict(torch.load(folder / "ckpt.pt", weights_only=True))
+    return zoo, model, compiled, ours.eval(), folder
+
+
+def our_logits(compiled, ours, ids):
+    with torch.no_grad():
+        return compiled.forward(ours, ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+
+
+def test_logits_match_transformers(imported):
+    zoo, model, compiled, ours, _ = imported
+    ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    difference = relative_difference(our_logits(compiled, ours, ids), expected)
+    print(f"{zoo.example}: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE
+
+
+def test_greedy_tokens_match_transformers(imported):
+    zoo, model, compiled, ours, _ = imported
+    prompt = torch.randint(0, zoo.V, (1, 5), generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        expected = model.generate(prompt, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
+                                  pad_token_id=0)[0, prompt.shape[1]:].tolist()
+    ids = prompt
+    for _ in range(NEW_TOKENS):
+        ids = torch.cat([ids, our_logits(compiled, ours, ids)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    assert ids[0, prompt.shape[1]:].tolist() == expected

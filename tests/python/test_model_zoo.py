@@ -48,6 +48,11 @@ ZOO = {
         vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
         num_key_value_heads=1, head_dim=32, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
         rope_parameters={"rope_type": "default", "rope_theta": 1e6}, use_sliding_window=False), V=128),
+    "starcoder2": Zoo("starcoder2.ss", "Starcoder2", "Starcoder2ForCausalLM", "Starcoder2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=64, norm_epsilon=1e-5, use_bias=True, hidden_act="gelu_pytorch_tanh",
+        sliding_window=16, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 
@@ -104,7 +109,7 @@ def test_logits_match_transformers(imported):
 
 def test_greedy_tokens_match_transformers(imported):
     zoo, model, compiled, ours, _ = imported
-    prompt = torch.randint(0, zoo.V, (1, 5), generator=torch.Generator().manual_seed(7))
+    prompt = torch.randint(0, zoo.V, (1, 12), generator=torch.Generator().manual_seed(7))
     with torch.no_grad():
         expected = model.generate(prompt, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
                                   pad_token_id=0)[0, prompt.shape[1]:].tolist()

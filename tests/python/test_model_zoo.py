@@ -53,6 +53,10 @@ ZOO = {
         num_key_value_heads=1, max_position_embeddings=64, norm_epsilon=1e-5, use_bias=True, hidden_act="gelu_pytorch_tanh",
         sliding_window=16, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    "olmo2": Zoo("olmo2.ss", "Olmo2", "Olmo2ForCausalLM", "Olmo2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        pad_token_id=1, eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}), V=128),
 }
 
 

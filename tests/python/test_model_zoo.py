@@ -57,6 +57,11 @@ ZOO = {
         vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
         num_key_value_heads=2, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
         pad_token_id=1, eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}), V=128),
+    "gpt_neox": Zoo("gpt_neox.ss", "GptNeox", "GPTNeoXForCausalLM", "GPTNeoXConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+        max_position_embeddings=128, layer_norm_eps=1e-5, hidden_act="gelu", use_parallel_residual=True, attention_bias=True,
+        tie_word_embeddings=False, bos_token_id=0, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}), V=128),
 }
 
 

@@ -62,6 +62,10 @@ ZOO = {
         max_position_embeddings=128, layer_norm_eps=1e-5, hidden_act="gelu", use_parallel_residual=True, attention_bias=True,
         tie_word_embeddings=False, bos_token_id=0, eos_token_id=2,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}), V=128),
+    "opt": Zoo("opt.ss", "Opt", "OPTForCausalLM", "OPTConfig", settings(
+        vocab_size=128, hidden_size=64, ffn_dim=256, num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
+        do_layer_norm_before=True, word_embed_proj_dim=64, activation_function="relu", enable_bias=True,
+        tie_word_embeddings=True, dropout=0.0, pad_token_id=1, bos_token_id=2, eos_token_id=2), V=128),
 }
 
 

@@ -66,6 +66,12 @@ ZOO = {
         vocab_size=128, hidden_size=64, ffn_dim=256, num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
         do_layer_norm_before=True, word_embed_proj_dim=64, activation_function="relu", enable_bias=True,
         tie_word_embeddings=True, dropout=0.0, pad_token_id=1, bos_token_id=2, eos_token_id=2), V=128),
+    "llama31": Zoo("llama31.ss", "Llama31", "LlamaForCausalLM", "LlamaConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=128, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        attention_bias=False, mlp_bias=False, rope_parameters={
+            "rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64}), V=128),
 }
 
 
@@ -124,8 +130,10 @@ def test_greedy_tokens_match_transformers(imported):
     zoo, model, compiled, ours, _ = imported
     prompt = torch.randint(0, zoo.V, (1, 12), generator=torch.Generator().manual_seed(7))
     with torch.no_grad():
-        expected = model.generate(prompt, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False,
-                                  pad_token_id=0)[0, prompt.shape[1]:].tolist()
+        # No end-of-sequence token: transformers would stop at it, or (min_new_tokens) never choose it.
+        settings = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        expected = model.generate(prompt, generation_config=settings)[0, prompt.shape[1]:].tolist()
+    assert len(expected) == NEW_TOKENS
     ids = prompt
     for _ in range(NEW_TOKENS):
         ids = torch.cat([ids, our_logits(compiled, ours, ids)[:, -1].argmax(-1, keepdim=True)], dim=1)

@@ -72,6 +72,10 @@ ZOO = {
         attention_bias=False, mlp_bias=False, rope_parameters={
             "rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
             "original_max_position_embeddings": 64}), V=128),
+    "bloom": Zoo("bloom.ss", "Bloom", "BloomForCausalLM", "BloomConfig", settings(
+        vocab_size=128, hidden_size=64, n_layer=2, n_head=4, layer_norm_epsilon=1e-5, tie_word_embeddings=True,
+        apply_residual_connection_post_layernorm=False, hidden_dropout=0.0, attention_dropout=0.0,
+        bos_token_id=1, eos_token_id=2, pad_token_id=3), V=128),
 }
 
 

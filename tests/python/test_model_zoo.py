@@ -81,6 +81,11 @@ ZOO = {
         num_key_value_heads=2, max_position_embeddings=128, layer_norm_eps=1e-5, hidden_act="gelu_new", qk_layernorm=False,
         tie_word_embeddings=False, bos_token_id=1, eos_token_id=2,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}), V=128),
+    "cohere": Zoo("cohere.ss", "Cohere", "CohereForCausalLM", "CohereConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=128, layer_norm_eps=1e-5, logit_scale=0.0625, use_qk_norm=False,
+        attention_bias=False, tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 

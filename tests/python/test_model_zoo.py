@@ -86,6 +86,12 @@ ZOO = {
         num_key_value_heads=1, max_position_embeddings=128, layer_norm_eps=1e-5, logit_scale=0.0625, use_qk_norm=False,
         attention_bias=False, tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    "gemma2": Zoo("gemma2.ss", "Gemma2", "Gemma2ForCausalLM", "Gemma2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32, max_position_embeddings=128, rms_norm_eps=1e-6,
+        hidden_activation="gelu_pytorch_tanh", sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+        attn_logit_softcapping=50.0, final_logit_softcapping=30.0, tie_word_embeddings=True,
+        pad_token_id=0, eos_token_id=1, bos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 

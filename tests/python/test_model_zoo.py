@@ -151,8 +151,8 @@ def test_greedy_tokens_match_transformers(imported):
     prompt = torch.randint(0, zoo.V, (1, 12), generator=torch.Generator().manual_seed(7))
     with torch.no_grad():
         # No end-of-sequence token: transformers would stop at it, or (min_new_tokens) never choose it.
-        settings = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
-        expected = model.generate(prompt, generation_config=settings)[0, prompt.shape[1]:].tolist()
+        greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        expected = model.generate(prompt, generation_config=greedy)[0, prompt.shape[1]:].tolist()
     assert len(expected) == NEW_TOKENS
     ids = prompt
     for _ in range(NEW_TOKENS):

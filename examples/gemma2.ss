@@ -4,9 +4,10 @@
 # scores capped softly, 50 * tanh(s / 50), before the mask and softmax; the logits capped the same
 # way at 30 after the output layer; a sliding window (4096 in Gemma 2, here 8 of 128 positions) on
 # every other block, the first of each pair, and full attention on the rest.
-# Workarounds: the language has no `tanh` and attention no `softcap=`, so the attention is written
-# out (which vLLM can't serve, E3304) and c * tanh(s / c) is written c - 2c / (exp(2s / c) + 1); the
-# one loop over blocks can't say "every other block", so the window is a Bool `l == 0` (L is 2).
+# Workarounds: attention has no `softcap=`, so it is written out (which vLLM can't serve, E3304),
+# with the built-in `tanh` (docs/language.md doesn't list it; `extern fn tanh` is refused as hiding
+# it, and c - 2c / (exp(2s / c) + 1) loses everything to cancellation in bfloat16); the one loop
+# over blocks can't say "every other block", so the window is a Bool `l == 0` (L is 2).
 dim D   = 64
 dim H   = 2
 dim Hkv = 1
@@ -49,7 +50,7 @@ fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b
     k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
     v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
     scores = einsum(q, k: b Hkv G n Dh, b Hkv m Dh -> b Hkv G n m) |> scale(1 / sqrt(Dh))
-    capped = 50 - 100 / (exp(scores / 25) + 1)
+    capped = 50 * tanh(scores / 50)
     distance = rearrange(pos, b n -> b 1 1 n 1) - rearrange(pos, b m -> b 1 1 1 m)
     weights = masked_fill(capped, !causal[n m], -inf)
         |> masked_fill((distance >= W) and sliding, -inf)
@@ -71,4 +72,4 @@ fn forward(m: Gemma2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit
         f = feed_forward(rms_norm(x, over=D, weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + rms_norm(f, over=D, weight=1 + m.ffn_post[l], eps=1e-6)
     logits = linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.wte)
-    return 30 - 60 / (exp(logits / 15) + 1)
+    return 30 * tanh(logits / 30)

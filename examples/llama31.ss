@@ -33,11 +33,10 @@ model Llama31:
     param norm:      [D]       = ones
     param w_out:     [V D]     = normal(std=0.02)
 
-## The rotary frequencies 10000^(-2i/Dh), scaled as Llama 3.1 scales them: factor 8, low_freq_factor
-## 1, high_freq_factor 4, original context 64.
-fn llama3_inv_freq() -> [Dh2]:
-    inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
-    ratio = inv_freq * 64 / 6.283185307179586    # the original context over each wavelength
+## Llama 3.1's scaling of the rotary frequencies f: factor 8, low_freq_factor 1, high_freq_factor 4,
+## original context 64.
+fn llama3_scaled(inv_freq: [Dh2]) -> [Dh2]:
+    ratio = inv_freq * 64 / 6.283185307179586    # the original context over each wavelength 2*pi/f
     smooth = (ratio - 1) / (4 - 1)
     blended = (1 - smooth) * inv_freq / 8 + smooth * inv_freq
     long_waves = ratio < 1                         # wavelength over context / low_freq_factor
@@ -45,9 +44,11 @@ fn llama3_inv_freq() -> [Dh2]:
     middle = masked_fill(inv_freq / 8, !long_waves, 0) + masked_fill(blended, long_waves, 0)
     return masked_fill(inv_freq, !short_waves, 0) + masked_fill(middle, short_waves, 0)
 
-## Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * f_i, f the scaled frequencies.
+## Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * f_i, f the frequencies
+## 10000^(-2i/Dh) scaled.
 fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]:
-    angle = rearrange(pos, b n -> b 1 n 1) * llama3_inv_freq()
+    inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
+    angle = rearrange(pos, b n -> b 1 n 1) * llama3_scaled(inv_freq)
     x1, x2 = x |> split(b g n (2 h) -> b g n h)
     return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
 

@@ -1,0 +1,189 @@
+"""The README's flow for each architecture of examples/ that issue 19 names, with transformers' own
+class as the reference: a tiny random model of the example's sizes (eager attention, float32, norm
+weights and biases moved away from their initial values so that a swapped norm shows), saved with
+`save_pretrained`, read by the real `shapescript import-weights` (which computes the mapping: no
+names are written here), then the compiled forward's logits on two rows longer than any window, and
+8 greedy tokens from a prompt, against transformers' own.
+
+    $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_model_zoo.py
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+import transformers
+
+import shapescript
+from conftest import EXAMPLES, VLLM_VENV, cli
+from test_verify import ENGINES, table
+
+# float32: the largest difference may be this fraction of the largest logit.
+TOLERANCE = 1e-4
+NEW_TOKENS = 8
+
+
+@dataclass(frozen=True)
+class Zoo:
+    example: str
+    model: str  # the ShapeScript model's name
+    hf_class: str
+    config_class: str
+    config: tuple  # the config's settings, as (key, value) pairs
+    V: int
+    sequence: int = 24  # tokens per row compared: past every window the model has
+
+    @property
+    def source(self):
+        return EXAMPLES / self.example
+
+
+def settings(**kwargs) -> tuple:
+    return tuple(sorted(kwargs.items()))
+
+
+# Sizes match each example's dims; every config is eager attention in float32.
+ZOO = {
+    "qwen3": Zoo("qwen3.ss", "Qwen3", "Qwen3ForCausalLM", "Qwen3Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1e6}, use_sliding_window=False), V=128),
+    "starcoder2": Zoo("starcoder2.ss", "Starcoder2", "Starcoder2ForCausalLM", "Starcoder2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=64, norm_epsilon=1e-5, use_bias=True, hidden_act="gelu_pytorch_tanh",
+        sliding_window=16, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    "olmo2": Zoo("olmo2.ss", "Olmo2", "Olmo2ForCausalLM", "Olmo2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        pad_token_id=1, eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}), V=128),
+    "gpt_neox": Zoo("gpt_neox.ss", "GptNeox", "GPTNeoXForCausalLM", "GPTNeoXConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+        max_position_embeddings=128, layer_norm_eps=1e-5, hidden_act="gelu", use_parallel_residual=True, attention_bias=True,
+        tie_word_embeddings=False, bos_token_id=0, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}), V=128),
+    "opt": Zoo("opt.ss", "Opt", "OPTForCausalLM", "OPTConfig", settings(
+        vocab_size=128, hidden_size=64, ffn_dim=256, num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
+        do_layer_norm_before=True, word_embed_proj_dim=64, activation_function="relu", enable_bias=True,
+        tie_word_embeddings=True, dropout=0.0, pad_token_id=1, bos_token_id=2, eos_token_id=2), V=128),
+    "llama31": Zoo("llama31.ss", "Llama31", "LlamaForCausalLM", "LlamaConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=128, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        attention_bias=False, mlp_bias=False, rope_parameters={
+            "rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64}), V=128),
+    "bloom": Zoo("bloom.ss", "Bloom", "BloomForCausalLM", "BloomConfig", settings(
+        vocab_size=128, hidden_size=64, n_layer=2, n_head=4, layer_norm_epsilon=1e-5, tie_word_embeddings=True,
+        apply_residual_connection_post_layernorm=False, hidden_dropout=0.0, attention_dropout=0.0,
+        bos_token_id=1, eos_token_id=2, pad_token_id=3), V=128),
+    # Phi's output bias, Cohere's logit_scale and Gemma 2's final softcap (and its window chosen by
+    # `l == 0`) are refused by import-weights until it takes an output head beyond `linear(h, m.W)`.
+    "phi": Zoo("phi.ss", "Phi", "PhiForCausalLM", "PhiConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=128, layer_norm_eps=1e-5, hidden_act="gelu_new", qk_layernorm=False,
+        tie_word_embeddings=False, bos_token_id=1, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}), V=128),
+    "cohere": Zoo("cohere.ss", "Cohere", "CohereForCausalLM", "CohereConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=128, layer_norm_eps=1e-5, logit_scale=0.0625, use_qk_norm=False,
+        attention_bias=False, tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    "gemma2": Zoo("gemma2.ss", "Gemma2", "Gemma2ForCausalLM", "Gemma2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32, max_position_embeddings=128, rms_norm_eps=1e-6,
+        hidden_activation="gelu_pytorch_tanh", sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+        attn_logit_softcapping=50.0, final_logit_softcapping=30.0, tie_word_embeddings=True,
+        pad_token_id=0, eos_token_id=1, bos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+}
+
+
+def reference_model(zoo: Zoo, seed: int):
+    """transformers' class with weights of enough spread that every part moves the logits: matrices
+    of unit scale per input, and every vector (norm weights, biases) moved by 0.2 randn from where
+    the class put it (ones, zeros), so a norm read as another, or a bias left out, shows."""
+    config = getattr(transformers, zoo.config_class)(**dict(zoo.config))
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = getattr(transformers, zoo.hf_class)(config).eval().float()
+    with torch.no_grad():
+        for name, value in model.named_parameters():
+            if value.dim() == 1:
+                value.add_(0.2 * torch.randn_like(value))
+            else:
+                value.copy_(torch.randn_like(value) / value.shape[-1] ** 0.5)
+    return model
+
+
+def relative_difference(got, expected) -> float:
+    return ((got - expected).abs().max() / expected.abs().max()).item()
+
+
+_IMPORTED = {}
+
+
+def import_zoo(name, tmp_path_factory):
+    """(zoo, transformers' model, the compiled module, the imported ShapeScript model, the import's
+    folder, holding hf/ and ckpt.pt), once per architecture."""
+    if name not in _IMPORTED:
+        zoo = ZOO[name]
+        model = reference_model(zoo, seed=23)
+        folder = tmp_path_factory.mktemp(name)
+        model.save_pretrained(folder / "hf", safe_serialization=True)
+        result = cli("import-weights", zoo.source, "hf", "-o", "ckpt.pt", cwd=folder)
+        assert result.returncode == 0, result.stdout + result.stderr
+        compiled = shapescript.compile(zoo.source)
+        ours = getattr(compiled, zoo.model)()
+        ours.load_state_dict(torch.load(folder / "ckpt.pt", weights_only=True))
+        _IMPORTED[name] = zoo, model, compiled, ours.eval(), folder
+    return _IMPORTED[name]
+
+
+@pytest.fixture(scope="module", params=sorted(ZOO))
+def imported(request, tmp_path_factory):
+    return import_zoo(request.param, tmp_path_factory)
+
+
+def our_logits(compiled, ours, ids):
+    with torch.no_grad():
+        return compiled.forward(ours, ids, torch.arange(ids.shape[1]).expand(ids.shape[0], -1))
+
+
+def test_logits_match_transformers(imported):
+    zoo, model, compiled, ours, _ = imported
+    ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    difference = relative_difference(our_logits(compiled, ours, ids), expected)
+    print(f"{zoo.example}: largest difference {difference:.2e} of the largest logit")
+    assert difference < TOLERANCE
+
+
+def test_greedy_tokens_match_transformers(imported):
+    zoo, model, compiled, ours, _ = imported
+    prompt = torch.randint(0, zoo.V, (1, 12), generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        # No end-of-sequence token: transformers would stop at it, or (min_new_tokens) never choose it.
+        greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        expected = model.generate(prompt, generation_config=greedy)[0, prompt.shape[1]:].tolist()
+    assert len(expected) == NEW_TOKENS
+    ids = prompt
+    for _ in range(NEW_TOKENS):
+        ids = torch.cat([ids, our_logits(compiled, ours, ids)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    assert ids[0, prompt.shape[1]:].tolist() == expected
+
+
+def test_verify_agrees_on_qwen3(tmp_path_factory):
+    """`shapescript verify` with the imported checkpoint: the .pt2, the AOTInductor package, the
+    --hf folder in transformers and in real vLLM agree with the compiled forward; llama.cpp has no
+    Qwen3 here, and its row says why (minutes: AOTInductor compiles C++, vLLM starts)."""
+    assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
+    zoo, _, _, _, folder = import_zoo("qwen3", tmp_path_factory)
+    result = cli("verify", zoo.source, "--weights", "ckpt.pt", "--artifacts", "art", cwd=folder, timeout=1500)
+    print(result.stdout, result.stderr)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = table(result.stdout)
+    for engine in ENGINES[:4]:
+        difference, _, outcome = rows[engine]
+        assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
+    assert rows["llama.cpp (--gguf)"][2].startswith("skipped: `Qwen3` isn't an architecture llama.cpp has"), rows

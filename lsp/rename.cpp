@@ -51,6 +51,13 @@ Occurrences renameable(const Analysis& analysis, uint32_t offset) {
   if (!is_identifier(old_name)) throw RequestFailed("`" + old_name + "` can't be renamed");
   for (Span use : found->uses)
     if (analysis.file.slice(use) != old_name) throw RequestFailed("`" + old_name + "` is used here in a way rename can't edit");
+  // Two patterns of one function that both solve `m` label their tensors' axes alike, and `over=m`
+  // matches the label: renaming one of them would change which axis a later use means.
+  if (const Item* home = item_around(analysis, found->declaration))
+    for (const DefinitionFact& fact : analysis.definitions)
+      if (fact.target != found->declaration && analysis.file.slice(fact.target) == old_name && item_around(analysis, fact.target) == home)
+        throw RequestFailed("`" + old_name + "` is also named by another pattern of `" + home->name +
+                            "`, and a use of the name may mean either: rename it by hand");
   return *found;
 }
 

@@ -24,6 +24,7 @@ load_weights (weights.py) calls import_folder for `--weights HF_DIR` with its ow
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -189,8 +190,6 @@ class Source:
 def sources_of(tensors, module_order):
     """Every tensor as it is, and stacked over its first numbered level and over its first two
     where every index of the grid is there with one shape."""
-    import itertools
-
     import torch
 
     rank = {key: i for i, key in enumerate(module_order)}
@@ -384,15 +383,19 @@ class Search:
             self.best, self.best_agreeing, self.best_logits = (d, dict(assignment)), self.agreeing, got
         return d
 
+    def score_of(self, name, reading):
+        return next((s for r, s in zip(self.candidates[name], self.scores[name]) if r is reading), -math.inf)
+
     def runner_up(self, assignment):
-        """The nearest mapping run other than `assignment`; when it was the only one, its first
-        alternative (the next-ranked reading of one param, or two swapped) is run to say the margin."""
+        """The nearest mapping run other than `assignment`; when it was the only one, the alternative
+        names rank closest to it (one param's reading changed, or two swapped) is run to say the margin."""
         others = [(d, a) for d, a in self.mappings if any(a.get(n) is not r for n, r in assignment.items())]
         if not others:
-            for move in self.moves(assignment):
-                self.difference({**assignment, **move})
+            moves = list(itertools.islice(self.moves(assignment), 1000))
+            if moves:
+                self.difference({**assignment, **min(moves, key=lambda move: sum(
+                    self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items()))})
                 others = [self.mappings[-1]]
-                break
         if not others:
             return None
         d, other = min(others, key=lambda x: x[0])

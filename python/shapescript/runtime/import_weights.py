@@ -215,6 +215,12 @@ def sources_of(tensors, module_order):
             tensor = torch.stack([tensors[k] for k in keys]).reshape(*sizes, *tensors[keys[0]].shape)
             sources.append(Source(name, tensor, keys, min(rank.get(k, len(rank)) for k in keys), levels))
     sources.sort(key=lambda s: (s.rank, s.stacked, s.name))
+    # A source's rank: the place among the tensors as a message lists them (a layer's tensor, or a
+    # layer and expert's, has its stack's) of its first tensor, so that it is comparable to the
+    # place of a param among the model's.
+    place = {key: i for i, shown in enumerate(shown_sources(sources)) for key in shown.keys}
+    for source in sources:
+        source.rank = min(place[key] for key in source.keys)
     return sources
 
 
@@ -336,7 +342,7 @@ class Search:
         self.params = params  # name -> shape, the model's
         self.order = order  # the params in the order the forward reads them
         self.run, self.expected, self.tied = run, expected, tied
-        n_sources = max(1, len(sources))
+        n_sources = max(1, len(shown_sources(sources)))
         self.candidates, self.scores = {}, {}
         # Which way square matrices lean: the non-square ones whose only fitting reading is transposed.
         lean = 0

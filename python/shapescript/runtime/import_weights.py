@@ -3,13 +3,16 @@
 
 The mapping is computed, not read off a table of names: the folder's tensors (config.json and its
 *.safetensors, sharded or not) are read in every way a checkpoint of another convention may hold a
-parameter -- as they are, stacked over the layers (`...layers.N.x` for every N), transposed (GPT-2's
+parameter -- as they are, stacked over the layers (`...layers.N.x` for every N) or over the layers
+and the experts (`...layers.N.experts.M.x`: [L E ...]), transposed (GPT-2's
 Conv1D stores [in out]), with q/k rows permuted between rotary pairings ((i, i+hd/2) and (2i, 2i+1)),
 split (a fused qkv onto separate wq/wk/wv) or concatenated (separate q, k, v onto a fused one), and
-the embedding reused for a tied output layer. Shapes prune the readings; names and the order of use
-rank them; the numbers decide: transformers' model built from the folder (float32, eager attention)
-is the reference, the compiled forward runs with the candidate weights on fixed token ids, and the
-first mapping whose logits agree (1e-4 of the largest logit) is the one used. A mapping that fails
+the embedding reused for a tied output layer. Shapes prune the readings; names (their slot numbers
+too: `w1_e3` and `experts.3.w1`) and the order of use rank them; the numbers decide: transformers'
+model built from the folder (float32, eager attention) is the reference, the compiled forward runs
+with the candidate weights on 2 rows of fixed token ids, long enough to see every sliding window
+(tokens_to_compare), and the first mapping whose logits agree (1e-4 of the largest logit) is the
+one used; the runner-up, the nearest other mapping, is reported with it. A mapping that fails
 is repaired greedily -- one parameter's reading changed, two swapped, a pair's rows permuted -- while
 the difference falls, within a budget of forwards. When none agrees the error names the parameters
 no reading explains, or the nearest difference.
@@ -18,6 +21,10 @@ The CLI runs it with a spec (JSON), import-weights' keys:
   folder, folder_name    the Hugging Face folder (absolute, and as the user wrote it)
   output, output_name    the checkpoint to write (absolute, and as written)
   reference, model, function, parameters, takes_positions   as gguf_export.py's
+  max_positions, sliding_window   the positions the model has and its attention's window (0: none),
+                         which bound and widen the tokens compared
+The reply: tensors, files, params, readings, difference, tried and forwards (the forwards run),
+tokens ([rows, n] compared), runner_up ({mapping, difference} or null), mapping, unused.
   reply                  where to write the answer (absolute)
 load_weights (weights.py) calls import_folder for `--weights HF_DIR` with its own spec.
 """

@@ -404,3 +404,43 @@ fn expert(x: [b n D], w1: [F D], w2: [D F], w3: [F D]) -> [b n D]:
     with torch.no_grad():
         expected = model(input_ids=ids).logits
     assert relative_difference(compiled_logits(tmp_path / "model.ss", "MixtralExperts", got, ids), expected) < TOLERANCE
+
+
+def unrolled(text: str, layers: int) -> str:
+    """A model with its blocks written out: each `param x: [L ...]` as `x0`, `x1`... of one layer,
+    and the loop over the layers as one copy of its body per layer, last layer's params first in
+    the model (so that neither the fields' order nor the names without their numbers say which is
+    which)."""
+    def params(m):
+        return "".join(f"    param {m[1]}{i}:{m[2]}[{m[3]}]{m[4]}\n" for i in reversed(range(layers)))
+
+    text = re.sub(r"(?m)^    param (\w+):( *)\[L ([^\]]+)\](.*)\n", params, text)
+    loop = re.search(r"(?m)^    for l in 0\.\.L:\n((?:        .*\n)+)", text)
+    body = "".join(re.sub(r"m\.(\w+)\[l\]", lambda m: f"m.{m[1]}{i}", line[4:]) for i in range(layers) for line in loop[1].splitlines(True))
+    return text[:loop.start()] + body + text[loop.end():]
+
+
+def test_an_unrolled_model_takes_each_layer_by_its_number(tmp_path):
+    """examples/llama.ss with its two blocks written out (`wq0`, `wq1`, ...): each layer's tensor,
+    read on its own, goes to the param of its number, in the first mapping. Run by the runtime
+    itself: the CLI's gate wants the blocks in a `for` today."""
+    from shapescript.runtime import import_weights
+    from test_architectures import Architecture
+
+    arch = Architecture("llama.ss", "Llama", "LlamaForCausalLM", "LlamaConfig", **SMALL,
+                        config_kwargs=(("attention_bias", False), ("mlp_bias", False)))
+    model = reference_model(arch, seed=14)
+    model.save_pretrained(tmp_path / "hf")
+    source = unrolled((REPO / "examples" / "llama.ss").read_text(), 2)
+    assert "m.wq1" in source and "[l]" not in source
+    (tmp_path / "model.ss").write_text(source)
+    compiled = shapescript.compile(tmp_path / "model.ss")
+    params = [{"name": k, "shape": list(v.shape)} for k, v in compiled.Llama().state_dict().items()]
+    spec = {"parameters": params, "model": "Llama", "function": "forward", "takes_positions": True, "max_positions": SMALL["P"]}
+    got, summary = import_weights.import_folder(spec, compiled, str(tmp_path / "hf"), "hf")
+    state = model.state_dict()
+    for ours, theirs in (("wq", "self_attn.q_proj"), ("wo", "self_attn.o_proj"), ("w_gate", "mlp.gate_proj"), ("w_up", "mlp.up_proj"),
+                         ("attn_norm", "input_layernorm"), ("ffn_norm", "post_attention_layernorm")):
+        for n in range(2):
+            assert torch.equal(got[f"{ours}{n}"], state[f"model.layers.{n}.{theirs}.weight"]), f"{ours}{n}"
+    assert summary["forwards"] == 2 and summary["runner_up"]["difference"] > 100 * TOLERANCE, summary

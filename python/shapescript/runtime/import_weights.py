@@ -147,8 +147,10 @@ def concepts(name):
     words = [w for w in re.split(r"[.]", PLACEHOLDER.sub("*", name.lower())) if w and not w.isdigit() and w != "*"]
     found = set()
     for word in words:
-        for piece in [word] + word.split("_"):
-            found |= _concept_of(piece) or _concept_of(piece.rstrip("0123456789"))  # wq0: wq of slot 0
+        # A word that says a role whole is not taken apart: q_proj is q, not also c_proj's proj.
+        whole = _concept_of(word) or _concept_of(word.rstrip("0123456789"))  # wq0: wq of slot 0
+        for piece in [word] if whole else word.split("_"):
+            found |= _concept_of(piece) or _concept_of(piece.rstrip("0123456789"))
     for concept in list(found):
         found |= ALIASES.get(concept, set())
     if "bias" not in found:

@@ -23,9 +23,9 @@ The CLI runs it with a spec (JSON), import-weights' keys:
   reference, model, function, parameters, takes_positions   as gguf_export.py's
   max_positions, sliding_window   the positions the model has and its attention's window (0: none),
                          which bound and widen the tokens compared
-The reply: tensors, files, params, readings, difference, tried and forwards (the forwards run),
-tokens ([rows, n] compared), runner_up ({mapping, difference} or null), mapping, unused.
   reply                  where to write the answer (absolute)
+The answer: tensors, files, params, readings, difference, tried and forwards (the forwards run),
+tokens ([rows, n] compared), runner_up ({mapping, difference} or null), mapping, unused.
 load_weights (weights.py) calls import_folder for `--weights HF_DIR` with its own spec.
 """
 
@@ -598,7 +598,7 @@ def import_folder(spec, reference, folder=None, folder_name=None):
     head_dim = getattr(hf_model.config, "head_dim", None)
     if not head_dim and getattr(hf_model.config, "num_attention_heads", None):
         head_dim = hf_model.config.hidden_size // hf_model.config.num_attention_heads
-    sources = sources_of(tensors, module_order)
+    every_source = sources_of(tensors, module_order)
     tie = bool(getattr(hf_model.config, "tie_word_embeddings", False))
     vocab_size = hf_model.config.vocab_size
 
@@ -607,8 +607,14 @@ def import_folder(spec, reference, folder=None, folder_name=None):
 
     config_heads = getattr(hf_model.config, "num_attention_heads", None)
     heads = (config_heads, getattr(hf_model.config, "num_key_value_heads", None) or config_heads) if config_heads else None
-    readings = readings_of(sources, head_dim, None, heads)
-    search = Search(params, order, readings, sources, run, expected, tied)
+    # First the tensors as a message lists them (stacked per layer where they are), so that the
+    # copies the readings make are those; a layer's tensor on its own, or stacked over layers and
+    # experts, is read only when some param finds no reading without them.
+    for sources in (shown_sources(every_source), every_source):
+        readings = readings_of(sources, head_dim, None, heads)
+        search = Search(params, order, readings, sources, run, expected, tied)
+        if not search.unexplained():
+            break
     missing = search.unexplained()
     if missing:
         lines = [f"`{p}` {_shape(params[p])}" for p in missing]

@@ -80,6 +80,18 @@ int run_import_weights(const ImportOptions& options) {
     std::cout << "wrote " << options.output << ": " << reply.at("tensors").get<int64_t>() << " tensors of " << options.folder << " into "
               << reply.at("params").get<int64_t>() << " params of `" << model.model_name << "` (" << (readings.empty() ? "read as stored" : readings)
               << "); logits agree with transformers' to " << difference << " of the largest\n";
+    // What the agreement rests on: the tokens compared, and how far the nearest other reading was.
+    const nlohmann::json& tokens = reply.at("tokens");
+    int64_t forwards = reply.at("forwards").get<int64_t>();
+    std::cout << "compared " << tokens.at(0).get<int64_t>() << " rows of " << tokens.at(1).get<int64_t>() << " tokens in " << forwards
+              << (forwards == 1 ? " forward" : " forwards");
+    if (const nlohmann::json& runner_up = reply.at("runner_up"); runner_up.is_null()) {
+      std::cout << "; no other reading was tried\n";
+    } else {
+      std::snprintf(difference, sizeof difference, "%.1e", runner_up.at("difference").get<double>());
+      std::cout << "; the runner-up (" << runner_up.at("mapping").get<std::string>() << ") differed by " << difference
+                << " of the largest logit\n";
+    }
     if (!reply.at("unused").empty()) {
       std::cerr << "note: tensors of " << options.folder << " no param needed:";
       for (const auto& name : reply.at("unused")) std::cerr << " " << name.get<std::string>();

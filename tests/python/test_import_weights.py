@@ -49,6 +49,11 @@ def test_import_round_trips(saved):
 
     saved_tensors = sum(len(safe_open(str(f), "pt").keys()) for f in folder.glob("*.safetensors"))  # a tied output isn't saved
     assert result.stdout.startswith(f"wrote {out}: {saved_tensors} tensors of {folder} into"), result.stdout
+    # The tokens compared reach past a sliding window; the runner-up lost by far more than the tolerance.
+    window = dict(arch.config_kwargs).get("sliding_window")
+    said = re.search(r"\ncompared 2 rows of (\d+) tokens in \d+ forwards?; the runner-up \(.+\) differed by (\S+) of the largest logit\n$",
+                     result.stdout)
+    assert said and int(said[1]) > (window or 8) and float(said[2]) > 100 * TOLERANCE, result.stdout
     got = torch.load(out, weights_only=True)
     want = shapescript_weights(arch, model)
     assert sorted(got) == sorted(want)
@@ -277,3 +282,165 @@ def test_q_and_k_rows_are_reordered_for_a_model_rotating_adjacent_pairs(tmp_path
     interleaved = q.reshape(2, 2, 2, 16, 64).transpose(2, 3).reshape(q.shape)  # [L, heads, (2, hd/2)] -> [L, heads, (hd/2, 2)]
     assert torch.equal(got["wq"], interleaved) and not torch.equal(got["wq"], q)
     assert torch.equal(got["wv"], stacked(state, "self_attn.v_proj.weight"))  # v isn't rotated: as stored
+
+
+# --- windows, experts and numbered slots ----------------------------------------------------------
+
+TINY = dict(D=64, H=2, F=96, V=128, P=64)
+
+
+def with_dims(example: str, **dims) -> str:
+    """An example's text with some of its `dim` lines given other sizes."""
+    text = (REPO / "examples" / example).read_text()
+    for name, size in dims.items():
+        text, found = re.subn(rf"(?m)^dim {name}( *)= \d+", lambda m: f"dim {name}{m[1]}= {size}", text)
+        assert found == 1, name
+    return text
+
+
+def test_a_sliding_window_the_program_lacks_is_seen(tmp_path):
+    """A Mistral folder with a sliding window of 16: onto examples/mistral.ss (no window) the logits
+    agree on the first 16 positions only, and the import fails saying so; onto the windowed example
+    with a window of 16 it imports. 2 rows of 32 tokens are compared (8 saw no window)."""
+    from test_architectures import Architecture
+
+    arch = Architecture("mistral.ss", "Mistral", "MistralForCausalLM", "MistralConfig", D=64, H=2, Hkv=1, F=96, V=128, L=2, P=64,
+                        rope_theta=1e6, eps=1e-5, qkv_bias=False, config_kwargs=(("sliding_window", 16),))
+    reference_model(arch, seed=23).save_pretrained(tmp_path / "hf")
+    (tmp_path / "plain.ss").write_text(with_dims("mistral.ss", **TINY))
+    (tmp_path / "windowed.ss").write_text(with_dims("mistral_sliding.ss", **TINY, W=16))
+    (tmp_path / "ckpt.pt").write_bytes(b"kept")
+    result = run("import-weights", "plain.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "comparing logits on 2 rows of 32 tokens (sliding window 16)" in result.stderr, result.stderr
+    assert re.search(r"differs by \d\.\d\de-0[0-2] of the largest logit, from position 16 on \(the first 16 agree\): the folder's "
+                     r"config has a sliding window of 16 \(`sliding_window`\), the program's attention none", result.stderr), result.stderr
+    assert (tmp_path / "ckpt.pt").read_bytes() == b"kept"
+    result = run("import-weights", "windowed.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "compared 2 rows of 32 tokens in " in result.stdout, result.stdout
+
+
+def mixtral_folder(folder, experts, seed):
+    """transformers' Mixtral routing every token to all its experts (top-k of k = E: the softmax)."""
+    config = transformers.MixtralConfig(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=2,
+                                        num_key_value_heads=1, head_dim=32, num_local_experts=experts, num_experts_per_tok=experts,
+                                        max_position_embeddings=64, rms_norm_eps=1e-5, sliding_window=None,
+                                        rope_parameters={"rope_type": "default", "rope_theta": 1e6})
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = transformers.MixtralForCausalLM(config).eval()
+    with torch.no_grad():
+        for name, value in model.named_parameters():
+            value.copy_(1 + 0.2 * torch.randn_like(value) if name.endswith("norm.weight") else torch.randn_like(value) / value.shape[-1] ** 0.5)
+    model.save_pretrained(folder)
+    from safetensors.torch import load_file
+
+    return model, load_file(str(folder / "model.safetensors"))
+
+
+def mixtral_source(experts, model, fields, feed_forward, forward):
+    """examples/mistral.ss at Mixtral's tiny sizes with a feed-forward of `experts` experts."""
+    text = with_dims("mistral.ss", **TINY).replace("dim V ", f"dim E   = {experts}\ndim V ")
+    text = text.replace("model Mistral:", f"model {model}:").replace("fn forward(m: Mistral,", f"fn forward(m: {model},")
+    text = re.sub(r"(?m)^    param w_gate:.*\n    param w_up:.*\n    param w_down:.*\n", fields, text)
+    text = text[:text.index("## SwiGLU")] + feed_forward + text[text.index("fn forward"):]
+    return re.sub(r"(?m)^        x = x \+ feed_forward\(.*\n", forward, text)
+
+
+def test_experts_stacked_over_layer_and_expert(tmp_path):
+    """Mixtral's experts.M.w1 of every layer N onto one [L E F D] param: stacked over two levels."""
+    model, state = mixtral_folder(tmp_path / "hf", experts=2, seed=21)
+    source = mixtral_source(2, "Mixtral", "".join(f"    param {p}: {s} = normal(std=0.02)\n" for p, s in (
+        ("w_router", "[L E D]"), ("w_gate", "[L E F D]"), ("w_up", "[L E F D]"), ("w_down", "[L E D F]"))), """\
+## Every expert on every token, weighted by a softmax over the router's logits.
+fn experts(x: [b n D], router: [E D], w_gate: [E F D], w_up: [E F D], w_down: [E D F]) -> [b n D]:
+    weights = softmax(linear(x, router), over=E)
+    gate = einsum(x, w_gate: b n D, E F D -> b n E F)
+    up = einsum(x, w_up: b n D, E F D -> b n E F)
+    out = einsum(silu(gate) * up, w_down: b n E F, E D F -> b n E D)
+    return einsum(weights, out: b n E, b n E D -> b n D)
+
+""", "        x = x + experts(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_router[l], m.w_gate[l], m.w_up[l], m.w_down[l])\n")
+    (tmp_path / "model.ss").write_text(source)
+    result = run("import-weights", "model.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    got = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    expert = lambda w: torch.stack([torch.stack([state[f"model.layers.{n}.block_sparse_moe.experts.{e}.{w}.weight"] for e in range(2)])
+                                    for n in range(2)])
+    assert torch.equal(got["w_gate"], expert("w1")) and torch.equal(got["w_up"], expert("w3")) and torch.equal(got["w_down"], expert("w2"))
+    ids = torch.randint(0, 128, (2, 20), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    assert relative_difference(compiled_logits(tmp_path / "model.ss", "Mixtral", got, ids), expected) < TOLERANCE
+
+
+def test_numbered_params_take_the_numbered_tensors(tmp_path):
+    """One param per expert (`w1_e0` ... `w3_e3`), used in the order 2, 0, 3, 1: the slot numbers of
+    the names, not the order of use, say which expert is which, so the first mapping agrees (the
+    second forward is the runner-up's). Without the numbers the search ran out of forwards."""
+    model, state = mixtral_folder(tmp_path / "hf", experts=4, seed=22)
+    fields = "    param w_router: [L E D] = normal(std=0.02)\n" + "".join(
+        f"    param w{w}_e{e}: {'[L D F]' if w == 2 else '[L F D]'} = normal(std=0.02)\n" for e in range(4) for w in (1, 2, 3))
+    forward = ("        h = rms_norm(x, over=D, weight=m.ffn_norm[l])\n"
+               "        p0, p1, p2, p3 = softmax(linear(h, m.w_router[l]), over=E) |> split(b n (4 k) -> b n k)\n"
+               + "".join(f"        x = x + einsum(expert(h, m.w1_e{e}[l], m.w2_e{e}[l], m.w3_e{e}[l]), p{e}: b n D, b n k -> b n D)\n"
+                         for e in (2, 0, 3, 1)))
+    source = mixtral_source(4, "MixtralExperts", fields, """\
+fn expert(x: [b n D], w1: [F D], w2: [D F], w3: [F D]) -> [b n D]:
+    return linear(silu(linear(x, w1)) * linear(x, w3), w2)
+
+""", forward)
+    (tmp_path / "model.ss").write_text(source)
+    result = run("import-weights", "model.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "first mapping: largest difference" in result.stderr and " in 2 forwards; the runner-up (" in result.stdout, result.stdout
+    got = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    for e in range(4):
+        for w in (1, 2, 3):
+            want = torch.stack([state[f"model.layers.{n}.block_sparse_moe.experts.{e}.w{w}.weight"] for n in range(2)])
+            assert torch.equal(got[f"w{w}_e{e}"], want), f"w{w}_e{e}"
+    ids = torch.randint(0, 128, (2, 20), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    assert relative_difference(compiled_logits(tmp_path / "model.ss", "MixtralExperts", got, ids), expected) < TOLERANCE
+
+
+def unrolled(text: str, layers: int) -> str:
+    """A model with its blocks written out: each `param x: [L ...]` as `x0`, `x1`... of one layer,
+    and the loop over the layers as one copy of its body per layer, last layer's params first in
+    the model (so that neither the fields' order nor the names without their numbers say which is
+    which)."""
+    def params(m):
+        return "".join(f"    param {m[1]}{i}:{m[2]}[{m[3]}]{m[4]}\n" for i in reversed(range(layers)))
+
+    text = re.sub(r"(?m)^    param (\w+):( *)\[L ([^\]]+)\](.*)\n", params, text)
+    loop = re.search(r"(?m)^    for l in 0\.\.L:\n((?:        .*\n)+)", text)
+    body = "".join(re.sub(r"m\.(\w+)\[l\]", lambda m: f"m.{m[1]}{i}", line[4:]) for i in range(layers) for line in loop[1].splitlines(True))
+    return text[:loop.start()] + body + text[loop.end():]
+
+
+def test_an_unrolled_model_takes_each_layer_by_its_number(tmp_path):
+    """examples/llama.ss with its two blocks written out (`wq0`, `wq1`, ...): each layer's tensor,
+    read on its own, goes to the param of its number, in the first mapping. Run by the runtime
+    itself: the CLI's gate wants the blocks in a `for` today."""
+    from shapescript.runtime import import_weights
+    from test_architectures import Architecture
+
+    arch = Architecture("llama.ss", "Llama", "LlamaForCausalLM", "LlamaConfig", **SMALL,
+                        config_kwargs=(("attention_bias", False), ("mlp_bias", False)))
+    model = reference_model(arch, seed=14)
+    model.save_pretrained(tmp_path / "hf")
+    source = unrolled((REPO / "examples" / "llama.ss").read_text(), 2)
+    assert "m.wq1" in source and "[l]" not in source
+    (tmp_path / "model.ss").write_text(source)
+    compiled = shapescript.compile(tmp_path / "model.ss")
+    params = [{"name": k, "shape": list(v.shape)} for k, v in compiled.Llama().state_dict().items()]
+    spec = {"parameters": params, "model": "Llama", "function": "forward", "takes_positions": True, "max_positions": SMALL["P"]}
+    got, summary = import_weights.import_folder(spec, compiled, str(tmp_path / "hf"), "hf")
+    state = model.state_dict()
+    for ours, theirs in (("wq", "self_attn.q_proj"), ("wo", "self_attn.o_proj"), ("w_gate", "mlp.gate_proj"), ("w_up", "mlp.up_proj"),
+                         ("attn_norm", "input_layernorm"), ("ffn_norm", "post_attention_layernorm")):
+        for n in range(2):
+            assert torch.equal(got[f"{ours}{n}"], state[f"model.layers.{n}.{theirs}.weight"]), f"{ours}{n}"
+    assert summary["forwards"] == 2 and summary["runner_up"]["difference"] > 100 * TOLERANCE, summary

@@ -3,13 +3,16 @@
 
 The mapping is computed, not read off a table of names: the folder's tensors (config.json and its
 *.safetensors, sharded or not) are read in every way a checkpoint of another convention may hold a
-parameter -- as they are, stacked over the layers (`...layers.N.x` for every N), transposed (GPT-2's
+parameter -- as they are, stacked over the layers (`...layers.N.x` for every N) or over the layers
+and the experts (`...layers.N.experts.M.x`: [L E ...]), transposed (GPT-2's
 Conv1D stores [in out]), with q/k rows permuted between rotary pairings ((i, i+hd/2) and (2i, 2i+1)),
 split (a fused qkv onto separate wq/wk/wv) or concatenated (separate q, k, v onto a fused one), and
-the embedding reused for a tied output layer. Shapes prune the readings; names and the order of use
-rank them; the numbers decide: transformers' model built from the folder (float32, eager attention)
-is the reference, the compiled forward runs with the candidate weights on fixed token ids, and the
-first mapping whose logits agree (1e-4 of the largest logit) is the one used. A mapping that fails
+the embedding reused for a tied output layer. Shapes prune the readings; names (their slot numbers
+too: `w1_e3` and `experts.3.w1`) and the order of use rank them; the numbers decide: transformers'
+model built from the folder (float32, eager attention) is the reference, the compiled forward runs
+with the candidate weights on 2 rows of fixed token ids, long enough to see every sliding window
+(tokens_to_compare), and the first mapping whose logits agree (1e-4 of the largest logit) is the
+one used; the runner-up, the nearest other mapping, is reported with it. A mapping that fails
 is repaired greedily -- one parameter's reading changed, two swapped, a pair's rows permuted -- while
 the difference falls, within a budget of forwards. When none agrees the error names the parameters
 no reading explains, or the nearest difference.
@@ -18,12 +21,17 @@ The CLI runs it with a spec (JSON), import-weights' keys:
   folder, folder_name    the Hugging Face folder (absolute, and as the user wrote it)
   output, output_name    the checkpoint to write (absolute, and as written)
   reference, model, function, parameters, takes_positions   as gguf_export.py's
+  max_positions, sliding_window   the positions the model has and its attention's window (0: none),
+                         which bound and widen the tokens compared
   reply                  where to write the answer (absolute)
+The answer: tensors, files, params, readings, difference, tried and forwards (the forwards run),
+tokens ([rows, n] compared), runner_up ({mapping, difference} or null), mapping, unused.
 load_weights (weights.py) calls import_folder for `--weights HF_DIR` with its own spec.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -120,17 +128,29 @@ CONCEPTS = {
 ALIASES = {"normf": {"norm"}, "proj": {"o", "down"}, "head": {"out"}}
 
 
+PLACEHOLDER = re.compile(r"\{\d+\.\.\d+\}")  # a stacked source's `{0..L-1}`
+
+
+def _words(name):
+    return [w for w in re.split(r"[._]", PLACEHOLDER.sub("*", name.lower())) if w and w != "*"]
+
+
+def _concept_of(piece):
+    if piece in CONCEPTS:
+        return {CONCEPTS[piece]}
+    if len(piece) > 1 and piece[0] in "wb" and piece[1:] in CONCEPTS:  # wq, bq, wte
+        return {CONCEPTS[piece[1:]], "weight" if piece[0] == "w" else "bias"}
+    return set()
+
+
 def concepts(name):
-    words = [w for w in re.split(r"[.]", name.lower()) if w and not w.isdigit() and w != "*"]
+    words = [w for w in re.split(r"[.]", PLACEHOLDER.sub("*", name.lower())) if w and not w.isdigit() and w != "*"]
     found = set()
     for word in words:
-        pieces = [word] + word.split("_")
-        for piece in pieces:
-            if piece in CONCEPTS:
-                found.add(CONCEPTS[piece])
-            elif len(piece) > 1 and piece[0] in "wb" and piece[1:] in CONCEPTS:  # wq, bq, wte
-                found.add(CONCEPTS[piece[1:]])
-                found.add("weight" if piece[0] == "w" else "bias")
+        # A word that says a role whole is not taken apart: q_proj is q, not also c_proj's proj.
+        whole = _concept_of(word) or _concept_of(word.rstrip("0123456789"))  # wq0: wq of slot 0
+        for piece in [word] if whole else word.split("_"):
+            found |= _concept_of(piece) or _concept_of(piece.rstrip("0123456789"))
     for concept in list(found):
         found |= ALIASES.get(concept, set())
     if "bias" not in found:
@@ -138,51 +158,85 @@ def concepts(name):
     return found
 
 
+def numbers(name):
+    """The slot numbers a name holds, in order: `experts.1` and `layers.0`, `e1`, `wq0`, `l0_`; not
+    the digits of a name that says a role (`w1`, `fc2`, `ln_1`), nor a stacked source's `{0..L-1}`."""
+    found = []
+    for piece in _words(name):
+        if piece.isdigit():
+            found.append(int(piece))
+        elif not _concept_of(piece) and re.fullmatch(r"[a-z]+\d+", piece):
+            found.append(int(re.search(r"\d+$", piece).group()))
+    return found
+
+
+def number_score(ours, theirs):
+    """+1 for each of our slot numbers that is theirs at the same place from the right (an expert's
+    number is the last of `layers.0.experts.1`), -1 for each that differs."""
+    a, b = numbers(ours), numbers(theirs)
+    return sum(1 if x == y else -1 for x, y in zip(reversed(a), reversed(b)))
+
+
 def name_score(ours, theirs):
     a, b = concepts(ours), concepts(theirs)
     score = len(a & b)
     if ("bias" in a) != ("bias" in b):
         score -= 3
-    return score
+    return score + 3 * number_score(ours, theirs)
 
 
 # ---------------------------------------------------------------------------------------------
 # The folder's tensors, and every reading of them.
 
-LAYER = re.compile(r"^(.*?\.)(\d+)\.(.+)$")
-
-
 class Source:
-    """One tensor of the folder, or one per-layer tensor stacked over the layers."""
+    """One tensor of the folder, or tensors stacked over one numbered level of their names (the
+    layers: `layers.N.x` for every N, stacked = 1) or two (layers and experts, stacked = 2)."""
 
     def __init__(self, name, tensor, keys, rank, stacked):
         self.name, self.tensor, self.keys, self.rank, self.stacked = name, tensor, keys, rank, stacked
 
 
 def sources_of(tensors, module_order):
+    """Every tensor as it is, and stacked over its first numbered level and over its first two
+    where every index of the grid is there with one shape."""
     import torch
 
     rank = {key: i for i, key in enumerate(module_order)}
-    groups, singles = {}, []
-    for key in tensors:
-        match = LAYER.match(key)
-        if match:
-            groups.setdefault((match.group(1), match.group(3)), {})[int(match.group(2))] = key
-        else:
-            singles.append(key)
-    sources = []
-    for (prefix, suffix), by_layer in groups.items():
-        keys = [by_layer.get(i) for i in range(len(by_layer))]
-        shapes = {tuple(tensors[k].shape) for k in keys if k}
-        if None in keys or len(shapes) != 1:
-            singles.extend(k for k in by_layer.values())
-            continue
-        first = min(rank.get(k, len(rank)) for k in keys)
-        sources.append(Source(f"{prefix}{{0..{len(keys) - 1}}}.{suffix}", torch.stack([tensors[k] for k in keys]), keys, first, True))
-    for key in singles:
-        sources.append(Source(key, tensors[key], [key], rank.get(key, len(rank)), False))
-    sources.sort(key=lambda s: (s.rank, s.name))
+    sources = [Source(key, tensors[key], [key], rank.get(key, len(rank)), 0) for key in tensors]
+    for levels in (1, 2):
+        groups = {}
+        for key in tensors:
+            words = key.split(".")
+            numbered = [i for i, w in enumerate(words) if w.isdigit()][:levels]
+            if len(numbered) == levels:
+                pattern = tuple("*" if i in numbered else w for i, w in enumerate(words))
+                groups.setdefault(pattern, {})[tuple(int(words[i]) for i in numbered)] = key
+        for pattern, by_index in groups.items():
+            sizes = [max(index[level] for index in by_index) + 1 for level in range(levels)]
+            grid = list(itertools.product(*(range(n) for n in sizes)))
+            if len(grid) != len(by_index) or any(index not in by_index for index in grid):
+                continue
+            keys = [by_index[index] for index in grid]
+            if len({tuple(tensors[k].shape) for k in keys}) != 1:
+                continue
+            placeholders = iter(f"{{0..{n - 1}}}" for n in sizes)
+            name = ".".join(next(placeholders) if w == "*" else w for w in pattern)
+            tensor = torch.stack([tensors[k] for k in keys]).reshape(*sizes, *tensors[keys[0]].shape)
+            sources.append(Source(name, tensor, keys, min(rank.get(k, len(rank)) for k in keys), levels))
+    sources.sort(key=lambda s: (s.rank, s.stacked, s.name))
+    # A source's rank: the place among the tensors as a message lists them (a layer's tensor, or a
+    # layer and expert's, has its stack's) of its first tensor, so that it is comparable to the
+    # place of a param among the model's.
+    place = {key: i for i, shown in enumerate(shown_sources(sources)) for key in shown.keys}
+    for source in sources:
+        source.rank = min(place[key] for key in source.keys)
     return sources
+
+
+def shown_sources(sources):
+    """The folder's tensors as a message lists them: stacked per layer where they are, else one by one."""
+    layered = {k for s in sources if s.stacked == 1 for k in s.keys}
+    return [s for s in sources if s.stacked == 1 or (not s.stacked and s.keys[0] not in layered)]
 
 
 class Reading:
@@ -241,7 +295,7 @@ def readings_of(sources, head_dim, stacked_layers, heads=None):
     out = []
     for s in sources:
         t = s.tensor
-        per = t.shape[1:] if s.stacked else t.shape
+        per = t.shape[s.stacked:]
         base = [(t, set(), "")]
         if len(per) == 2:
             base.append((t.transpose(-1, -2).contiguous(), {"transposed"}, "transposed"))
@@ -272,9 +326,9 @@ def readings_of(sources, head_dim, stacked_layers, heads=None):
         members.sort(key=lambda m: min(priority[c] for c in priority.keys() & concepts(m.name)))
         for group in (members[:3], members[:2], members[1:3]):
             # Joined along the rows, which may differ (a grouped-query k and v have fewer than q).
-            if len(group) < 2 or len({m.tensor.shape[2 if m.stacked else 1:] for m in group}) != 1:
+            if len(group) < 2 or len({m.tensor.shape[stacked + 1:] for m in group}) != 1:
                 continue
-            dim = 1 if stacked else 0
+            dim = stacked
             import torch
 
             tensor = torch.cat([m.tensor for m in group], dim=dim)
@@ -297,11 +351,11 @@ class Search:
         self.params = params  # name -> shape, the model's
         self.order = order  # the params in the order the forward reads them
         self.run, self.expected, self.tied = run, expected, tied
-        n_sources = max(1, len(sources))
+        n_sources = max(1, len(shown_sources(sources)))
         self.candidates, self.scores = {}, {}
         # Which way square matrices lean: the non-square ones whose only fitting reading is transposed.
         lean = 0
-        matrices = [r for r in readings if r.sources[0].stacked and r.sources[0].tensor.dim() == 3 and not r.how & {"permuted", "split", "concatenated"}]
+        matrices = [r for r in readings if r.sources[0].stacked == 1 and r.sources[0].tensor.dim() == 3 and not r.how & {"permuted", "split", "concatenated"}]
         for name, shape in params.items():
             fits = {("transposed" in r.how) for r in matrices if tuple(r.tensor.shape) == shape}
             lean += 1 if fits == {True} else -1 if fits == {False} else 0
@@ -323,6 +377,8 @@ class Search:
             self.scores[name] = [s for s, _ in ranked]
         self.tried = 0
         self.best = (math.inf, None)
+        self.best_logits, self.best_agreeing, self.agreeing = None, 0, 0
+        self.mappings = []  # (difference, assignment) of every mapping run
 
     def unexplained(self):
         return [n for n, c in self.candidates.items() if not c]
@@ -330,16 +386,45 @@ class Search:
     def difference(self, assignment):
         self.tried += 1
         got = self.run({name: r.tensor for name, r in assignment.items()})
-        d = ((got - self.expected).abs().max() / self.expected.abs().max()).item() if got.shape == self.expected.shape else math.inf
-        if d < self.best[0]:
-            self.best = (d, dict(assignment))
+        d, self.agreeing = math.inf, 0
+        if got.shape == self.expected.shape:
+            per_position = (got - self.expected).abs().amax(dim=(0, 2)) / self.expected.abs().max()
+            d = per_position.max().item()
+            self.agreeing = int((per_position < TOLERANCE).long().cumprod(0).sum())
+        self.mappings.append((d, dict(assignment)))
+        # Nearest: agreeing, else agreeing on the longest run of first positions (right weights,
+        # a position-dependent difference), else the smallest difference.
+        if (d >= TOLERANCE, -self.agreeing, d) < (self.best[0] >= TOLERANCE, -self.best_agreeing, self.best[0]):
+            self.best, self.best_agreeing, self.best_logits = (d, dict(assignment)), self.agreeing, got
         return d
 
+    def score_of(self, name, reading):
+        return next((s for r, s in zip(self.candidates[name], self.scores[name]) if r is reading), -math.inf)
+
+    def runner_up(self, assignment):
+        """The nearest mapping run other than `assignment`; when it was the only one, the alternative
+        names rank closest to it (one param's reading changed, or two swapped) is run to say the margin."""
+        others = [(d, a) for d, a in self.mappings if any(a.get(n) is not r for n, r in assignment.items())]
+        if not others:
+            moves = list(itertools.islice(self.moves(assignment), 1000))
+            if moves:
+                self.difference({**assignment, **min(moves, key=lambda move: sum(
+                    self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items()))})
+                others = [self.mappings[-1]]
+        if not others:
+            return None
+        d, other = min(others, key=lambda x: x[0])
+        changed = [f"{n} <- {other[n].text} instead of {r.text}" for n, r in assignment.items() if other.get(n) is not r]
+        return {"mapping": "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else ""), "difference": d}
+
     def holders(self, assignment):
+        """The readings that use each of the folder's tensors (by key: a layer's tensor is in its own
+        source and in the stacked ones)."""
         used = {}
         for name, r in assignment.items():
             for s in r.sources:
-                used.setdefault(id(s), []).append(r)
+                for key in s.keys:
+                    used.setdefault(key, []).append(r)
         return used
 
     def free(self, reading, assignment, without=()):
@@ -350,8 +435,8 @@ class Search:
         def other_pieces(r):
             return reading.partition and r.partition == reading.partition and r.part != reading.part
 
-        return all(id(s) not in used or (self.tied(s) and len(used[id(s)]) < 2) or all(other_pieces(r) for r in used[id(s)])
-                   for s in reading.sources)
+        return all(key not in used or (self.tied(s) and len(used[key]) < 2) or all(other_pieces(r) for r in used[key])
+                   for s in reading.sources for key in s.keys)
 
     def greedy(self):
         pairs = []
@@ -402,7 +487,10 @@ class Search:
         assignment = self.greedy()
         current = self.difference(assignment)
         progress(f"first mapping: largest difference {current:.2e} of the largest logit")
-        while current >= TOLERANCE and self.tried < BUDGET:
+        # Logits that agree on the first two positions or more and then differ come from the right
+        # weights (a wrong reading shows from position 0, a wrong rotary pairing from 1): what
+        # differs depends on the position (a sliding window, the rotary base), which no reading repairs.
+        while current >= TOLERANCE and self.tried < BUDGET and self.agreeing < 2:
             improved = False
             for move in self.moves(assignment):
                 if self.tried >= BUDGET:
@@ -424,6 +512,38 @@ def order_items(params, order):
 
 # ---------------------------------------------------------------------------------------------
 # Putting it together.
+
+
+def tokens_to_compare(spec, config):
+    """How many tokens each row compares, and the sliding windows seen: past the widest window the
+    program or the folder's config has (a window shows only from position W on), within the
+    positions both have; 16 where there is none."""
+    windows = [w for w in (spec.get("sliding_window"), getattr(config, "sliding_window", None)) if isinstance(w, int) and w > 0]
+    limits = [getattr(config, "max_position_embeddings", None)]
+    if spec.get("takes_positions", True):
+        limits.append(spec.get("max_positions"))
+    limits = [p for p in limits if isinstance(p, int) and p > 0]
+    want = 2 * max(windows) if windows else 16
+    return max(1, min([max(16, want)] + limits)), windows
+
+
+def where_it_differs(search, expected, windows, spec, config):
+    """`, from position P on`, when the nearest mapping's logits agree before it: with a window of P
+    on one side, the sliding window is what differs."""
+    got = search.best_logits
+    if got is None or got.shape != expected.shape:
+        return ""
+    per_position = ((got - expected).abs().amax(dim=(0, 2)) / expected.abs().max())
+    bad = (per_position >= TOLERANCE).nonzero()
+    if not len(bad) or bad[0].item() == 0:
+        return ""
+    first = bad[0].item()
+    said = f", from position {first} on (the first {first} agree)"
+    ours, theirs = spec.get("sliding_window") or 0, getattr(config, "sliding_window", None) or 0
+    if first in windows and ours != theirs:
+        said += (f": the folder's config has {f'a sliding window of {theirs}' if theirs else 'no sliding window'} (`sliding_window`), "
+                 f"the program's attention {f'a window of {ours}' if ours else 'none'}")
+    return said
 
 
 def import_folder(spec, reference, folder=None, folder_name=None):
@@ -455,9 +575,11 @@ def import_folder(spec, reference, folder=None, folder_name=None):
     compiled = getattr(reference, model_name)()
     function = getattr(reference, spec["function"])
     vocab = min(hf_model.config.vocab_size, spec.get("vocab") or hf_model.config.vocab_size)
-    limit = spec.get("max_positions") or getattr(hf_model.config, "max_position_embeddings", 8) or 8
-    n = max(1, min(8, limit))
+    n, windows = tokens_to_compare(spec, hf_model.config)
     ids = torch.randint(0, vocab, (2, n), generator=torch.Generator().manual_seed(3))
+    if n > 1 and torch.equal(ids[0], ids[1]):  # rows of different content: a batch mix-up shows
+        ids[1] = ids[1].roll(1)
+    progress(f"comparing logits on {ids.shape[0]} rows of {n} tokens" + (f" (sliding window {max(windows)})" if windows else ""))
     with torch.no_grad():
         expected = hf_model(input_ids=ids).logits.float()
 
@@ -476,7 +598,7 @@ def import_folder(spec, reference, folder=None, folder_name=None):
     head_dim = getattr(hf_model.config, "head_dim", None)
     if not head_dim and getattr(hf_model.config, "num_attention_heads", None):
         head_dim = hf_model.config.hidden_size // hf_model.config.num_attention_heads
-    sources = sources_of(tensors, module_order)
+    every_source = sources_of(tensors, module_order)
     tie = bool(getattr(hf_model.config, "tie_word_embeddings", False))
     vocab_size = hf_model.config.vocab_size
 
@@ -485,27 +607,35 @@ def import_folder(spec, reference, folder=None, folder_name=None):
 
     config_heads = getattr(hf_model.config, "num_attention_heads", None)
     heads = (config_heads, getattr(hf_model.config, "num_key_value_heads", None) or config_heads) if config_heads else None
-    readings = readings_of(sources, head_dim, None, heads)
-    search = Search(params, order, readings, sources, run, expected, tied)
+    # First the tensors as a message lists them (stacked per layer where they are), so that the
+    # copies the readings make are those; a layer's tensor on its own, or stacked over layers and
+    # experts, is read only when some param finds no reading without them.
+    for sources in (shown_sources(every_source), every_source):
+        readings = readings_of(sources, head_dim, None, heads)
+        search = Search(params, order, readings, sources, run, expected, tied)
+        if not search.unexplained():
+            break
     missing = search.unexplained()
     if missing:
         lines = [f"`{p}` {_shape(params[p])}" for p in missing]
-        left = sorted(s.name + " " + _shape(s.tensor.shape) for s in sources)
+        left = sorted(s.name + " " + _shape(s.tensor.shape) for s in shown_sources(sources))
         raise ImportWeightsError(
             f"no tensor of `{name}` fits {', '.join(lines)} of `{model_name}` in any reading (as stored, stacked per layer, "
             f"transposed, permuted, split or concatenated); the folder has: {', '.join(left)}")
-    progress(f"searching: {len(params)} params, {len(readings)} readings of {len(sources)} tensors (stacked per layer)")
+    progress(f"searching: {len(params)} params, {len(readings)} readings of {len(shown_sources(sources))} tensors (stacked per layer)")
     assignment, difference = search.search()
     if difference >= TOLERANCE:
         best_difference, best = search.best
         said = "; ".join(f"{p} <- {r.text}" for p, r in (best or assignment).items())
         raise ImportWeightsError(
             f"no reading of `{name}` gives transformers' logits in `{spec['function']}`: every param of `{model_name}` has tensors "
-            f"that fit its shape, but the nearest of {search.tried} mappings tried differs by {best_difference:.2e} of the largest "
-            f"logit (nearest: {said}); the model may compute something other than the folder's config "
-            f"({config.get('model_type', '?')}) says: its norms' eps, its rotary base, its activation")
-    used = {id(s) for r in assignment.values() for s in r.sources}
-    unused = [s.name for s in sources if id(s) not in used]
+            f"that fit its shape, but the nearest of {search.tried} {'mapping' if search.tried == 1 else 'mappings'} tried differs by {best_difference:.2e} of the largest "
+            f"logit{where_it_differs(search, expected, windows, spec, hf_model.config)} (nearest: {said}); the model may compute something other "
+            f"than the folder's config ({config.get('model_type', '?')}) says: its norms' eps, its rotary base, its activation"
+            f"{', its sliding window' if windows else ''}")
+    runner_up = search.runner_up(assignment)
+    used = {key for r in assignment.values() for s in r.sources for key in s.keys}
+    unused = [s.name for s in shown_sources(sources) if not used & set(s.keys)]
     readings_needed = {}
     for r in assignment.values():
         for how in r.how:
@@ -516,16 +646,21 @@ def import_folder(spec, reference, folder=None, folder_name=None):
         readings_needed["tied"] = len(shared)
     values = {p: assignment[p].tensor.detach().to(torch.float32).contiguous().clone() for p in params}
     summary = {
-        "tensors": sum(len(s.keys) for s in sources if id(s) in used),
+        "tensors": len(used),
         "files": files,
         "params": len(params),
         "readings": readings_needed,
         "difference": difference,
         "tried": search.tried,
+        "forwards": search.tried,
+        "tokens": list(ids.shape),
+        "runner_up": runner_up,
         "mapping": {p: r.text for p, r in assignment.items()},
         "unused": unused,
     }
     progress(f"agrees with transformers: largest difference {difference:.2e} of the largest logit ({search.tried} {'mapping' if search.tried == 1 else 'mappings'} tried)")
+    if runner_up:
+        progress(f"runner-up: {runner_up['mapping']}: largest difference {runner_up['difference']:.2e}")
     return values, summary
 
 

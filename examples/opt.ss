@@ -18,13 +18,13 @@ model Opt:
     param ln1_w:  [L D]     = ones
     param ln1_b:  [L D]     = zeros
     param wq:     [L D D]   = normal(std=0.02)
-    param b_q:    [L D]     = zeros
+    param bq:    [L D]     = zeros
     param wk:     [L D D]   = normal(std=0.02)
-    param b_k:    [L D]     = zeros
+    param bk:    [L D]     = zeros
     param wv:     [L D D]   = normal(std=0.02)
-    param b_v:    [L D]     = zeros
+    param bv:    [L D]     = zeros
     param wo:     [L D D]   = normal(std=0.02)
-    param b_o:    [L D]     = zeros
+    param bo:    [L D]     = zeros
     param ln2_w:  [L D]     = ones
     param ln2_b:  [L D]     = zeros
     param w_fc1:  [L F D]   = normal(std=0.02)
@@ -34,13 +34,13 @@ model Opt:
     param lnf_w:  [D]       = ones
     param lnf_b:  [D]       = zeros
 
-fn attention(x: [b n D], wq: [D D], b_q: [D], wk: [D D], b_k: [D], wv: [D D], b_v: [D], wo: [D D], b_o: [D]) -> [b n D]:
-    q = linear(x, wq, b_q) |> rearrange(b n (H Dh) -> b H n Dh)
-    k = linear(x, wk, b_k) |> rearrange(b n (H Dh) -> b H n Dh)
-    v = linear(x, wv, b_v) |> rearrange(b n (H Dh) -> b H n Dh)
+fn attention(x: [b n D], wq: [D D], bq: [D], wk: [D D], bk: [D], wv: [D D], bv: [D], wo: [D D], bo: [D]) -> [b n D]:
+    q = linear(x, wq, bq) |> rearrange(b n (H Dh) -> b H n Dh)
+    k = linear(x, wk, bk) |> rearrange(b n (H Dh) -> b H n Dh)
+    v = linear(x, wv, bv) |> rearrange(b n (H Dh) -> b H n Dh)
     return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
         |> rearrange(b H n Dh -> b n (H Dh))
-        |> linear(wo, b_o)
+        |> linear(wo, bo)
 
 ## fc1, ReLU, fc2.
 fn mlp(x: [b n D], w_fc1: [F D], b_fc1: [F], w_fc2: [D F], b_fc2: [D]) -> [b n D]:
@@ -50,6 +50,6 @@ fn mlp(x: [b n D], w_fc1: [F D], b_fc1: [F], w_fc2: [D F], b_fc2: [D]) -> [b n D
 fn forward(m: Opt, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V:
     x = embedding(ids, m.wte) + embedding((pos + 2) as [b n] Index[P2], m.wpe)
     for l in 0..L:
-        x = x + attention(layer_norm(x, over=D, weight=m.ln1_w[l], bias=m.ln1_b[l]), m.wq[l], m.b_q[l], m.wk[l], m.b_k[l], m.wv[l], m.b_v[l], m.wo[l], m.b_o[l])
+        x = x + attention(layer_norm(x, over=D, weight=m.ln1_w[l], bias=m.ln1_b[l]), m.wq[l], m.bq[l], m.wk[l], m.bk[l], m.wv[l], m.bv[l], m.wo[l], m.bo[l])
         x = x + mlp(layer_norm(x, over=D, weight=m.ln2_w[l], bias=m.ln2_b[l]), m.w_fc1[l], m.b_fc1[l], m.w_fc2[l], m.b_fc2[l])
     return linear(layer_norm(x, over=D, weight=m.lnf_w, bias=m.lnf_b), m.wte)

@@ -444,3 +444,11 @@ def test_an_unrolled_model_takes_each_layer_by_its_number(tmp_path):
         for n in range(2):
             assert torch.equal(got[f"{ours}{n}"], state[f"model.layers.{n}.{theirs}.weight"]), f"{ours}{n}"
     assert summary["forwards"] == 2 and summary["runner_up"]["difference"] > 100 * TOLERANCE, summary
+
+
+def test_a_bias_named_with_a_b_prefix_ranks_as_a_bias():
+    # `bq` is q's bias as `wq` is q's weight: ranked as a weight, an OPT's biases found no reading.
+    from shapescript.runtime import import_weights as iw
+
+    assert iw.concepts("bq") >= {"q", "bias"} and "weight" not in iw.concepts("bq")
+    assert iw.name_score("bq", "model.decoder.layers.{0..1}.self_attn.q_proj.bias") > iw.name_score("bq", "model.decoder.layers.{0..1}.self_attn.q_proj.weight")

@@ -1,6 +1,7 @@
 #include "check/model_layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "check/builtins.h"
@@ -33,6 +34,96 @@ std::optional<int64_t> fixed_number(const Analysis& analysis, const Expr* e) {
   return std::nullopt;
 }
 
+bool close(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
+
+const Expr* argument(const Expr& call, size_t i) { return i < call.arguments.size() ? call.arguments[i].value.get() : nullptr; }
+
+}  // namespace
+
+std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(const ModelLayout& layout) {
+  bool capped = false, scaled = false;
+  for (const OutputOp& op : layout.after_output) {
+    std::string lacks;
+    if (op.kind == OutputOp::Kind::other)
+      lacks = "its logits processor only caps (`tanh(z / c) * c`) and then scales the logits";
+    else if (op.kind == OutputOp::Kind::softcap && (capped || scaled))
+      lacks = "its logits processor caps the logits once, before it scales them";
+    else if (op.kind == OutputOp::Kind::scale && scaled)
+      lacks = "its logits processor scales the logits once";
+    capped = capped || op.kind == OutputOp::Kind::softcap;
+    scaled = scaled || op.kind == OutputOp::Kind::scale;
+    if (!lacks.empty()) return std::pair{&op, lacks};
+  }
+  return std::nullopt;
+}
+
+std::optional<double> fixed_real(const Analysis& analysis, const Expr* e) {
+  if (!e) return std::nullopt;
+  switch (e->kind) {
+    case Expr::Kind::number: return e->number;
+    case Expr::Kind::name: {
+      auto dim = analysis.semantics.dims.find(e->text);
+      if (dim == analysis.semantics.dims.end()) return std::nullopt;
+      return static_cast<double>(dim->second);
+    }
+    case Expr::Kind::unary: {
+      auto x = e->operands.empty() ? std::nullopt : fixed_real(analysis, e->operands[0].get());
+      if (!x) return std::nullopt;
+      if (e->text == "-") return -*x;
+      if (e->text == "+") return *x;
+      return std::nullopt;
+    }
+    case Expr::Kind::binary: {
+      if (e->operands.size() != 2) return std::nullopt;
+      auto l = fixed_real(analysis, e->operands[0].get()), r = fixed_real(analysis, e->operands[1].get());
+      if (!l || !r) return std::nullopt;
+      if (e->text == "+") return *l + *r;
+      if (e->text == "-") return *l - *r;
+      if (e->text == "*") return *l * *r;
+      if (e->text == "/" && *r != 0) return *l / *r;
+      return std::nullopt;
+    }
+    case Expr::Kind::call: {
+      auto x = e->arguments.size() == 1 ? fixed_real(analysis, argument(*e, 0)) : std::nullopt;
+      if (!x) return std::nullopt;
+      if (is_builtin_call(analysis, *e, "sqrt") && *x >= 0) return std::sqrt(*x);
+      if (is_builtin_call(analysis, *e, "exp")) return std::exp(*x);
+      if (is_builtin_call(analysis, *e, "log") && *x > 0) return std::log(*x);
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+namespace {
+
+// `z * s` or `scale(z, s)` with s fixed: z and s.
+std::optional<std::pair<const Expr*, double>> scaled(const Analysis& analysis, const Expr& e) {
+  if (is_builtin_call(analysis, e, "scale") && e.arguments.size() == 2)
+    if (auto s = fixed_real(analysis, argument(e, 1))) return std::pair{argument(e, 0), *s};
+  if (e.kind == Expr::Kind::binary && e.operands.size() == 2 && (e.text == "*" || e.text == "/")) {
+    const Expr* l = e.operands[0].get();
+    const Expr* r = e.operands[1].get();
+    if (auto s = fixed_real(analysis, r)) {
+      if (e.text == "*") return std::pair{l, *s};
+      if (*s != 0) return std::pair{l, 1 / *s};
+    }
+    if (e.text == "*")
+      if (auto s = fixed_real(analysis, l)) return std::pair{r, *s};
+  }
+  return std::nullopt;
+}
+
+// A softcap `tanh(z / c) * c` (or with `scale`): z and c.
+std::optional<std::pair<const Expr*, double>> softcapped(const Analysis& analysis, const Expr& e) {
+  auto outer = scaled(analysis, e);
+  if (!outer || !outer->first || !is_builtin_call(analysis, *outer->first, "tanh") || outer->first->arguments.size() != 1) return std::nullopt;
+  const Expr* inside = argument(*outer->first, 0);
+  auto inner = inside ? scaled(analysis, *inside) : std::nullopt;
+  if (!inner || !inner->first || !close(inner->second * outer->second, 1)) return std::nullopt;
+  return std::pair{inner->first, outer->second};
+}
+
 }  // namespace
 
 std::optional<std::string> ModelLayout::model_field(const Expr* e) const {
@@ -42,7 +133,9 @@ std::optional<std::string> ModelLayout::model_field(const Expr* e) const {
   return e->text;
 }
 
-ModelLayout find_model_layout(const Analysis& analysis, const std::string& function) {
+namespace {
+
+ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
   ModelLayout layout;
   layout.function = function;
   for (const Item& item : analysis.program.items)
@@ -99,16 +192,109 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
     for_each_expr(statements[i], visit, [](const Statement&) { return Walk::into; });
   }
 
-  // The output layer.
-  if (!statements.empty()) {
-    const Statement& last = statements.back();
-    const Expr* value = last.kind == Statement::Kind::return_ ? last.value.get() : nullptr;
-    if (value && is_builtin_call(analysis, *value, "linear") && value->arguments.size() == 2)
-      if (auto weight = layout.model_field(value->arguments[1].value.get())) {
-        layout.output = value;
-        layout.output_layer = *weight;
-        layout.tied = !layout.embedding.empty() && layout.output_layer == layout.embedding;
+  // The output layer: what the last statement returns is `linear(h, m.W[, m.b])`, or elementwise
+  // operations on it, followed back through the assignments after the blocks.
+  const Item& fn = forward;
+  auto refuse = [&](Span span, std::string rule) { layout.refusals.push_back({span, std::move(rule)}); };
+  size_t after_loop = layout.loop ? layout.loop_at + 1 : 0;
+  const Statement* last = statements.empty() ? nullptr : &statements.back();
+  if (!last || last->kind != Statement::Kind::return_ || !last->value) {
+    refuse(last ? last->span : fn.name_span, "it must end by returning the output layer, `linear(h, " + layout.model_var + ".W)`");
+  } else {
+    const Expr* value = last->value.get();
+    size_t at = statements.size() - 1;
+    std::vector<OutputOp> ops;  // outermost first
+    while (value) {
+      const Expr& e = *value;
+      if (is_builtin_call(analysis, e, "linear") && (e.arguments.size() == 2 || e.arguments.size() == 3)) {
+        auto weight = layout.model_field(argument(e, 1));
+        auto bias = e.arguments.size() == 3 ? layout.model_field(argument(e, 2)) : std::optional<std::string>("");
+        if (weight && bias) {
+          layout.output = &e;
+          layout.output_layer = *weight;
+          layout.output_bias = *bias;
+          layout.output_at = at;
+          layout.tied = !layout.embedding.empty() && layout.output_layer == layout.embedding;
+          break;
+        }
       }
+      if (e.kind == Expr::Kind::name) {  // the value of an assignment after the blocks
+        const Expr* assigned = nullptr;
+        for (size_t j = at; j-- > after_loop;)
+          if (statements[j].kind == Statement::Kind::assign && statements[j].targets.size() == 1 && statements[j].targets[0].first == e.text) {
+            assigned = statements[j].value.get();
+            at = j;
+            break;
+          }
+        value = assigned;
+        continue;
+      }
+      if (auto cap = softcapped(analysis, e)) {
+        ops.push_back({OutputOp::Kind::softcap, e.span, cap->second});
+        value = cap->first;
+        continue;
+      }
+      if (auto s = scaled(analysis, e)) {
+        ops.push_back({OutputOp::Kind::scale, e.span, s->second});
+        value = s->first;
+        continue;
+      }
+      // Any other elementwise operation of one value that isn't fixed (`z + 1`, `tanh(z)`).
+      auto facts = analysis.semantics.calls.find(&e);
+      bool elementwise = e.kind == Expr::Kind::binary || e.kind == Expr::Kind::unary ||
+                         (e.kind == Expr::Kind::call && facts != analysis.semantics.calls.end() && facts->second.builtin &&
+                          facts->second.works_across.empty() && !is_builtin_call(analysis, e, "linear") &&
+                          !is_builtin_call(analysis, e, "embedding"));
+      std::vector<const Expr*> varying;
+      if (elementwise) {
+        for (const ExprPtr& o : e.operands)
+          if (o && e.kind != Expr::Kind::call && !fixed_real(analysis, o.get())) varying.push_back(o.get());
+        for (const Argument& a : e.arguments)
+          if (a.value && !fixed_real(analysis, a.value.get())) varying.push_back(a.value.get());
+      }
+      if (varying.size() != 1) break;
+      ops.push_back({OutputOp::Kind::other, e.span, 0});
+      value = varying[0];
+    }
+    if (!layout.output) {
+      refuse(last->span, "it must end by returning the output layer, `linear(h, " + layout.model_var +
+                                    ".W)`, or elementwise operations on it (`scale`, a softcap `tanh(z / c) * c`)");
+    } else {
+      layout.after_output.assign(ops.rbegin(), ops.rend());
+      // From the output layer on, only the logits are computed: nothing else is read.
+      std::set<std::string> logits_names;
+      for (size_t j = layout.output_at; j < statements.size(); ++j) {
+        const Statement& s = statements[j];
+        if (j + 1 < statements.size() && (s.kind != Statement::Kind::assign || s.targets.size() != 1)) {
+          refuse(s.span, "after the output layer, only assignments of the logits may come before the `return`");
+          break;
+        }
+        bool read_other = false;
+        if (s.value)
+          for_each_expr(*s.value, [&](const Expr& x) {
+            if (&x == layout.output) return Walk::skip;
+            if (read_other) return Walk::stop;
+            if (x.kind == Expr::Kind::attribute && layout.model_field(&x)) {
+              refuse(x.span, "after the output layer, `" + layout.model_var + "." + x.text + "` is read; the operations on the logits use only fixed numbers");
+              read_other = true;
+              return Walk::stop;
+            }
+            if (x.kind == Expr::Kind::name && !logits_names.count(x.text) && !analysis.semantics.dims.count(x.text)) {
+              bool local = x.text == layout.model_var || x.text == layout.ids_var || x.text == layout.pos_var;
+              for (size_t k = 0; k < j && !local; ++k)
+                for (auto& [name, span] : statements[k].targets) local = local || name == x.text;
+              if (local) {
+                refuse(x.span, "after the output layer, `" + x.text + "` is read; the operations on the logits use only the logits and fixed numbers");
+                read_other = true;
+                return Walk::stop;
+              }
+            }
+            return Walk::into;
+          });
+        if (read_other) break;
+        for (auto& [name, span] : s.targets) logits_names.insert(name);
+      }
+    }
   }
 
   // The blocks' stacked fields: `m.w[l]`.
@@ -118,6 +304,23 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
           e.index[0].name == layout.loop->variable)
         if (auto field = layout.model_field(e.operands[0].get())) add_once(layout.stacked, *field);
     });
+  return layout;
+}
+
+}  // namespace
+
+ModelLayout find_model_layout(const Analysis& analysis, const std::string& function) {
+  ModelLayout layout = find_layout(analysis, function);
+  if (!layout.forward) return layout;
+  const Item& fn = *layout.forward;
+  auto refuse = [&](Span span, std::string rule) { layout.refusals.push_back({span, std::move(rule)}); };
+  if (!layout.types) refuse(fn.name_span, "it has no checked signature");
+  else if (!layout.model) refuse(fn.parameters.empty() ? fn.name_span : fn.parameters[0].span, "it must take a model first, `" + fn.name + "(m: Model, ids: [b n] Index[V])`");
+  else if (!layout.takes_ids)
+    refuse(fn.parameters.size() >= 2 ? fn.parameters[1].span : fn.name_span,
+           "it must take the token ids `[b n] Index[V]` second, and at most their positions after them");
+  else if (!fn.body) refuse(fn.name_span, "it has no body");
+  std::stable_sort(layout.refusals.begin(), layout.refusals.end(), [](const ModelRefusal& a, const ModelRefusal& b) { return a.span.begin < b.span.begin; });
   return layout;
 }
 

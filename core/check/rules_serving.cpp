@@ -135,10 +135,29 @@ class ServingRules {
   void check_output_layer(const Item& forward) {
     const Statement* last = forward.body && !forward.body->statements.empty() ? &forward.body->statements.back() : nullptr;
     const Expr* value = last && last->kind == Statement::Kind::return_ ? last->value.get() : nullptr;
-    if (!layout_.output)
+    if (!layout_.output) {
       report(DiagnosticCode::E3303, value ? value->span : forward.name_span,
              "`" + forward.name + "` must end by returning the output layer, `linear(h, " + layout_.model_var + ".W)`",
              "the engine runs the output layer itself, for the tokens it samples", false);
+      return;
+    }
+    auto lacking = logits_processor_lacks(layout_);
+    if (lacking) {
+      const OutputOp& op = *lacking->first;
+      const std::string& lacks = lacking->second;
+      std::string what = "`" + std::string(a_.file.text().substr(op.span.begin, op.span.end - op.span.begin)) + "`";
+      Diagnostic d;
+      d.code = DiagnosticCode::E3307;
+      d.severity = severity_;
+      d.message = kCantRun + "the engine can't apply " + what + " after the output layer";
+      record(op.span, "the engine can't apply " + what + " after the output layer: " + lacks);
+      d.primary = {op.span, "the engine runs the output layer and what follows it itself"};
+      d.notes.push_back("vLLM computes the logits with its own output layer, then " + lacks +
+                        " (config.json's `final_logit_softcapping` and `logit_scale`)");
+      d.helps.push_back("fold the operation into the output layer's weights, or write it as a softcap `tanh(z / c) * c` followed by `scale(z, s)`; "
+                        "`shapescript check --serving error` lists everything an engine can't serve");
+      checker_.report(std::move(d));
+    }
   }
 
   static std::optional<std::string> token_variable_in(const SizeExpr& size, const std::set<std::string>& tokens) {

@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "emit/codegen_hf.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "diagnostics/render.h"
 #include "files.h"
 #include "process.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "check/analysis.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
 #include "process.h"

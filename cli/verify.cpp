@@ -20,7 +20,7 @@
 #include "export.h"
 #include "files.h"
 #include "process.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "diagnostics/render.h"
 
 namespace ss {

@@ -8,7 +8,7 @@
 #include "check/builtins.h"
 #include "check/check_internal.h"
 #include "check/extern_targets.h"
-#include "check/model_cost.h"
+#include "model/model_cost.h"
 #include "diagnostics/names.h"
 #include "syntax/syntax.h"
 

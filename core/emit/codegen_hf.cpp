@@ -1,6 +1,6 @@
 #include "emit/codegen_hf.h"
 #include "check/extern_targets.h"
-#include "check/tensor_parallel.h"
+#include "model/tensor_parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -728,7 +728,7 @@ class HfGenerator : public PythonWriter {
     // A key-value cache is sound only when nothing but attention works across positions: what
     // the serving rules (E33xx, run when the caller enables them) prove.
     plan_.cache = why_not_servable().empty();
-    // tp plan: the blocks' linears split as core/check/tensor_parallel.cpp proves they may be (heads and
+    // tp plan: the blocks' linears split as core/model/tensor_parallel.cpp proves they may be (heads and
     // feed-forward features across devices); every other nn.Linear, or all when nothing is proven, replicated.
     std::map<std::string, std::string> styles;
     if (auto proven = tensor_parallel_plan(a_, layout)) {

@@ -1,5 +1,5 @@
 // Unit tests of what the passes share: the one tree walker (core/syntax/walk.h), the one language-model
-// layout (core/check/model_layout.h), the one serving verdict and the templates of generated code, and of
+// layout (core/model/model_layout.h), the one serving verdict and the templates of generated code, and of
 // the passes that read them.
 #include <cmath>
 #include <catch2/catch.hpp>
@@ -12,8 +12,8 @@
 #include "check/analysis.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "emit/text_template.h"
 #include "syntax/walk.h"
 

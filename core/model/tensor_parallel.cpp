@@ -1,4 +1,4 @@
-#include "check/tensor_parallel.h"
+#include "model/tensor_parallel.h"
 
 #include <set>
 

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "check/check_internal.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "syntax/walk.h"
 
 namespace ss {

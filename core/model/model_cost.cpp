@@ -1,4 +1,4 @@
-#include "check/model_cost.h"
+#include "model/model_cost.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "check/builtins.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "syntax/walk.h"
 
 namespace ss {

@@ -1,4 +1,4 @@
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 
 #include <algorithm>
 #include <cmath>

@@ -241,7 +241,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   for (const Diagnostic& d : analysis.diagnostics)
     if (info(d.code).category == DiagnosticCategory::serving) serving.push_back(&d);
   std::string function = options.function.empty() ? "forward" : options.function;
-  HfModel model = generate_hf(analysis, find_model_layout(analysis, function));
+  HfModel model = generate_hf(analysis, describe_model(analysis, function));
   if (!model.error.empty()) {
     std::cerr << "error: can't write `" << function << "` as a Hugging Face model: " << model.error << "\n";
     return 1;
@@ -324,6 +324,11 @@ std::string where(const Analysis& analysis, Span span) {
 
 }  // namespace
 
+ModelLayout describe_model(const Analysis& analysis, const std::string& function) {
+  if (analysis.model && analysis.model->function == function) return *analysis.model;
+  return find_model_layout(analysis, function);
+}
+
 std::string why_not_language_model(const Analysis& analysis, const ModelLayout& layout) {
   if (!layout.forward) return "`" + std::filesystem::path(analysis.file.path()).filename().string() + "` has no `fn " + layout.function + "`";
   if (layout.refusals.empty()) return "";
@@ -391,7 +396,7 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   const std::string failed = "error: exporting `" + function + "` failed: ";
   // The language model's layout (embedding, blocks, output layer) is the one --hf reads, and the
   // folder's translation is what says whether one can be taken apart into llama.cpp's tensors.
-  ModelLayout layout = find_model_layout(analysis, function);
+  ModelLayout layout = describe_model(analysis, function);
   if (std::string why_not = why_not_language_model(analysis, layout); !why_not.empty()) {
     std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models: " << why_not << "\n";
     return 1;

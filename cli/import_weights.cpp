@@ -33,7 +33,7 @@ int run_import_weights(const ImportOptions& options) {
     std::cerr << "error: can't write `" << options.output << "`: " << error << "\n";
     return kExitFiles;
   }
-  ModelLayout layout = find_model_layout(*analysis, function);
+  ModelLayout layout = describe_model(*analysis, function);
   if (std::string why_not = why_not_language_model(*analysis, layout); !why_not.empty()) {
     std::cerr << "error: can't import weights for `" << function << "`: the folder's model is checked by its logits: " << why_not << "\n";
     return 1;

@@ -122,7 +122,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
     return 1;
   }
-  ModelLayout layout = find_model_layout(*analysis, options.function);
+  ModelLayout layout = describe_model(*analysis, options.function);
   if (std::string why_not = why_not_language_model(*analysis, layout); !why_not.empty()) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward: " << why_not << "\n";
     return 1;

@@ -26,7 +26,7 @@ class ServingRules {
   ServingRules(Checker& checker, Severity severity) : checker_(checker), a_(checker.analysis()), severity_(severity) {}
 
   void run(const std::string& name) {
-    layout_ = find_model_layout(a_, name);
+    layout_ = a_.model && a_.model->function == name ? *a_.model : find_model_layout(a_, name);
     run_rules();
     a_.not_servable = first_reason_;
   }

@@ -176,6 +176,20 @@ TEST_CASE("the layout of a language model names its embedding, blocks and output
   CHECK(!find_model_layout(*gpt2, "nothing").forward);
 }
 
+TEST_CASE("analyze describes the serving function's model once, and the serving rules read that description") {
+  auto llama = analyze(SourceFile("llama.ss", example("llama.ss")));
+  REQUIRE(llama->model);
+  CHECK(llama->model->function == "forward");
+  CHECK(llama->model->is_language_model());
+  CHECK(llama->model->output_layer == "w_out");
+  AnalyzeOptions options;
+  options.serving_function = "rope";
+  auto other = analyze(SourceFile("llama.ss", example("llama.ss")), options);
+  REQUIRE(other->model);
+  CHECK(other->model->function == "rope");
+  CHECK(!other->model->is_language_model());
+}
+
 TEST_CASE("the layout follows the return value back to the output layer, its bias and the operations after it") {
   std::string llama = example("llama.ss");
   auto with_head = [&](const std::string& head, const std::string& params = "") {

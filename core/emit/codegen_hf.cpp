@@ -147,13 +147,13 @@ class HfGenerator : public PythonWriter {
   // ---------------------------------------------------------------------------------------------
   // Facts
 
-  bool is_builtin(const Expr& e, std::string_view name) const {
+  bool is_builtin(const Expr& e, BuiltinRole role) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
-    return f && f->builtin && f->builtin->name == name;
+    return f && f->builtin && f->builtin->role == role;
   }
   bool engine_attention(const Expr& e) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
-    return f && f->builtin && f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+    return f && f->builtin && f->builtin->role == BuiltinRole::attention && f->lowering.count("causal");
   }
   const Item* user_function(const Expr& e) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
@@ -263,10 +263,10 @@ class HfGenerator : public PythonWriter {
       refuse(where(e.span) + ": the model `" + e.text + "` is passed on whole; pass its parameters instead (`" + e.text + ".W`)");
     if (e.kind == Expr::Kind::call) {
       if (&e == scope_->token_embedding) return Walk::skip;
-      if ((is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
+      if ((is_builtin(e, BuiltinRole::linear) || is_builtin(e, BuiltinRole::embedding)) && e.arguments.size() == 2 && e.arguments[1].value)
         if (auto key = weight_key(*e.arguments[1].value)) {
           Weight& w = weight(*key, e.span);
-          (is_builtin(e, "linear") ? w.linear_use : w.embedding_use) = true;
+          (is_builtin(e, BuiltinRole::linear) ? w.linear_use : w.embedding_use) = true;
           collect(*e.arguments[0].value);
           return Walk::skip;
         }
@@ -896,10 +896,10 @@ class HfGenerator : public PythonWriter {
         return "self." + instance.name + "(" + join(args) + ")";
       }
     // A weight called as its layer.
-    if (scope_ && (is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
+    if (scope_ && (is_builtin(e, BuiltinRole::linear) || is_builtin(e, BuiltinRole::embedding)) && e.arguments.size() == 2 && e.arguments[1].value)
       if (auto key = weight_key(*e.arguments[1].value)) {
         const Weight& w = scope_->weights.at(*key);
-        bool as_layer = is_builtin(e, "linear") ? w.kind == Weight::Kind::linear : w.kind == Weight::Kind::embedding;
+        bool as_layer = is_builtin(e, BuiltinRole::linear) ? w.kind == Weight::Kind::linear : w.kind == Weight::Kind::embedding;
         if (as_layer) return "self." + w.attr + "(" + python_bare(expression(*e.arguments[0].value)) + ")";
       }
     if (engine_attention(e) && scope_ && (scope_->kind == ScopeKind::layer || scope_->kind == ScopeKind::module)) return attention(e);
@@ -907,7 +907,7 @@ class HfGenerator : public PythonWriter {
   }
 
   void on_builtin_call(const Expr&, const CallFacts& facts) override {
-    if (facts.builtin->name == "scaled_dot_product_attention" && facts.lowering.count("causal"))
+    if (facts.builtin->role == BuiltinRole::attention && facts.lowering.count("causal"))
       not_servable_ = "attention outside a block can't be replaced by vLLM's";
   }
 

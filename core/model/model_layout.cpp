@@ -11,10 +11,10 @@ namespace ss {
 
 namespace {
 
-bool is_builtin_call(const Analysis& analysis, const Expr& e, std::string_view name) {
+bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role) {
   if (e.kind != Expr::Kind::call) return false;
   auto facts = analysis.semantics.calls.find(&e);
-  return facts != analysis.semantics.calls.end() && facts->second.builtin && facts->second.builtin->name == name;
+  return facts != analysis.semantics.calls.end() && facts->second.builtin && facts->second.builtin->role == role;
 }
 
 void add_once(std::vector<std::string>& names, const std::string& name) {
@@ -86,9 +86,9 @@ std::optional<double> fixed_real(const Analysis& analysis, const Expr* e) {
     case Expr::Kind::call: {
       auto x = e->arguments.size() == 1 ? fixed_real(analysis, argument(*e, 0)) : std::nullopt;
       if (!x) return std::nullopt;
-      if (is_builtin_call(analysis, *e, "sqrt") && *x >= 0) return std::sqrt(*x);
-      if (is_builtin_call(analysis, *e, "exp")) return std::exp(*x);
-      if (is_builtin_call(analysis, *e, "log") && *x > 0) return std::log(*x);
+      if (is_builtin_call(analysis, *e, BuiltinRole::sqrt) && *x >= 0) return std::sqrt(*x);
+      if (is_builtin_call(analysis, *e, BuiltinRole::exp)) return std::exp(*x);
+      if (is_builtin_call(analysis, *e, BuiltinRole::log) && *x > 0) return std::log(*x);
       return std::nullopt;
     }
     default: return std::nullopt;
@@ -99,7 +99,7 @@ namespace {
 
 // `z * s` or `scale(z, s)` with s fixed: z and s.
 std::optional<std::pair<const Expr*, double>> scaled(const Analysis& analysis, const Expr& e) {
-  if (is_builtin_call(analysis, e, "scale") && e.arguments.size() == 2)
+  if (is_builtin_call(analysis, e, BuiltinRole::scale) && e.arguments.size() == 2)
     if (auto s = fixed_real(analysis, argument(e, 1))) return std::pair{argument(e, 0), *s};
   if (e.kind == Expr::Kind::binary && e.operands.size() == 2 && (e.text == "*" || e.text == "/")) {
     const Expr* l = e.operands[0].get();
@@ -117,7 +117,7 @@ std::optional<std::pair<const Expr*, double>> scaled(const Analysis& analysis, c
 // A softcap `tanh(z / c) * c` (or with `scale`): z and c.
 std::optional<std::pair<const Expr*, double>> softcapped(const Analysis& analysis, const Expr& e) {
   auto outer = scaled(analysis, e);
-  if (!outer || !outer->first || !is_builtin_call(analysis, *outer->first, "tanh") || outer->first->arguments.size() != 1) return std::nullopt;
+  if (!outer || !outer->first || !is_builtin_call(analysis, *outer->first, BuiltinRole::tanh) || outer->first->arguments.size() != 1) return std::nullopt;
   const Expr* inside = argument(*outer->first, 0);
   auto inner = inside ? scaled(analysis, *inside) : std::nullopt;
   if (!inner || !inner->first || !close(inner->second * outer->second, 1)) return std::nullopt;
@@ -179,7 +179,7 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
     if (statements[i].value) for_each_expr(*statements[i].value, [&](const Expr& e) { before_loop_values.insert(&e); });
   for (size_t i = 0; i < statements.size(); ++i) {
     auto visit = [&](const Expr& e) {
-      if (!is_builtin_call(analysis, e, "embedding") || e.arguments.empty()) return;
+      if (!is_builtin_call(analysis, e, BuiltinRole::embedding) || e.arguments.empty()) return;
       std::optional<std::string> table = e.arguments.size() == 2 ? layout.model_field(e.arguments[1].value.get()) : std::nullopt;
       if (table) add_once(layout.embedding_tables, *table);
       if (!is_ids(e.arguments[0].value.get())) return;
@@ -206,7 +206,7 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
     std::vector<OutputOp> ops;  // outermost first
     while (value) {
       const Expr& e = *value;
-      if (is_builtin_call(analysis, e, "linear") && (e.arguments.size() == 2 || e.arguments.size() == 3)) {
+      if (is_builtin_call(analysis, e, BuiltinRole::linear) && (e.arguments.size() == 2 || e.arguments.size() == 3)) {
         auto weight = layout.model_field(argument(e, 1));
         auto bias = e.arguments.size() == 3 ? layout.model_field(argument(e, 2)) : std::optional<std::string>("");
         if (weight && bias) {
@@ -243,8 +243,8 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
       auto facts = analysis.semantics.calls.find(&e);
       bool elementwise = e.kind == Expr::Kind::binary || e.kind == Expr::Kind::unary ||
                          (e.kind == Expr::Kind::call && facts != analysis.semantics.calls.end() && facts->second.builtin &&
-                          facts->second.works_across.empty() && !is_builtin_call(analysis, e, "linear") &&
-                          !is_builtin_call(analysis, e, "embedding"));
+                          facts->second.works_across.empty() && !is_builtin_call(analysis, e, BuiltinRole::linear) &&
+                          !is_builtin_call(analysis, e, BuiltinRole::embedding));
       std::vector<const Expr*> varying;
       if (elementwise) {
         for (const ExprPtr& o : e.operands)

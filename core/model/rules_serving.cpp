@@ -3,6 +3,7 @@
 // must have that shape, and nothing else may combine positions along `n`.
 #include <set>
 
+#include "check/builtins.h"
 #include "check/check_internal.h"
 #include "model/model_layout.h"
 #include "model/reach.h"
@@ -175,7 +176,7 @@ class ServingRules {
     const Expr* found = nullptr;
     for_each_expr(e, [&](const Expr& x) {
       const CallFacts* f = x.kind == Expr::Kind::call ? facts(x) : nullptr;
-      if (f && f->builtin && f->builtin->name == "einsum" && x.arguments.size() >= 3 && x.arguments[0].value && x.arguments[1].value &&
+      if (f && f->builtin && f->builtin->role == BuiltinRole::einsum && x.arguments.size() >= 3 && x.arguments[0].value && x.arguments[1].value &&
           x.arguments[0].value->kind == Expr::Kind::name && x.arguments[1].value->kind == Expr::Kind::name &&
           (first.empty() || x.arguments[0].value->text == first)) {
         found = &x;
@@ -234,7 +235,7 @@ class ServingRules {
         return;
       }
       if (!f->builtin || reported) return;
-      bool engine_attention = f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+      bool engine_attention = f->builtin->role == BuiltinRole::attention && f->lowering.count("causal");
       if (engine_attention) return;
       for (const Axis& axis : f->works_across)
         if (auto v = token_variable_in(axis.size, tokens)) {
@@ -268,7 +269,7 @@ void check_cpu_attention_head_sizes(Checker& checker) {
     return;
   std::set<int64_t> reported;
   for_each_builtin_call_reached(a, *forward, [&](const Expr& e, const CallFacts& f) {
-    if (f.builtin->name != "scaled_dot_product_attention" || !f.lowering.count("causal") || e.arguments.empty() ||
+    if (f.builtin->role != BuiltinRole::attention || !f.lowering.count("causal") || e.arguments.empty() ||
         !e.arguments[0].value)
       return;
     auto q = a.semantics.types.find(e.arguments[0].value.get());

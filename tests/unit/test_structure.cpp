@@ -1,10 +1,11 @@
 // Unit tests of what the passes share: the one tree walker (core/syntax/walk.h), the one language-model
 // layout (core/model/model_layout.h), the one serving verdict and the templates of generated code, and of
 // the passes that read them.
-#include <cmath>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "check/analysis.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
+#include "check/builtins.h"
 #include "model/model_layout.h"
 #include "model/reach.h"
 #include "emit/text_template.h"
@@ -174,6 +176,17 @@ TEST_CASE("the layout of a language model names its embedding, blocks and output
   CHECK(!none.is_language_model());
   CHECK(none.model_var.empty());
   CHECK(!find_model_layout(*gpt2, "nothing").forward);
+}
+
+TEST_CASE("each role of the built-in table is one built-in's, which the model passes match by role") {
+  std::map<BuiltinRole, std::vector<std::string_view>> holders;
+  for (const Builtin& b : builtins())
+    if (b.role != BuiltinRole::none) holders[b.role].push_back(b.name);
+  for (auto& [role, names] : holders) CHECK(names.size() == 1);
+  CHECK(holders[BuiltinRole::linear] == std::vector<std::string_view>{"linear"});
+  CHECK(holders[BuiltinRole::embedding] == std::vector<std::string_view>{"embedding"});
+  CHECK(holders[BuiltinRole::attention] == std::vector<std::string_view>{"scaled_dot_product_attention"});
+  CHECK(holders.size() == 9);  // linear, embedding, attention, einsum, scale, tanh, sqrt, exp, log
 }
 
 TEST_CASE("analyze describes the serving function's model once, and the serving rules read that description") {

@@ -57,7 +57,22 @@ std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(co
   return std::nullopt;
 }
 
+namespace {
+
+std::optional<double> fixed_value(const Analysis& analysis, const Expr* e);
+
+}  // namespace
+
+// Only finite numbers: config.json and Python take no infinity written as a number.
 std::optional<double> fixed_real(const Analysis& analysis, const Expr* e) {
+  std::optional<double> value = fixed_value(analysis, e);
+  if (value && !std::isfinite(*value)) return std::nullopt;
+  return value;
+}
+
+namespace {
+
+std::optional<double> fixed_value(const Analysis& analysis, const Expr* e) {
   if (!e) return std::nullopt;
   switch (e->kind) {
     case Expr::Kind::number: return e->number;
@@ -94,6 +109,8 @@ std::optional<double> fixed_real(const Analysis& analysis, const Expr* e) {
     default: return std::nullopt;
   }
 }
+
+}  // namespace
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "emit/codegen_hf.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "diagnostics/render.h"
 #include "files.h"
 #include "process.h"
@@ -241,7 +241,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   for (const Diagnostic& d : analysis.diagnostics)
     if (info(d.code).category == DiagnosticCategory::serving) serving.push_back(&d);
   std::string function = options.function.empty() ? "forward" : options.function;
-  HfModel model = generate_hf(analysis, find_model_layout(analysis, function));
+  HfModel model = generate_hf(analysis, describe_model(analysis, function));
   if (!model.error.empty()) {
     std::cerr << "error: can't write `" << function << "` as a Hugging Face model: " << model.error << "\n";
     return 1;
@@ -315,6 +315,56 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   return 0;
 }
 
+namespace {
+
+std::string where(const Analysis& analysis, Span span) {
+  LineColumn p = analysis.file.line_column(span.begin);
+  return std::filesystem::path(analysis.file.path()).filename().string() + ":" + std::to_string(p.line + 1) + ":" + std::to_string(p.column + 1);
+}
+
+}  // namespace
+
+ModelLayout describe_model(const Analysis& analysis, const std::string& function) {
+  if (analysis.model && analysis.model->function == function) return *analysis.model;
+  return find_model_layout(analysis, function);
+}
+
+std::string why_not_language_model(const Analysis& analysis, const ModelLayout& layout) {
+  if (!layout.forward) return "`" + std::filesystem::path(analysis.file.path()).filename().string() + "` has no `fn " + layout.function + "`";
+  if (layout.refusals.empty()) return "";
+  const ModelRefusal& first = layout.refusals.front();
+  return where(analysis, first.span) + ": `" + layout.function + "` isn't a language model's forward: " + first.rule;
+}
+
+nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const HfModel& model) {
+  auto text = [&](Span span) { return analysis.file.text().substr(span.begin, span.end - span.begin); };
+  nlohmann::json refusals = nlohmann::json::array();
+  for (const ModelRefusal& r : layout.refusals) refusals.push_back({{"where", where(analysis, r.span)}, {"rule", r.rule}});
+  nlohmann::json description = {{"version", 1},
+                                {"function", layout.function},
+                                {"kind", layout.is_language_model() ? "causal_lm" : "none"},
+                                {"refusals", refusals}};
+  if (!layout.is_language_model()) return description;
+  nlohmann::json after = nlohmann::json::array();
+  for (const OutputOp& op : layout.after_output) {
+    nlohmann::json entry = {{"op", op.kind == OutputOp::Kind::scale ? "scale" : op.kind == OutputOp::Kind::softcap ? "softcap" : "other"},
+                            {"where", where(analysis, op.span)},
+                            {"text", text(op.span)}};
+    if (op.kind != OutputOp::Kind::other) entry["value"] = op.value;
+    after.push_back(entry);
+  }
+  description["embedding"] = {{"field", layout.embedding}, {"tables", layout.embedding_tables}};
+  description["blocks"] = {{"layers", model.layers}, {"stacked", layout.stacked}};
+  if (layout.loop) description["blocks"]["where"] = where(analysis, layout.loop->span);
+  description["output"] = {{"weight", layout.output_layer},
+                           {"bias", layout.output_bias.empty() ? nlohmann::json(nullptr) : nlohmann::json(layout.output_bias)},
+                           {"tied", layout.tied},
+                           {"where", where(analysis, layout.output->span)},
+                           {"after", after}};
+  description["takes_positions"] = !layout.pos_var.empty();
+  return description;
+}
+
 nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const HfModel& model, const std::string& function) {
   auto stacked = [&](const std::string& name) { return std::find(layout.stacked.begin(), layout.stacked.end(), name) != layout.stacked.end(); };
   nlohmann::json parameters = nlohmann::json::array();
@@ -335,7 +385,8 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
           {"max_positions", model.max_positions},
           {"vocab", model.vocab},
           {"sliding_window", model.sliding_window},
-          {"builtins", builtins}};
+          {"builtins", builtins},
+          {"description", model_description(analysis, layout, model)}};
 }
 
 // --gguf: llama.cpp runs its own implementation of an architecture, so nothing is compiled; the
@@ -345,15 +396,14 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   const std::string failed = "error: exporting `" + function + "` failed: ";
   // The language model's layout (embedding, blocks, output layer) is the one --hf reads, and the
   // folder's translation is what says whether one can be taken apart into llama.cpp's tensors.
-  ModelLayout layout = find_model_layout(analysis, function);
-  HfModel model = generate_hf(analysis, layout);
-  if (!model.error.empty()) {
-    std::cerr << "error: can't write `" << function << "` as a GGUF model: " << model.error << "\n";
+  ModelLayout layout = describe_model(analysis, function);
+  if (std::string why_not = why_not_language_model(analysis, layout); !why_not.empty()) {
+    std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models: " << why_not << "\n";
     return 1;
   }
-  if (!model.causal_lm) {
-    std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models, and `" << function
-              << "` isn't one (it must take a model and token ids, embed them and end with an output layer)\n";
+  HfModel model = generate_hf(analysis, layout);
+  if (!model.error.empty() || !model.causal_lm) {
+    std::cerr << "error: can't write `" << function << "` as a GGUF model: " << (model.error.empty() ? "it isn't a language model's forward" : model.error) << "\n";
     return 1;
   }
   InterruptScope interrupts;

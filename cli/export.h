@@ -6,7 +6,7 @@
 #include <string>
 
 #include "check/analysis.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
 #include "process.h"
@@ -61,6 +61,15 @@ std::unique_ptr<Analysis> checked_file(const std::string& file, const AnalyzeOpt
 
 // What the runtime's searches over a language model read (gguf_export.py, import_weights.py): its
 // parameters (shapes, stacked or not), layers, embedding and output layer, reference module, built-ins.
+// The model description of `function`: the one analyze found, when it was found for that function.
+ModelLayout describe_model(const Analysis& analysis, const std::string& function);
+
+// Why `layout`'s function isn't a language model's forward, as `file.ss:12:5: rule`; empty when it is one.
+std::string why_not_language_model(const Analysis& analysis, const ModelLayout& layout);
+
+// The model description the runtime reads (SPEC.md, "description"), version 1.
+nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const HfModel& model);
+
 nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const HfModel& model, const std::string& function);
 
 int run_export(const ExportOptions& options);

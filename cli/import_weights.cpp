@@ -33,15 +33,14 @@ int run_import_weights(const ImportOptions& options) {
     std::cerr << "error: can't write `" << options.output << "`: " << error << "\n";
     return kExitFiles;
   }
-  ModelLayout layout = find_model_layout(*analysis, function);
-  HfModel model = generate_hf(*analysis, layout);
-  if (!model.error.empty()) {
-    std::cerr << "error: can't import weights for `" << function << "`: " << model.error << "\n";
+  ModelLayout layout = describe_model(*analysis, function);
+  if (std::string why_not = why_not_language_model(*analysis, layout); !why_not.empty()) {
+    std::cerr << "error: can't import weights for `" << function << "`: the folder's model is checked by its logits: " << why_not << "\n";
     return 1;
   }
-  if (!model.causal_lm) {
-    std::cerr << "error: can't import weights for `" << function << "`: the folder's model is checked by its logits, and `" << function
-              << "` isn't a language model's forward (it must take a model and token ids, embed them and end with an output layer)\n";
+  HfModel model = generate_hf(*analysis, layout);
+  if (!model.error.empty() || !model.causal_lm) {
+    std::cerr << "error: can't import weights for `" << function << "`: " << (model.error.empty() ? "it isn't a language model's forward" : model.error) << "\n";
     return 1;
   }
   if (model.parameters.empty()) {

@@ -20,7 +20,7 @@
 #include "export.h"
 #include "files.h"
 #include "process.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "diagnostics/render.h"
 
 namespace ss {
@@ -122,7 +122,12 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       if (d.severity == Severity::error) std::cerr << render_diagnostic(analysis->file, d, render);
     return 1;
   }
-  HfModel model = generate_hf(*analysis, find_model_layout(*analysis, options.function));
+  ModelLayout layout = describe_model(*analysis, options.function);
+  if (std::string why_not = why_not_language_model(*analysis, layout); !why_not.empty()) {
+    std::cerr << "error: `shapescript verify` compares the engines of a language model's forward: " << why_not << "\n";
+    return 1;
+  }
+  HfModel model = generate_hf(*analysis, layout);
   if (!model.error.empty() || !model.causal_lm) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward, and `" << options.function
               << "` isn't one" << (model.error.empty() ? "" : ": " + model.error) << "\n";

@@ -90,6 +90,8 @@ struct Semantics {
   std::map<std::string, int64_t> dims;  // dim values
 };
 
+struct ModelLayout;  // model/model_layout.h
+
 struct Analysis {
   SourceFile file;
   Program program;
@@ -103,6 +105,9 @@ struct Analysis {
   // Why a serving engine can't run the model's forward, in a few words: the reason of the first
   // serving rule (E33xx) it breaks. Empty when it breaks none, or when the rules didn't run.
   std::string not_servable;
+  // The model description of AnalyzeOptions::serving_function (model/model_layout.h), found once
+  // when the checker has typed the program; null when the program has errors that stop the checker.
+  std::shared_ptr<const ModelLayout> model;
 
   bool has_errors() const;
   const Item* find_item(std::string_view name) const;

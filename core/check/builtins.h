@@ -83,6 +83,10 @@ struct LowerContext {
 };
 using LowerRule = std::string (*)(const LowerContext&);
 
+// What a built-in is to the passes that take a model apart (core/model/, the HF generator): they
+// match a call by its role, never by the built-in's name.
+enum class BuiltinRole { none, linear, embedding, attention, einsum, scale, tanh, sqrt, exp, log };
+
 struct Builtin {
   std::string_view name;
   std::string_view signature;     // for completion, hover, signature help
@@ -99,6 +103,7 @@ struct Builtin {
   // Each optional keyword's value when the call leaves it out, as Python: the one place a default
   // is written. The signature shows the same (a unit test compares them); the lowering reads it.
   std::vector<std::pair<std::string_view, std::string_view>> defaults = {};
+  BuiltinRole role = BuiltinRole::none;
 
   std::string_view default_of(std::string_view keyword) const;
 };

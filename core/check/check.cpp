@@ -8,7 +8,8 @@
 #include "check/builtins.h"
 #include "check/check_internal.h"
 #include "check/extern_targets.h"
-#include "check/model_cost.h"
+#include "model/model_cost.h"
+#include "model/model_layout.h"
 #include "diagnostics/names.h"
 #include "syntax/syntax.h"
 
@@ -96,6 +97,7 @@ void Checker::run() {
   add_model_hovers();
   check_export_rules();
   collect_symbols();
+  a_.model = std::make_shared<const ModelLayout>(find_model_layout(a_, options_.serving_function));
   if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
   // A Python call in an exported function is E1701; that it also lacks `as` (E0403) is beside the point.
   std::set<std::pair<uint32_t, uint32_t>> python_in_export;

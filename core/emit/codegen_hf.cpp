@@ -1,9 +1,10 @@
 #include "emit/codegen_hf.h"
 #include "check/extern_targets.h"
-#include "check/tensor_parallel.h"
+#include "model/tensor_parallel.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "check/builtins.h"
@@ -146,13 +147,13 @@ class HfGenerator : public PythonWriter {
   // ---------------------------------------------------------------------------------------------
   // Facts
 
-  bool is_builtin(const Expr& e, std::string_view name) const {
+  bool is_builtin(const Expr& e, BuiltinRole role) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
-    return f && f->builtin && f->builtin->name == name;
+    return f && f->builtin && f->builtin->role == role;
   }
   bool engine_attention(const Expr& e) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
-    return f && f->builtin && f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+    return f && f->builtin && f->builtin->role == BuiltinRole::attention && f->lowering.count("causal");
   }
   const Item* user_function(const Expr& e) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
@@ -262,10 +263,10 @@ class HfGenerator : public PythonWriter {
       refuse(where(e.span) + ": the model `" + e.text + "` is passed on whole; pass its parameters instead (`" + e.text + ".W`)");
     if (e.kind == Expr::Kind::call) {
       if (&e == scope_->token_embedding) return Walk::skip;
-      if ((is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
+      if ((is_builtin(e, BuiltinRole::linear) || is_builtin(e, BuiltinRole::embedding)) && e.arguments.size() == 2 && e.arguments[1].value)
         if (auto key = weight_key(*e.arguments[1].value)) {
           Weight& w = weight(*key, e.span);
-          (is_builtin(e, "linear") ? w.linear_use : w.embedding_use) = true;
+          (is_builtin(e, BuiltinRole::linear) ? w.linear_use : w.embedding_use) = true;
           collect(*e.arguments[0].value);
           return Walk::skip;
         }
@@ -501,6 +502,8 @@ class HfGenerator : public PythonWriter {
     if (layers > kMaxBlocks)
       refuse(where(loop.span) + ": the loop over blocks runs " + std::to_string(layers) + " times; a Hugging Face folder holds at most " +
              std::to_string(kMaxBlocks) + " blocks");
+    const size_t output_at = layout.output_at;
+    if (output_at <= loop_at) refuse(where(layout.output->span) + ": the output layer must come after the loop over blocks");
     for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i)
       if (statements[i].kind == Statement::Kind::for_ || statements[i].kind == Statement::Kind::return_)
         refuse(where(statements[i].span) + ": `" + fn.name + "` must end by returning the output layer after its blocks");
@@ -612,7 +615,8 @@ class HfGenerator : public PythonWriter {
       base.weights[table] = w;
       base.weight_order.push_back(table);
     }
-    for (size_t i = 0; i < statements.size(); ++i)
+    // The statements from the output layer on compute only the logits (the layout proved it): lm_head's.
+    for (size_t i = 0; i <= output_at; ++i)
       if (i != loop_at && statements[i].value) collect(*statements[i].value);
     collect(*output.arguments[0].value);
     settle_weights();
@@ -628,7 +632,7 @@ class HfGenerator : public PythonWriter {
     std::string call_layers = indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
                               python_name(carried[0]) + " = layer(" + join(layer_inputs) + ", attention_mask=attention_mask, **kwargs)\n";
     std::string post;
-    for (size_t i = loop_at + 1; i + 1 < statements.size(); ++i) post += statement(statements[i], 2);
+    for (size_t i = loop_at + 1; i < output_at; ++i) post += statement(statements[i], 2);
     std::string hidden_states = python_bare(expression(*output.arguments[0].value));
     std::string flush = flush_prelude(2);
     plan_.base_members = weight_members();
@@ -643,15 +647,31 @@ class HfGenerator : public PythonWriter {
     plan_.positions = pos_var.empty() ? "" : python_name(pos_var);
     std::vector<std::pair<std::string, const ValueType*>> base_typed = {{"inputs_embeds", &types.parameters[1]}};
     if (!pos_var.empty()) base_typed.push_back({python_name(pos_var), &types.parameters[2]});
-    std::string base_body = pre + call_layers + post + flush + indent(2) + "# " + source_line(statements.back().span) + "\n" +
+    std::string base_body = pre + call_layers + post + flush + indent(2) + "# " + source_line(statements[output_at].span) + "\n" +
                             indent(2) + "hidden_states = " + hidden_states + "\n";
     plan_.base_body = axis_reads(base_typed, base_body, 2) + base_body;
+
+    // What follows the output layer: ShapeScriptForCausalLM computes it on lm_head's logits.
+    if (!layout.after_output.empty()) {
+      locals_.clear();
+      needed_axes_.clear();
+      locals_.insert("logits");
+      substitutes_[&output] = "logits";
+      anchor_ = Anchor{"logits.device", "logits.dtype", {model_var}};
+      std::string body;
+      for (size_t i = output_at; i < statements.size(); ++i) body += statement(statements[i], 2);
+      substitutes_.erase(&output);
+      plan_.after_output = flush_prelude(2) + body;
+      plan_.after_output_doc = "What `" + fn.name + "` computes from the output layer's logits: " + source_line(statements[output_at].span);
+      for (size_t i = output_at + 1; i < statements.size(); ++i) plan_.after_output_doc += "; " + source_line(statements[i].span);
+    }
 
     // Tensors.
     for (auto& [key, path] : base_paths) out.tensors.push_back({key, -1, "model." + path});
     for (int64_t l = 0; l < layers; ++l)
       for (auto& [key, path] : layer_paths) out.tensors.push_back({key, l, "model.layers." + std::to_string(l) + "." + path});
     if (!out.tied) out.tensors.push_back({output_weight, -1, "lm_head.weight"});
+    if (!layout.output_bias.empty()) out.tensors.push_back({layout.output_bias, -1, "lm_head.bias"});
     for (const Item::Param& p : model_->params) {
       bool used = std::any_of(out.tensors.begin(), out.tensors.end(), [&](const HfTensor& t) { return t.source == p.name; });
       if (!used) refuse("`" + model_->name + "." + p.name + "` isn't used by `" + fn.name + "`; a Hugging Face folder holds only the weights its model uses");
@@ -684,6 +704,13 @@ class HfGenerator : public PythonWriter {
         {"shapescript_function", quote(fn.name)},
     };
 
+    // What vLLM's logits processor applies after its output layer: a softcap, then a scale.
+    if (!logits_processor_lacks(layout))
+      for (const OutputOp& op : layout.after_output)
+        out.config.push_back({op.kind == OutputOp::Kind::softcap ? "final_logit_softcapping" : "logit_scale", json_real(op.value)});
+    if (logits_processor_lacks(layout))
+      not_servable_ = "it computes `" + text(logits_processor_lacks(layout)->first->span) + "` after the output layer, which vLLM can't";
+
     // A sliding window: what vLLM reads to slide its own attention's (every block's).
     out.sliding_window = layer_attention == 1 ? window : 0;
     if (out.sliding_window) {
@@ -695,12 +722,13 @@ class HfGenerator : public PythonWriter {
 
     plan_.causal_lm = true;
     plan_.function = fn.name;
-    plan_.output_line = source_line(statements.back().span);
+    plan_.output_line = source_line(statements[output_at].span);
+    plan_.output_bias = !layout.output_bias.empty();
     plan_.tied = out.tied;
     // A key-value cache is sound only when nothing but attention works across positions: what
     // the serving rules (E33xx, run when the caller enables them) prove.
     plan_.cache = why_not_servable().empty();
-    // tp plan: the blocks' linears split as core/check/tensor_parallel.cpp proves they may be (heads and
+    // tp plan: the blocks' linears split as core/model/tensor_parallel.cpp proves they may be (heads and
     // feed-forward features across devices); every other nn.Linear, or all when nothing is proven, replicated.
     std::map<std::string, std::string> styles;
     if (auto proven = tensor_parallel_plan(a_, layout)) {
@@ -718,6 +746,15 @@ class HfGenerator : public PythonWriter {
     }
     for (const std::string& p : linears) plan_.tp_plan.push_back({p, styles.count(p) ? styles[p] : "replicate"});
     write_files(out);
+  }
+
+  // A number for config.json: exact enough to round-trip a float, and a float to Python.
+  static std::string json_real(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    std::string text = buffer;
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return text;
   }
 
   std::string dims_json() const {
@@ -859,10 +896,10 @@ class HfGenerator : public PythonWriter {
         return "self." + instance.name + "(" + join(args) + ")";
       }
     // A weight called as its layer.
-    if (scope_ && (is_builtin(e, "linear") || is_builtin(e, "embedding")) && e.arguments.size() == 2 && e.arguments[1].value)
+    if (scope_ && (is_builtin(e, BuiltinRole::linear) || is_builtin(e, BuiltinRole::embedding)) && e.arguments.size() == 2 && e.arguments[1].value)
       if (auto key = weight_key(*e.arguments[1].value)) {
         const Weight& w = scope_->weights.at(*key);
-        bool as_layer = is_builtin(e, "linear") ? w.kind == Weight::Kind::linear : w.kind == Weight::Kind::embedding;
+        bool as_layer = is_builtin(e, BuiltinRole::linear) ? w.kind == Weight::Kind::linear : w.kind == Weight::Kind::embedding;
         if (as_layer) return "self." + w.attr + "(" + python_bare(expression(*e.arguments[0].value)) + ")";
       }
     if (engine_attention(e) && scope_ && (scope_->kind == ScopeKind::layer || scope_->kind == ScopeKind::module)) return attention(e);
@@ -870,7 +907,7 @@ class HfGenerator : public PythonWriter {
   }
 
   void on_builtin_call(const Expr&, const CallFacts& facts) override {
-    if (facts.builtin->name == "scaled_dot_product_attention" && facts.lowering.count("causal"))
+    if (facts.builtin->role == BuiltinRole::attention && facts.lowering.count("causal"))
       not_servable_ = "attention outside a block can't be replaced by vLLM's";
   }
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "check/analysis.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 
 namespace ss {
 

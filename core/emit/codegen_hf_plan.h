@@ -50,6 +50,9 @@ struct HfModelingPlan {
   std::string positions;  // the forward's positions parameter as Python; empty when it takes none
   std::string base_body;  // ShapeScriptModel.forward from the embeddings to `hidden_states`
   std::string output_line;  // the source line of the output layer, for its comment
+  bool output_bias = false;  // lm_head has a bias
+  std::string after_output;      // what follows the output layer, as a method's body on `logits`; empty: nothing
+  std::string after_output_doc;  // its docstring's text
   std::string function;         // the forward's name
   std::string function_python;  // and as Python
   bool tied = false;

@@ -9,8 +9,8 @@
 
 #include "answers.h"
 #include "check/analysis.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "check_json.h"
 #include "diagnostics/render.h"
 #include "document_text.h"

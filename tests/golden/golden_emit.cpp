@@ -12,7 +12,7 @@
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
 #include "emit/python_writer.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "diagnostics/render.h"
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-// Unit tests of a model's cost (core/check/model_cost.h): the parameter count and the key-value cache per
+// Unit tests of a model's cost (core/model/model_cost.h): the parameter count and the key-value cache per
 // token that hover shows, checked against counts done by hand from the examples' declarations.
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "check/analysis.h"
-#include "check/model_cost.h"
+#include "model/model_cost.h"
 
 using namespace ss;
 

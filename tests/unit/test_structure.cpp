@@ -1,9 +1,11 @@
 // Unit tests of what the passes share: the one tree walker (core/syntax/walk.h), the one language-model
-// layout (core/check/model_layout.h), the one serving verdict and the templates of generated code, and of
+// layout (core/model/model_layout.h), the one serving verdict and the templates of generated code, and of
 // the passes that read them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -11,8 +13,9 @@
 #include "check/analysis.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "check/builtins.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "emit/text_template.h"
 #include "syntax/walk.h"
 
@@ -173,6 +176,68 @@ TEST_CASE("the layout of a language model names its embedding, blocks and output
   CHECK(!none.is_language_model());
   CHECK(none.model_var.empty());
   CHECK(!find_model_layout(*gpt2, "nothing").forward);
+}
+
+TEST_CASE("each role of the built-in table is one built-in's, which the model passes match by role") {
+  std::map<BuiltinRole, std::vector<std::string_view>> holders;
+  for (const Builtin& b : builtins())
+    if (b.role != BuiltinRole::none) holders[b.role].push_back(b.name);
+  for (auto& [role, names] : holders) CHECK(names.size() == 1);
+  CHECK(holders[BuiltinRole::linear] == std::vector<std::string_view>{"linear"});
+  CHECK(holders[BuiltinRole::embedding] == std::vector<std::string_view>{"embedding"});
+  CHECK(holders[BuiltinRole::attention] == std::vector<std::string_view>{"scaled_dot_product_attention"});
+  CHECK(holders.size() == 9);  // linear, embedding, attention, einsum, scale, tanh, sqrt, exp, log
+}
+
+TEST_CASE("analyze describes the serving function's model once, and the serving rules read that description") {
+  auto llama = analyze(SourceFile("llama.ss", example("llama.ss")));
+  REQUIRE(llama->model);
+  CHECK(llama->model->function == "forward");
+  CHECK(llama->model->is_language_model());
+  CHECK(llama->model->output_layer == "w_out");
+  AnalyzeOptions options;
+  options.serving_function = "rope";
+  auto other = analyze(SourceFile("llama.ss", example("llama.ss")), options);
+  REQUIRE(other->model);
+  CHECK(other->model->function == "rope");
+  CHECK(!other->model->is_language_model());
+}
+
+TEST_CASE("the layout follows the return value back to the output layer, its bias and the operations after it") {
+  std::string llama = example("llama.ss");
+  auto with_head = [&](const std::string& head, const std::string& params = "") {
+    std::string source = replaced(llama, "    return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)\n", head);
+    if (!params.empty()) source = replaced(source, "model Llama:\n", "model Llama:\n" + params);
+    auto analysis = analyze(SourceFile("llama.ss", source));
+    require_clean(*analysis);
+    return std::pair{std::move(analysis), find_model_layout(*analysis, "forward")};
+  };
+  auto [biased, bias] = with_head("    return linear(rms_norm(x, over=D, weight=m.norm), m.w_out, m.b_out)\n",
+                                  "    param b_out: [V] = zeros\n");
+  REQUIRE(bias.is_language_model());
+  CHECK((bias.output_layer == "w_out" && bias.output_bias == "b_out" && bias.after_output.empty()));
+
+  auto [capped, cap] = with_head("    h = rms_norm(x, over=D, weight=m.norm)\n    z = linear(h, m.w_out)\n"
+                                 "    return scale(tanh(scale(z, 1 / 30.0)), 30.0) |> scale(1 / sqrt(D))\n");
+  REQUIRE(cap.is_language_model());
+  CHECK(cap.output_bias.empty());
+  REQUIRE(cap.after_output.size() == 2);
+  CHECK((cap.after_output[0].kind == OutputOp::Kind::softcap && std::abs(cap.after_output[0].value - 30.0) < 1e-9));
+  CHECK((cap.after_output[1].kind == OutputOp::Kind::scale && std::abs(cap.after_output[1].value - 0.125) < 1e-9));
+  CHECK(!logits_processor_lacks(cap));
+
+  auto [other, tanh_only] = with_head("    return tanh(linear(rms_norm(x, over=D, weight=m.norm), m.w_out))\n");
+  REQUIRE(tanh_only.is_language_model());
+  REQUIRE(tanh_only.after_output.size() == 1);
+  CHECK(tanh_only.after_output[0].kind == OutputOp::Kind::other);
+  CHECK(logits_processor_lacks(tanh_only));
+
+  // Reading the hidden states after the output layer: not a language model's forward, and the line says why.
+  auto [mixed, refused] = with_head("    h = rms_norm(x, over=D, weight=m.norm)\n    z = linear(h, m.w_out)\n    h2 = h * 2.0\n"
+                                    "    return tanh(z / 30.0) * 30.0\n");
+  CHECK(!refused.is_language_model());
+  REQUIRE(!refused.refusals.empty());
+  CHECK(refused.refusals[0].rule.find("after the output layer, `h` is read") != std::string::npos);
 }
 
 TEST_CASE("a language model's blocks may use a lambda whose parameter is named like the ids") {

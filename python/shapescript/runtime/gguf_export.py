@@ -18,6 +18,7 @@ The CLI runs it with a spec (JSON):
   takes_positions, max_positions, vocab
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
   builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
+  description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  a GGUF file whose vocabulary to embed, or null
   reply                  where to write the answer (absolute)
@@ -736,6 +737,23 @@ def _refuse_sliding_window(spec, model):
     )
 
 
+def _refuse_output_head(spec):
+    """The architectures here compute plain logits, `output.weight` times the hidden states: an
+    output bias or an operation after the output layer (a scale, a softcap) would be dropped, so
+    each is refused with its line before any search."""
+    output = (spec.get("description") or {}).get("output") or {}
+    name = spec["model"] or spec["function"]
+    names = [f"`{arch.name}`" for arch in ARCHITECTURES]
+    archs = f"llama.cpp's {', '.join(names[:-1])} and {names[-1]}"
+    if output.get("bias"):
+        raise GgufError(f"{output['where']}: `{name}` isn't an architecture llama.cpp has: its output layer adds the bias "
+                        f"`{output['bias']}`, and {archs} have no output bias")
+    for op in output.get("after", []):
+        what = {"scale": "scale their logits", "softcap": "cap their logits"}.get(op["op"], "compute anything after the output layer")
+        raise GgufError(f"{op['where']}: `{name}` isn't an architecture llama.cpp has: it computes `{op['text']}` after the output "
+                        f"layer, and {archs} don't {what}")
+
+
 def export_gguf(spec):
     try:
         import torch
@@ -749,6 +767,7 @@ def export_gguf(spec):
     reference = script.reference_module(spec)
     model = Model(spec, reference)
     _refuse_sliding_window(spec, model)
+    _refuse_output_head(spec)
     file_weights = weights.load_weights(spec, reference)  # a bad checkpoint is said before the search
 
     # Compare in float64, so that only a different computation can tell the two apart.

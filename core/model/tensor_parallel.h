@@ -9,7 +9,7 @@
 #include <string>
 
 #include "check/analysis.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 
 namespace ss {
 

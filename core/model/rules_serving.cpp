@@ -3,9 +3,10 @@
 // must have that shape, and nothing else may combine positions along `n`.
 #include <set>
 
+#include "check/builtins.h"
 #include "check/check_internal.h"
-#include "check/model_layout.h"
-#include "check/reach.h"
+#include "model/model_layout.h"
+#include "model/reach.h"
 #include "syntax/walk.h"
 
 namespace ss {
@@ -26,7 +27,7 @@ class ServingRules {
   ServingRules(Checker& checker, Severity severity) : checker_(checker), a_(checker.analysis()), severity_(severity) {}
 
   void run(const std::string& name) {
-    layout_ = find_model_layout(a_, name);
+    layout_ = a_.model && a_.model->function == name ? *a_.model : find_model_layout(a_, name);
     run_rules();
     a_.not_servable = first_reason_;
   }
@@ -135,10 +136,29 @@ class ServingRules {
   void check_output_layer(const Item& forward) {
     const Statement* last = forward.body && !forward.body->statements.empty() ? &forward.body->statements.back() : nullptr;
     const Expr* value = last && last->kind == Statement::Kind::return_ ? last->value.get() : nullptr;
-    if (!layout_.output)
+    if (!layout_.output) {
       report(DiagnosticCode::E3303, value ? value->span : forward.name_span,
              "`" + forward.name + "` must end by returning the output layer, `linear(h, " + layout_.model_var + ".W)`",
              "the engine runs the output layer itself, for the tokens it samples", false);
+      return;
+    }
+    auto lacking = logits_processor_lacks(layout_);
+    if (lacking) {
+      const OutputOp& op = *lacking->first;
+      const std::string& lacks = lacking->second;
+      std::string what = "`" + std::string(a_.file.text().substr(op.span.begin, op.span.end - op.span.begin)) + "`";
+      Diagnostic d;
+      d.code = DiagnosticCode::E3307;
+      d.severity = severity_;
+      d.message = kCantRun + "the engine can't apply " + what + " after the output layer";
+      record(op.span, "the engine can't apply " + what + " after the output layer: " + lacks);
+      d.primary = {op.span, "the engine runs the output layer and what follows it itself"};
+      d.notes.push_back("vLLM computes the logits with its own output layer, then " + lacks +
+                        " (config.json's `final_logit_softcapping` and `logit_scale`)");
+      d.helps.push_back("fold the operation into the output layer's weights, or write it as a softcap `tanh(z / c) * c` followed by `scale(z, s)`; "
+                        "`shapescript check --serving error` lists everything an engine can't serve");
+      checker_.report(std::move(d));
+    }
   }
 
   static std::optional<std::string> token_variable_in(const SizeExpr& size, const std::set<std::string>& tokens) {
@@ -156,7 +176,7 @@ class ServingRules {
     const Expr* found = nullptr;
     for_each_expr(e, [&](const Expr& x) {
       const CallFacts* f = x.kind == Expr::Kind::call ? facts(x) : nullptr;
-      if (f && f->builtin && f->builtin->name == "einsum" && x.arguments.size() >= 3 && x.arguments[0].value && x.arguments[1].value &&
+      if (f && f->builtin && f->builtin->role == BuiltinRole::einsum && x.arguments.size() >= 3 && x.arguments[0].value && x.arguments[1].value &&
           x.arguments[0].value->kind == Expr::Kind::name && x.arguments[1].value->kind == Expr::Kind::name &&
           (first.empty() || x.arguments[0].value->text == first)) {
         found = &x;
@@ -215,7 +235,7 @@ class ServingRules {
         return;
       }
       if (!f->builtin || reported) return;
-      bool engine_attention = f->builtin->name == "scaled_dot_product_attention" && f->lowering.count("causal");
+      bool engine_attention = f->builtin->role == BuiltinRole::attention && f->lowering.count("causal");
       if (engine_attention) return;
       for (const Axis& axis : f->works_across)
         if (auto v = token_variable_in(axis.size, tokens)) {
@@ -249,7 +269,7 @@ void check_cpu_attention_head_sizes(Checker& checker) {
     return;
   std::set<int64_t> reported;
   for_each_builtin_call_reached(a, *forward, [&](const Expr& e, const CallFacts& f) {
-    if (f.builtin->name != "scaled_dot_product_attention" || !f.lowering.count("causal") || e.arguments.empty() ||
+    if (f.builtin->role != BuiltinRole::attention || !f.lowering.count("causal") || e.arguments.empty() ||
         !e.arguments[0].value)
       return;
     auto q = a.semantics.types.find(e.arguments[0].value.get());

@@ -1,4 +1,4 @@
-#include "check/model_cost.h"
+#include "model/model_cost.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "check/builtins.h"
-#include "check/model_layout.h"
+#include "model/model_layout.h"
 #include "syntax/walk.h"
 
 namespace ss {
@@ -79,12 +79,12 @@ class DimAlgebra {
   std::set<std::string> expanding_;
 };
 
-bool is_builtin_call(const Analysis& analysis, const Expr& e, std::string_view name, const CallFacts** facts_out = nullptr) {
+bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role, const CallFacts** facts_out = nullptr) {
   if (e.kind != Expr::Kind::call) return false;
   auto facts = analysis.semantics.calls.find(&e);
   if (facts == analysis.semantics.calls.end()) return false;
   if (facts_out) *facts_out = &facts->second;
-  return facts->second.builtin && facts->second.builtin->name == name;
+  return facts->second.builtin && facts->second.builtin->role == role;
 }
 
 // An axis of a checked type as a polynomial in the dims: by its label when that names a dim, else its fixed size.
@@ -110,7 +110,7 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
   for_each_statement(block, [&](const Statement& statement) {
     auto visit = [&](const Expr& e) {
       const CallFacts* facts = nullptr;
-      if (is_builtin_call(analysis, e, "scaled_dot_product_attention", &facts)) {
+      if (is_builtin_call(analysis, e, BuiltinRole::attention, &facts)) {
         ++attentions;
         if (auto window = facts->lowering.find("window"); window != facts->lowering.end())
           count.window = std::min<int64_t>(count.window.value_or(INT64_MAX), std::stoll(window->second));

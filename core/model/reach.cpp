@@ -1,4 +1,4 @@
-#include "check/reach.h"
+#include "model/reach.h"
 
 #include <deque>
 #include <set>

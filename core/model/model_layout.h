@@ -1,6 +1,7 @@
 // A language model's layout: `forward(m, ids[, pos])` embeds the token ids with a table of the
-// model, runs its blocks in one `for` over parameters stacked along the blocks axis, and returns
-// the output layer `linear(h, m.W)`. Found once in a checked program, as plain data, and read by
+// model, runs its blocks in one `for` over parameters stacked along the blocks axis, and ends with
+// the output layer `linear(h, m.W[, m.b])`, possibly followed by elementwise operations on the
+// logits (a `scale`, a softcap `tanh(z / c) * c`). Found once in a checked program, as plain data, and read by
 // everything that takes a language model apart: the serving rules (E33xx), the Hugging Face
 // generator, the tensor-parallel planner and the GGUF export. Each reader decides what it needs
 // of it and says so in its own words; the layout only records what is there.
@@ -13,6 +14,20 @@
 #include "check/analysis.h"
 
 namespace ss {
+
+// One operation on the logits after the output layer, in the order the forward applies them.
+struct OutputOp {
+  enum class Kind { scale, softcap, other };
+  Kind kind = Kind::other;
+  Span span;
+  double value = 0;  // scale: its factor; softcap: its cap c in `tanh(z / c) * c`; other: unused
+};
+
+// Why a tool can't take the forward apart as a language model: where, and the rule it breaks.
+struct ModelRefusal {
+  Span span;
+  std::string rule;  // completes "`forward` isn't a language model's forward: "
+};
 
 struct ModelLayout {
   std::string function;                   // the forward's name, as asked for
@@ -27,10 +42,16 @@ struct ModelLayout {
   // The token embedding, `embedding(ids, m.E)` before the loop over blocks, and its table's field.
   const Expr* token_embedding = nullptr;
   std::string embedding;
-  // The output layer, `linear(h, m.W)` that the forward's last statement returns, and its weight's field.
+  // The output layer, `linear(h, m.W[, m.b])` whose value (after `after_output`) the forward's last
+  // statement returns, and its weight's and bias's fields (output_bias: empty without one).
   const Expr* output = nullptr;
-  std::string output_layer;
+  std::string output_layer, output_bias;
+  size_t output_at = 0;  // the index of the statement that computes it
+  // What happens to the logits between the output layer and the return, in order.
+  std::vector<OutputOp> after_output;
   bool tied = false;  // the output layer's weight is the embedding table
+  // Why it isn't a language model's forward, first reason first; empty when it is one.
+  std::vector<ModelRefusal> refusals;
 
   // The loop over blocks: the first `for` among the forward's statements.
   const Statement* loop = nullptr;
@@ -42,12 +63,19 @@ struct ModelLayout {
   // Every field that an `embedding` in the forward reads rows of (the token table, a position table).
   std::vector<std::string> embedding_tables;
 
-  // forward(m: Model, ids: [b n] Index[V], …) that returns linear(h, m.W): what the generators
+  // forward(m: Model, ids: [b n] Index[V], …) that ends with linear(h, m.W): what the generators
   // translate as a language model; the rest they treat as any function.
-  bool is_language_model() const { return model && takes_ids && output; }
+  bool is_language_model() const { return model && takes_ids && output && refusals.empty(); }
   // `m.W`: the field of the model that `e` names, if it names one.
   std::optional<std::string> model_field(const Expr* e) const;
 };
+
+// The first operation after the output layer that a logits processor which caps the logits
+// (`tanh(z / c) * c`), then scales them, as vLLM's does, can't apply, and what it lacks.
+std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(const ModelLayout& layout);
+
+// A number written with literals, dims and `sqrt`/`exp`/`log` of them (`1 / sqrt(D)`, `30.0`).
+std::optional<double> fixed_real(const Analysis& analysis, const Expr* e);
 
 ModelLayout find_model_layout(const Analysis& analysis, const std::string& function);
 

@@ -1,4 +1,4 @@
-#include "check/tensor_parallel.h"
+#include "model/tensor_parallel.h"
 
 #include <set>
 
@@ -113,13 +113,14 @@ struct Planner {
     if (failed) return fail();
     if (facts->second.function) return function(*facts->second.function, args);
     if (!facts->second.builtin) return fail();
-    std::string name(facts->second.builtin->name);
+    std::string name(facts->second.builtin->name);  // the regrouping built-ins', whose patterns are read below
+    BuiltinRole role = facts->second.builtin->role;
     auto keyword_value = [&](std::string_view keyword) -> Value {
       for (const Argument& argument : e->arguments)
         if (argument.keyword && *argument.keyword == keyword && argument.value) return use_field(expr(argument.value.get(), env));
       return {};
     };
-    if (name == "linear" && args.size() >= 2) {
+    if (role == BuiltinRole::linear && args.size() >= 2) {
       if (args[1].field.empty()) return fail();  // a weight computed in the block: can't be split as it loads
       Split in = use_field(args[0]).split;
       std::string style = in == Split::whole ? "colwise" : in == Split::features ? "rowwise" : "";
@@ -133,8 +134,8 @@ struct Planner {
     bool all_whole = true;
     for (const Value& v : args) all_whole = all_whole && v.split == Split::whole;
     // Element-wise built-ins keep the layout; so do dropout and scaling by a scalar.
-    if ((is_elementwise(*facts->second.builtin) || name == "dropout" || name == "scale") && !args.empty()) return {args[0].split, ""};
-    if (name == "scaled_dot_product_attention" && args.size() == 3) {
+    if ((is_elementwise(*facts->second.builtin) || name == "dropout" || role == BuiltinRole::scale) && !args.empty()) return {args[0].split, ""};
+    if (role == BuiltinRole::attention && args.size() == 3) {
       if (args[0].split == args[1].split && args[1].split == args[2].split && args[0].split != Split::features) return {args[0].split, ""};
       return fail();
     }

@@ -1,0 +1,344 @@
+#include "model/model_layout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "check/builtins.h"
+#include "syntax/walk.h"
+
+namespace ss {
+
+namespace {
+
+bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role) {
+  if (e.kind != Expr::Kind::call) return false;
+  auto facts = analysis.semantics.calls.find(&e);
+  return facts != analysis.semantics.calls.end() && facts->second.builtin && facts->second.builtin->role == role;
+}
+
+void add_once(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+// A loop bound written as a fixed number: `0`, `L`.
+std::optional<int64_t> fixed_number(const Analysis& analysis, const Expr* e) {
+  if (!e) return std::nullopt;
+  if (e->kind == Expr::Kind::number && e->is_integer) {
+    // A literal past int64 (E0105) has no fixed value; casting it would be undefined.
+    if (!(e->number >= -9223372036854775808.0 && e->number < 9223372036854775808.0)) return std::nullopt;
+    return static_cast<int64_t>(e->number);
+  }
+  auto type = analysis.semantics.types.find(e);
+  if (type != analysis.semantics.types.end() && type->second.known_size) return type->second.known_size->constant_value();
+  return std::nullopt;
+}
+
+bool close(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
+
+const Expr* argument(const Expr& call, size_t i) { return i < call.arguments.size() ? call.arguments[i].value.get() : nullptr; }
+
+}  // namespace
+
+std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(const ModelLayout& layout) {
+  bool capped = false, scaled = false;
+  for (const OutputOp& op : layout.after_output) {
+    std::string lacks;
+    if (op.kind == OutputOp::Kind::other)
+      lacks = "its logits processor only caps (`tanh(z / c) * c`) and then scales the logits";
+    else if (op.kind == OutputOp::Kind::softcap && (capped || scaled))
+      lacks = "its logits processor caps the logits once, before it scales them";
+    else if (op.kind == OutputOp::Kind::scale && scaled)
+      lacks = "its logits processor scales the logits once";
+    capped = capped || op.kind == OutputOp::Kind::softcap;
+    scaled = scaled || op.kind == OutputOp::Kind::scale;
+    if (!lacks.empty()) return std::pair{&op, lacks};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<double> fixed_value(const Analysis& analysis, const Expr* e);
+
+}  // namespace
+
+// Only finite numbers: config.json and Python take no infinity written as a number.
+std::optional<double> fixed_real(const Analysis& analysis, const Expr* e) {
+  std::optional<double> value = fixed_value(analysis, e);
+  if (value && !std::isfinite(*value)) return std::nullopt;
+  return value;
+}
+
+namespace {
+
+std::optional<double> fixed_value(const Analysis& analysis, const Expr* e) {
+  if (!e) return std::nullopt;
+  switch (e->kind) {
+    case Expr::Kind::number: return e->number;
+    case Expr::Kind::name: {
+      auto dim = analysis.semantics.dims.find(e->text);
+      if (dim == analysis.semantics.dims.end()) return std::nullopt;
+      return static_cast<double>(dim->second);
+    }
+    case Expr::Kind::unary: {
+      auto x = e->operands.empty() ? std::nullopt : fixed_real(analysis, e->operands[0].get());
+      if (!x) return std::nullopt;
+      if (e->text == "-") return -*x;
+      if (e->text == "+") return *x;
+      return std::nullopt;
+    }
+    case Expr::Kind::binary: {
+      if (e->operands.size() != 2) return std::nullopt;
+      auto l = fixed_real(analysis, e->operands[0].get()), r = fixed_real(analysis, e->operands[1].get());
+      if (!l || !r) return std::nullopt;
+      if (e->text == "+") return *l + *r;
+      if (e->text == "-") return *l - *r;
+      if (e->text == "*") return *l * *r;
+      if (e->text == "/" && *r != 0) return *l / *r;
+      return std::nullopt;
+    }
+    case Expr::Kind::call: {
+      auto x = e->arguments.size() == 1 ? fixed_real(analysis, argument(*e, 0)) : std::nullopt;
+      if (!x) return std::nullopt;
+      if (is_builtin_call(analysis, *e, BuiltinRole::sqrt) && *x >= 0) return std::sqrt(*x);
+      if (is_builtin_call(analysis, *e, BuiltinRole::exp)) return std::exp(*x);
+      if (is_builtin_call(analysis, *e, BuiltinRole::log) && *x > 0) return std::log(*x);
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// `z * s` or `scale(z, s)` with s fixed: z and s.
+std::optional<std::pair<const Expr*, double>> scaled(const Analysis& analysis, const Expr& e) {
+  if (is_builtin_call(analysis, e, BuiltinRole::scale) && e.arguments.size() == 2)
+    if (auto s = fixed_real(analysis, argument(e, 1))) return std::pair{argument(e, 0), *s};
+  if (e.kind == Expr::Kind::binary && e.operands.size() == 2 && (e.text == "*" || e.text == "/")) {
+    const Expr* l = e.operands[0].get();
+    const Expr* r = e.operands[1].get();
+    if (auto s = fixed_real(analysis, r)) {
+      if (e.text == "*") return std::pair{l, *s};
+      if (*s != 0) return std::pair{l, 1 / *s};
+    }
+    if (e.text == "*")
+      if (auto s = fixed_real(analysis, l)) return std::pair{r, *s};
+  }
+  return std::nullopt;
+}
+
+// A softcap `tanh(z / c) * c` (or with `scale`): z and c.
+std::optional<std::pair<const Expr*, double>> softcapped(const Analysis& analysis, const Expr& e) {
+  auto outer = scaled(analysis, e);
+  if (!outer || !outer->first || !is_builtin_call(analysis, *outer->first, BuiltinRole::tanh) || outer->first->arguments.size() != 1) return std::nullopt;
+  const Expr* inside = argument(*outer->first, 0);
+  auto inner = inside ? scaled(analysis, *inside) : std::nullopt;
+  if (!inner || !inner->first || !close(inner->second * outer->second, 1)) return std::nullopt;
+  return std::pair{inner->first, outer->second};
+}
+
+}  // namespace
+
+std::optional<std::string> ModelLayout::model_field(const Expr* e) const {
+  if (model_var.empty() || !e || e->kind != Expr::Kind::attribute || e->operands.empty() || !e->operands[0] ||
+      e->operands[0]->kind != Expr::Kind::name || e->operands[0]->text != model_var)
+    return std::nullopt;
+  return e->text;
+}
+
+namespace {
+
+ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
+  ModelLayout layout;
+  layout.function = function;
+  for (const Item& item : analysis.program.items)
+    if (item.kind == Item::Kind::function && item.name == function) layout.forward = &item;
+  if (!layout.forward) return layout;
+  const Item& forward = *layout.forward;
+  auto types = analysis.semantics.functions.find(&forward);
+  if (types == analysis.semantics.functions.end()) return layout;
+  layout.types = &types->second;
+  const std::vector<ValueType>& parameters = types->second.parameters;
+  if (parameters.empty() || parameters[0].kind != ValueType::Kind::model || forward.parameters.empty()) return layout;
+  layout.model = analysis.find_item(parameters[0].name);
+  if (layout.model && layout.model->kind != Item::Kind::model) layout.model = nullptr;
+  layout.model_var = forward.parameters[0].name;
+  if (parameters.size() >= 2 && forward.parameters.size() >= 2) layout.ids_var = forward.parameters[1].name;
+  if (parameters.size() == 3 && forward.parameters.size() == 3) layout.pos_var = forward.parameters[2].name;
+  if (parameters.size() >= 2 && parameters.size() <= 3) {
+    const ValueType& ids = parameters[1];
+    layout.takes_ids = ids.is_tensor() && ids.tensor.rank() == 2 && ids.tensor.element.kind == ElementKind::index;
+  }
+  if (!forward.body) return layout;
+  const std::vector<Statement>& statements = forward.body->statements;
+
+  for (size_t i = 0; i < statements.size(); ++i)
+    if (statements[i].kind == Statement::Kind::for_ && layout.loops++ == 0) {
+      layout.loop = &statements[i];
+      layout.loop_at = i;
+    }
+  if (layout.loop) {
+    layout.loop_start = fixed_number(analysis, layout.loop->value.get());
+    layout.layers = fixed_number(analysis, layout.loop->end.get());
+  }
+  size_t before_loop = layout.loop ? layout.loop_at : statements.size();
+
+  // Embeddings: of the ids anywhere; the token embedding is the first of the model's before the loop.
+  auto is_ids = [&](const Expr* e) { return e && e->kind == Expr::Kind::name && !layout.ids_var.empty() && e->text == layout.ids_var; };
+  // The token embedding may be scaled or summed on its way in (`embedding(ids, m.E) |> scale(..)`),
+  // so it is found anywhere in a value computed before the loop; a piped value lies outside its call's span.
+  std::set<const Expr*> before_loop_values;
+  for (size_t i = 0; i < before_loop; ++i)
+    if (statements[i].value) for_each_expr(*statements[i].value, [&](const Expr& e) { before_loop_values.insert(&e); });
+  for (size_t i = 0; i < statements.size(); ++i) {
+    auto visit = [&](const Expr& e) {
+      if (!is_builtin_call(analysis, e, BuiltinRole::embedding) || e.arguments.empty()) return;
+      std::optional<std::string> table = e.arguments.size() == 2 ? layout.model_field(e.arguments[1].value.get()) : std::nullopt;
+      if (table) add_once(layout.embedding_tables, *table);
+      if (!is_ids(e.arguments[0].value.get())) return;
+      layout.ids_embeddings.push_back(&e);
+      if (table && !layout.token_embedding && before_loop_values.count(&e)) {
+        layout.token_embedding = &e;
+        layout.embedding = *table;
+      }
+    };
+    for_each_expr(statements[i], visit, [](const Statement&) { return Walk::into; });
+  }
+
+  // The output layer: what the last statement returns is `linear(h, m.W[, m.b])`, or elementwise
+  // operations on it, followed back through the assignments after the blocks.
+  const Item& fn = forward;
+  auto refuse = [&](Span span, std::string rule) { layout.refusals.push_back({span, std::move(rule)}); };
+  size_t after_loop = layout.loop ? layout.loop_at + 1 : 0;
+  const Statement* last = statements.empty() ? nullptr : &statements.back();
+  if (!last || last->kind != Statement::Kind::return_ || !last->value) {
+    refuse(last ? last->span : fn.name_span, "it must end by returning the output layer, `linear(h, " + layout.model_var + ".W)`");
+  } else {
+    const Expr* value = last->value.get();
+    size_t at = statements.size() - 1;
+    std::vector<OutputOp> ops;  // outermost first
+    while (value) {
+      const Expr& e = *value;
+      if (is_builtin_call(analysis, e, BuiltinRole::linear) && (e.arguments.size() == 2 || e.arguments.size() == 3)) {
+        auto weight = layout.model_field(argument(e, 1));
+        auto bias = e.arguments.size() == 3 ? layout.model_field(argument(e, 2)) : std::optional<std::string>("");
+        if (weight && bias) {
+          layout.output = &e;
+          layout.output_layer = *weight;
+          layout.output_bias = *bias;
+          layout.output_at = at;
+          layout.tied = !layout.embedding.empty() && layout.output_layer == layout.embedding;
+          break;
+        }
+      }
+      if (e.kind == Expr::Kind::name) {  // the value of an assignment after the blocks
+        const Expr* assigned = nullptr;
+        for (size_t j = at; j-- > after_loop;)
+          if (statements[j].kind == Statement::Kind::assign && statements[j].targets.size() == 1 && statements[j].targets[0].first == e.text) {
+            assigned = statements[j].value.get();
+            at = j;
+            break;
+          }
+        value = assigned;
+        continue;
+      }
+      if (auto cap = softcapped(analysis, e)) {
+        ops.push_back({OutputOp::Kind::softcap, e.span, cap->second});
+        value = cap->first;
+        continue;
+      }
+      if (auto s = scaled(analysis, e)) {
+        ops.push_back({OutputOp::Kind::scale, e.span, s->second});
+        value = s->first;
+        continue;
+      }
+      // Any other elementwise operation of one value that isn't fixed (`z + 1`, `tanh(z)`).
+      auto facts = analysis.semantics.calls.find(&e);
+      bool elementwise = e.kind == Expr::Kind::binary || e.kind == Expr::Kind::unary ||
+                         (e.kind == Expr::Kind::call && facts != analysis.semantics.calls.end() && facts->second.builtin &&
+                          facts->second.works_across.empty() && !is_builtin_call(analysis, e, BuiltinRole::linear) &&
+                          !is_builtin_call(analysis, e, BuiltinRole::embedding));
+      std::vector<const Expr*> varying;
+      if (elementwise) {
+        for (const ExprPtr& o : e.operands)
+          if (o && e.kind != Expr::Kind::call && !fixed_real(analysis, o.get())) varying.push_back(o.get());
+        for (const Argument& a : e.arguments)
+          if (a.value && !fixed_real(analysis, a.value.get())) varying.push_back(a.value.get());
+      }
+      if (varying.size() != 1) break;
+      ops.push_back({OutputOp::Kind::other, e.span, 0});
+      value = varying[0];
+    }
+    if (!layout.output) {
+      refuse(last->span, "it must end by returning the output layer, `linear(h, " + layout.model_var +
+                                    ".W)`, or elementwise operations on it (`scale`, a softcap `tanh(z / c) * c`)");
+    } else {
+      layout.after_output.assign(ops.rbegin(), ops.rend());
+      // From the output layer on, only the logits are computed: nothing else is read.
+      std::set<std::string> logits_names;
+      for (size_t j = layout.output_at; j < statements.size(); ++j) {
+        const Statement& s = statements[j];
+        if (j + 1 < statements.size() && (s.kind != Statement::Kind::assign || s.targets.size() != 1)) {
+          refuse(s.span, "after the output layer, only assignments of the logits may come before the `return`");
+          break;
+        }
+        bool read_other = false;
+        if (s.value)
+          for_each_expr(*s.value, [&](const Expr& x) {
+            if (&x == layout.output) return Walk::skip;
+            if (read_other) return Walk::stop;
+            if (x.kind == Expr::Kind::attribute && layout.model_field(&x)) {
+              refuse(x.span, "after the output layer, `" + layout.model_var + "." + x.text + "` is read; the operations on the logits use only fixed numbers");
+              read_other = true;
+              return Walk::stop;
+            }
+            if (x.kind == Expr::Kind::name && !logits_names.count(x.text) && !analysis.semantics.dims.count(x.text)) {
+              bool local = x.text == layout.model_var || x.text == layout.ids_var || x.text == layout.pos_var;
+              for (size_t k = 0; k < j && !local; ++k)
+                for (auto& [name, span] : statements[k].targets) local = local || name == x.text;
+              if (local) {
+                refuse(x.span, "after the output layer, `" + x.text + "` is read; the operations on the logits use only the logits and fixed numbers");
+                read_other = true;
+                return Walk::stop;
+              }
+            }
+            return Walk::into;
+          });
+        if (read_other) break;
+        for (auto& [name, span] : s.targets) logits_names.insert(name);
+      }
+    }
+  }
+
+  // The blocks' stacked fields: `m.w[l]`.
+  if (layout.loop && layout.loop->body)
+    for_each_expr(*layout.loop->body, [&](const Expr& e) {
+      if (e.kind == Expr::Kind::subscript && !e.operands.empty() && e.index.size() == 1 && e.index[0].kind == SizeNode::Kind::name &&
+          e.index[0].name == layout.loop->variable)
+        if (auto field = layout.model_field(e.operands[0].get())) add_once(layout.stacked, *field);
+    });
+  return layout;
+}
+
+}  // namespace
+
+ModelLayout find_model_layout(const Analysis& analysis, const std::string& function) {
+  ModelLayout layout = find_layout(analysis, function);
+  if (!layout.forward) return layout;
+  const Item& fn = *layout.forward;
+  auto refuse = [&](Span span, std::string rule) { layout.refusals.push_back({span, std::move(rule)}); };
+  if (!layout.types) refuse(fn.name_span, "it has no checked signature");
+  else if (!layout.model) refuse(fn.parameters.empty() ? fn.name_span : fn.parameters[0].span, "it must take a model first, `" + fn.name + "(m: Model, ids: [b n] Index[V])`");
+  else if (!layout.takes_ids)
+    refuse(fn.parameters.size() >= 2 ? fn.parameters[1].span : fn.name_span,
+           "it must take the token ids `[b n] Index[V]` second, and at most their positions after them");
+  else if (!fn.body) refuse(fn.name_span, "it has no body");
+  std::stable_sort(layout.refusals.begin(), layout.refusals.end(), [](const ModelRefusal& a, const ModelRefusal& b) { return a.span.begin < b.span.begin; });
+  return layout;
+}
+
+}  // namespace ss

@@ -336,7 +336,7 @@ std::string why_not_language_model(const Analysis& analysis, const ModelLayout& 
   return where(analysis, first.span) + ": `" + layout.function + "` isn't a language model's forward: " + first.rule;
 }
 
-nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const HfModel& model) {
+nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model) {
   auto text = [&](Span span) { return analysis.file.text().substr(span.begin, span.end - span.begin); };
   nlohmann::json refusals = nlohmann::json::array();
   for (const ModelRefusal& r : layout.refusals) refusals.push_back({{"where", where(analysis, r.span)}, {"rule", r.rule}});
@@ -365,10 +365,14 @@ nlohmann::json model_description(const Analysis& analysis, const ModelLayout& la
   return description;
 }
 
-nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const HfModel& model, const std::string& function) {
+LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout) {
+  return language_model_facts(analysis, layout, [&](Span span) { return where(analysis, span); });
+}
+
+nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model, const std::string& function) {
   auto stacked = [&](const std::string& name) { return std::find(layout.stacked.begin(), layout.stacked.end(), name) != layout.stacked.end(); };
   nlohmann::json parameters = nlohmann::json::array();
-  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"stacked", stacked(p.name)}});
+  for (const auto& [name, shape] : model.parameters) parameters.push_back({{"name", name}, {"shape", shape}, {"stacked", stacked(name)}});
   nlohmann::json builtins = nlohmann::json::array();
   for (const BuiltinCall& call : builtin_calls_reached(analysis, function)) builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
   return {{"version", 1},
@@ -415,7 +419,12 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   auto absolute_or_null = [](const std::string& path) {
     return path.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(path).string());
   };
-  nlohmann::json spec = language_model_spec(analysis, layout, model, function);
+  LanguageModelFacts facts = language_model_facts(analysis, layout);
+  if (!facts.error.empty()) {
+    std::cerr << "error: can't write `" << function << "` as a GGUF model: " << facts.error << "\n";
+    return 1;
+  }
+  nlohmann::json spec = language_model_spec(analysis, layout, facts, function);
   spec.update({{"output", staged.path().string()},
                {"weights", absolute_or_null(options.weights)},
                {"weights_name", options.weights},

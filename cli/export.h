@@ -70,7 +70,9 @@ std::string why_not_language_model(const Analysis& analysis, const ModelLayout& 
 // The model description the runtime reads (SPEC.md, "description"), version 1.
 nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const HfModel& model);
 
-nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const HfModel& model, const std::string& function);
+// The facts of a language model's forward, its spans named `file:line:col`.
+LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout);
+nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model, const std::string& function);
 
 int run_export(const ExportOptions& options);
 

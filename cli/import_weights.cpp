@@ -38,9 +38,10 @@ int run_import_weights(const ImportOptions& options) {
     std::cerr << "error: can't import weights for `" << function << "`: the folder's model is checked by its logits: " << why_not << "\n";
     return 1;
   }
-  HfModel model = generate_hf(*analysis, layout);
-  if (!model.error.empty() || !model.causal_lm) {
-    std::cerr << "error: can't import weights for `" << function << "`: " << (model.error.empty() ? "it isn't a language model's forward" : model.error) << "\n";
+  // The weights and the compiled forward are all it needs: not the Hugging Face generator's translation.
+  LanguageModelFacts model = language_model_facts(*analysis, layout);
+  if (!model.error.empty()) {
+    std::cerr << "error: can't import weights for `" << function << "`: " << model.error << "\n";
     return 1;
   }
   if (model.parameters.empty()) {

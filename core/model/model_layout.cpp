@@ -341,4 +341,64 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
   return layout;
 }
 
+namespace {
+
+struct NotFixed {
+  std::string what;
+};
+
+int64_t fixed_size(const Analysis& analysis, const SizeNode& node, const std::string& what) {
+  switch (node.kind) {
+    case SizeNode::Kind::number: return node.number;
+    case SizeNode::Kind::name:
+    case SizeNode::Kind::scaled: {
+      auto dim = analysis.semantics.dims.find(node.name);
+      if (dim == analysis.semantics.dims.end()) throw NotFixed{what + " has the generic axis `" + node.name + "`; weights need fixed sizes"};
+      return node.kind == SizeNode::Kind::scaled ? node.number * dim->second : dim->second;
+    }
+    case SizeNode::Kind::group: {
+      int64_t product = 1;
+      for (const SizeNode& c : node.children) product *= fixed_size(analysis, c, what);
+      return product;
+    }
+    default: throw NotFixed{what + " has a size that isn't a fixed number"};
+  }
+}
+
+}  // namespace
+
+LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout, const std::function<std::string(Span)>& where) {
+  LanguageModelFacts facts;
+  if (!layout.is_language_model() || !layout.types) {
+    facts.error = "`" + layout.function + "` isn't a language model's forward";
+    return facts;
+  }
+  try {
+    facts.model_name = layout.model->name;
+    for (const Item::Param& p : layout.model->params) {
+      std::vector<int64_t> shape;
+      for (const SizeNode& axis : p.type.axes) shape.push_back(fixed_size(analysis, axis, where(p.name_span) + ": `" + p.name + "`"));
+      facts.parameters.emplace_back(p.name, std::move(shape));
+    }
+    if (layout.loop) {
+      if (!layout.layers || layout.loop_start.value_or(-1) != 0)
+        throw NotFixed{where(layout.loop->span) + ": the loop over blocks must run a fixed number of times from 0, such as `0..L`"};
+      facts.layers = *layout.layers;
+    }
+    for (const auto& [name, shape] : facts.parameters)
+      if (name == layout.output_layer && shape.size() == 2) facts.vocab = shape[0];
+    if (!facts.vocab) throw NotFixed{where(layout.output->span) + ": the output layer `" + layout.output_layer + "` must be a matrix"};
+  } catch (const NotFixed& e) {
+    facts.error = e.what;
+    return facts;
+  }
+  facts.takes_positions = !layout.pos_var.empty();
+  if (facts.takes_positions && layout.types->parameters.size() == 3)
+    if (auto bound = layout.types->parameters[2].tensor.element.bound.constant_value()) facts.max_positions = *bound;
+  for (const auto& [call, call_facts] : analysis.semantics.calls)
+    if (auto window = call_facts.lowering.find("window"); window != call_facts.lowering.end())
+      facts.sliding_window = std::max<int64_t>(facts.sliding_window, std::stoll(window->second));
+  return facts;
+}
+
 }  // namespace ss

@@ -7,6 +7,7 @@
 // of it and says so in its own words; the layout only records what is there.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,5 +79,22 @@ std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(co
 std::optional<double> fixed_real(const Analysis& analysis, const Expr* e);
 
 ModelLayout find_model_layout(const Analysis& analysis, const std::string& function);
+
+// What a tool that reads a language model's weights and runs its compiled forward needs of it
+// (import-weights, verify, --gguf): read off the layout and the checked types, so a model whose
+// blocks the Hugging Face generator can't translate still has its weights imported.
+struct LanguageModelFacts {
+  std::string error;  // why it has none, as `where: what`; empty when it has them
+  std::string model_name;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> parameters;  // each param's name and fixed sizes
+  int64_t layers = 0, vocab = 0;
+  bool takes_positions = false;
+  int64_t max_positions = 0;   // P of `pos: [b n] Index[P]`; 0 without positions
+  int64_t sliding_window = 0;  // the widest `window=` of any attention in the file; 0: none
+};
+
+// Of a layout that is a language model's (refusals empty); `where` names a span as `file:line:col`.
+LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout,
+                                        const std::function<std::string(Span)>& where);
 
 }  // namespace ss

@@ -166,32 +166,9 @@ class HfGenerator : public PythonWriter {
   }
 
   int64_t constant(const SizeNode& node, const std::string& what) const {
-    switch (node.kind) {
-      case SizeNode::Kind::number: return node.number;
-      case SizeNode::Kind::name:
-      case SizeNode::Kind::scaled: {
-        auto dim = a_.semantics.dims.find(node.name);
-        if (dim == a_.semantics.dims.end()) refuse(what + " has the generic axis `" + node.name + "`; a Hugging Face model's weights need fixed sizes");
-        return node.kind == SizeNode::Kind::scaled ? node.number * dim->second : dim->second;
-      }
-      case SizeNode::Kind::group: {
-        int64_t product = 1;
-        for (const SizeNode& c : node.children) product *= constant(c, what);
-        return product;
-      }
-      case SizeNode::Kind::binary: {
-        if (node.children.size() != 2) break;
-        int64_t l = constant(node.children[0], what), r = constant(node.children[1], what);
-        switch (node.op) {
-          case '*': return l * r;
-          case '/': return r ? l / r : 0;
-          case '+': return l + r;
-          case '-': return l - r;
-        }
-        break;
-      }
-      default: break;
-    }
+    std::string generic;
+    if (auto value = fixed_size(a_, node, &generic)) return *value;
+    if (!generic.empty()) refuse(what + " has the generic axis `" + generic + "`; a Hugging Face model's weights need fixed sizes");
     refuse(what + " has a size that isn't fixed");
   }
 

@@ -341,6 +341,45 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
   return layout;
 }
 
+std::optional<int64_t> fixed_size(const Analysis& analysis, const SizeNode& node, std::string* generic) {
+  auto both = [&](auto combine) -> std::optional<int64_t> {
+    if (node.children.size() != 2) return std::nullopt;
+    auto l = fixed_size(analysis, node.children[0], generic), r = fixed_size(analysis, node.children[1], generic);
+    if (!l || !r) return std::nullopt;
+    return combine(*l, *r);
+  };
+  switch (node.kind) {
+    case SizeNode::Kind::number: return node.number;
+    case SizeNode::Kind::name:
+    case SizeNode::Kind::scaled: {
+      auto dim = analysis.semantics.dims.find(node.name);
+      if (dim == analysis.semantics.dims.end()) {
+        if (generic && generic->empty()) *generic = node.name;
+        return std::nullopt;
+      }
+      return node.kind == SizeNode::Kind::scaled ? node.number * dim->second : dim->second;
+    }
+    case SizeNode::Kind::group: {
+      int64_t product = 1;
+      for (const SizeNode& c : node.children) {
+        auto value = fixed_size(analysis, c, generic);
+        if (!value) return std::nullopt;
+        product *= *value;
+      }
+      return product;
+    }
+    case SizeNode::Kind::binary:
+      switch (node.op) {
+        case '*': return both([](int64_t l, int64_t r) { return l * r; });
+        case '/': return both([](int64_t l, int64_t r) { return r ? l / r : 0; });
+        case '+': return both([](int64_t l, int64_t r) { return l + r; });
+        case '-': return both([](int64_t l, int64_t r) { return l - r; });
+      }
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 namespace {
 
 struct NotFixed {
@@ -348,21 +387,10 @@ struct NotFixed {
 };
 
 int64_t fixed_size(const Analysis& analysis, const SizeNode& node, const std::string& what) {
-  switch (node.kind) {
-    case SizeNode::Kind::number: return node.number;
-    case SizeNode::Kind::name:
-    case SizeNode::Kind::scaled: {
-      auto dim = analysis.semantics.dims.find(node.name);
-      if (dim == analysis.semantics.dims.end()) throw NotFixed{what + " has the generic axis `" + node.name + "`; weights need fixed sizes"};
-      return node.kind == SizeNode::Kind::scaled ? node.number * dim->second : dim->second;
-    }
-    case SizeNode::Kind::group: {
-      int64_t product = 1;
-      for (const SizeNode& c : node.children) product *= fixed_size(analysis, c, what);
-      return product;
-    }
-    default: throw NotFixed{what + " has a size that isn't a fixed number"};
-  }
+  std::string generic;
+  if (auto value = fixed_size(analysis, node, &generic)) return *value;
+  if (!generic.empty()) throw NotFixed{what + " has the generic axis `" + generic + "`; weights need fixed sizes"};
+  throw NotFixed{what + " has a size that isn't a fixed number"};
 }
 
 }  // namespace

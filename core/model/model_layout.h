@@ -80,6 +80,10 @@ std::optional<double> fixed_real(const Analysis& analysis, const Expr* e);
 
 ModelLayout find_model_layout(const Analysis& analysis, const std::string& function);
 
+// A size written with numbers and dims (`3 * D`, `(H Dh)`); without a value, *generic (when
+// given) names the first dim that has none.
+std::optional<int64_t> fixed_size(const Analysis& analysis, const SizeNode& node, std::string* generic = nullptr);
+
 // What a tool that reads a language model's weights and runs its compiled forward needs of it
 // (import-weights, verify, --gguf): read off the layout and the checked types, so a model whose
 // blocks the Hugging Face generator can't translate still has its weights imported.

@@ -103,4 +103,5 @@ def test_engines_that_cannot_run_the_model_are_skipped_saying_why(tmp_path):
 def test_a_function_that_is_not_a_language_model_is_refused(tmp_path):
     result = verify(str(EXAMPLES / "patches.ss"), "--fn", "patchify", cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr.startswith("error: `shapescript verify` compares the engines of a language model's forward, and `patchify` isn't one")
+    assert result.stderr.startswith("error: `shapescript verify` compares the engines of a language model's forward: patches.ss:4:20: "
+                                    "`patchify` isn't a language model's forward: it must take a model first")

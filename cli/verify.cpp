@@ -127,12 +127,15 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward: " << why_not << "\n";
     return 1;
   }
-  HfModel model = generate_hf(*analysis, layout);
-  if (!model.error.empty() || !model.causal_lm) {
+  // The model's facts come from its description; the Hugging Face generator is one of the exports
+  // checked, and a model it can't write shows as that row's failure, not as no table at all.
+  LanguageModelFacts model = language_model_facts(*analysis, layout);
+  if (!model.error.empty()) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward, and `" << options.function
-              << "` isn't one" << (model.error.empty() ? "" : ": " + model.error) << "\n";
+              << "` isn't one: " << model.error << "\n";
     return 1;
   }
+  HfModel folder = generate_hf(*analysis, layout);
 
   // Where the artifacts go: --artifacts DIR (those already there are checked as they are), else a
   // temporary folder.
@@ -217,28 +220,18 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       why_not = d.message.starts_with(refusal) ? "vLLM can't serve it: " + d.message.substr(refusal.size()) : d.message;
       why_not += " (" + std::string(info(d.code).code) + ")";
     }
-  if (why_not.empty() && !model.not_servable.empty()) why_not = "vLLM can't serve it: " + model.not_servable;
+  if (why_not.empty() && folder.error.empty() && !folder.not_servable.empty()) why_not = "vLLM can't serve it: " + folder.not_servable;
   if (!why_not.empty()) vllm["skip"] = why_not;
   else if (!fs::exists(fs::path(venv) / "bin" / "python", ignored)) vllm["skip"] = "no vLLM venv, run scripts/engines.sh";
   else vllm["python"] = (fs::path(venv) / "bin" / "python").string();
   std::string llama_cpp = find_llama_cpp();
 
-  nlohmann::json parameters = nlohmann::json::array();
-  for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
-  nlohmann::json spec = {{"version", 1},
-                         {"source", analysis->file.path()},
-                         {"reference", generate_python(*analysis, ss::PythonImports::left_out).python},
-                         {"model", model.model_name},
-                         {"function", python_name(options.function)},
-                         {"parameters", parameters},
-                         {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(options.weights, ignored).string())},
-                         {"weights_name", options.weights},
-                         {"takes_positions", model.takes_positions},
-                         {"max_positions", model.max_positions},
-                         {"vocab", model.vocab},
-                         {"artifacts", exported},
-                         {"vllm", vllm},
-                         {"llama_cpp", llama_cpp.empty() ? nlohmann::json(nullptr) : nlohmann::json(llama_cpp)}};
+  nlohmann::json spec = language_model_spec(*analysis, layout, model, options.function);
+  spec.update({{"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(options.weights, ignored).string())},
+               {"weights_name", options.weights},
+               {"artifacts", exported},
+               {"vllm", vllm},
+               {"llama_cpp", llama_cpp.empty() ? nlohmann::json(nullptr) : nlohmann::json(llama_cpp)}});
   fs::path runtime = artifacts / "runtime";
   fs::create_directories(runtime, ignored);
   std::string written;

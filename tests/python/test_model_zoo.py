@@ -187,3 +187,14 @@ def test_verify_agrees_on_qwen3(tmp_path_factory):
         difference, _, outcome = rows[engine]
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
     assert rows["llama.cpp (--gguf)"][2].startswith("skipped: `Qwen3` isn't an architecture llama.cpp has"), rows
+
+
+def test_gguf_reads_the_description_not_the_hf_generator(tmp_path):
+    """Gemma 2's blocks pick their window with `l == 0`, which the --hf generator can't translate;
+    --gguf reads the model's description, runs its architecture search and refuses for what llama.cpp
+    lacks (the final softcap), naming the line, with nothing written."""
+    result = cli("export", EXAMPLES / "gemma2.ss", "--gguf", tmp_path / "model.gguf")
+    assert result.returncode == 1
+    assert "gemma2.ss:75:12: `Gemma2` isn't an architecture llama.cpp has: it computes `30 * tanh(logits / 30)` after the output layer" in result.stderr, result.stderr
+    assert "other than to index stacked parameters" not in result.stderr
+    assert not (tmp_path / "model.gguf").exists()

@@ -94,6 +94,20 @@ ValueType rule_norm(CallContext& call) {
   return tensor_value(*x);
 }
 
+ValueType rule_reduce(CallContext& call);
+ValueType rule_max(CallContext& call);
+
+// The `over=` argument of `e` when `e` is a call of a built-in whose `over=` axis disappears
+// (sum, mean, max, min) naming `axis`: a reduction that removed that axis.
+const Argument* removed_by_reduction(const Expr& e, const std::string& axis) {
+  if (e.kind != Expr::Kind::call || e.operands.empty() || e.operands[0]->kind != Expr::Kind::name) return nullptr;
+  const Builtin* builtin = find_builtin(e.operands[0]->text);
+  if (!builtin || (builtin->rule != rule_reduce && builtin->rule != rule_max)) return nullptr;
+  for (const Argument& a : e.arguments)
+    if (a.keyword == "over" && a.value && a.value->kind == Expr::Kind::name && a.value->text == axis) return &a;
+  return nullptr;
+}
+
 ValueType rule_linear(CallContext& call) {
   auto x = call.tensor(0);
   auto w = call.tensor(1);
@@ -107,14 +121,28 @@ ValueType rule_linear(CallContext& call) {
   const Axis& in = x->axes.back();
   if (in.size != w->axes[1].size) {
     auto d = call.report(DiagnosticCode::E0301, call.positional_span(1), "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
-            ", so the weight must be `[out " + in.label + "]`");
+            (in.size.is_constant() ? ", so the weight must be `[out " + in.label + "]`" : ", a size each call sets, where the weight reads " + describe_axis(w->axes[1])));
     d.label("its `in` axis (the second) is " + describe_axis(w->axes[1]))
         .secondary(call.positional_span(0), "the last axis is " + describe_axis(in))
         .note("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
     // The weight to suggest is the one whose result fits: `out` is the declared result's last axis
     // when the call is what a function returns, else the weight's other axis (it looks transposed).
     auto expected = call.expected_result();
-    if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
+    if (!in.size.is_constant()) {
+      // A weight's sizes are fixed and `in` is set by each call, so `[out in]` is never the fix:
+      // the input kept the wrong axis. A reduction that removed the weight's axis is the likely cause.
+      const Expr* made = call.definition(0);
+      const Argument* over = made ? removed_by_reduction(*made, w->axes[1].label) : nullptr;
+      if (over) {
+        d.secondary(over->value->span, "this removes `" + w->axes[1].label + "`, the axis the weight reads")
+            .help("to reduce over " + describe_axis(in) + " and keep `" + w->axes[1].label + "`, write `over=" + in.label + "`")
+            .fix("reduce over `" + in.label + "`", over->value->span, in.label);
+      } else {
+        if (made) d.secondary(made->span, "the input's last axis " + describe_axis(in) + " comes from here");
+        d.help("a weight's sizes are fixed and " + describe_axis(in) + " is set by each call: check which axes the input keeps (`over=`, a rearrange) so that its last is `" +
+               w->axes[1].label + "`");
+      }
+    } else if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
       d.help("the result is declared " + expected->to_string() + " and the input's last axis is " + describe_axis(in) + ", so declare the weight as `[" +
              expected->axes.back().label + " " + in.label + "]`");
     else if (in.size == w->axes[0].size)
@@ -181,7 +209,7 @@ ValueType rule_masked_fill(CallContext& call) {
   if (mask->element.kind != ElementKind::bool_) {
     wrong_shape(call, DiagnosticCode::E0401, call.positional_span(1), "`masked_fill`'s mask must be `Bool`, but it is `" + mask->element.to_string() + "`", *mask);
   }
-  auto shape = call.broadcast(*x, *mask, call.positional_span(1));
+  auto shape = call.broadcast(*x, *mask, call.positional_span(1), call.positional_span(0), call.positional_span(1));
   if (!shape) return ValueType::unknown();
   if (shape->rank() != x->rank()) {
     wrong_shape(call, DiagnosticCode::E0304, call.positional_span(1), "the mask " + mask->to_string() + " has more axes than the tensor " + x->to_string(), *mask);
@@ -344,7 +372,7 @@ ValueType rule_sdpa(CallContext& call) {
       TensorType scores = out_lead;
       scores.axes.push_back(q->axes[q->rank() - 2]);
       scores.axes.push_back(k->axes[k->rank() - 2]);
-      if (auto laid = call.broadcast(type->tensor, scores, e.span)) {
+      if (auto laid = call.broadcast(type->tensor, scores, e.span, e.span)) {
         if (laid->rank() != scores.rank()) {
           wrong_shape(call, DiagnosticCode::E0304, e.span,
                       "the mask " + type->tensor.to_string() + " has more axes than the attention scores " + scores.to_string(), type->tensor);

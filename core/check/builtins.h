@@ -42,7 +42,8 @@ class CallContext {
   // Sizes written in a subscript such as `causal[n m]`, resolved in the current scope.
   virtual std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) = 0;
   // Broadcasts two tensors as numpy does, reporting E0304 at `span`.
-  virtual std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) = 0;
+  // a_at/b_at, where the operands are written (when they are), let a help offer to rewrite one.
+  virtual std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at = {}, Span b_at = {}) = 0;
   // Solves `inputs` of the call's pattern against `tensors` and returns the output side's axes;
   // names solved become axes in scope. Reports E0307/E0308/E0303 itself.
   struct PatternSolution {
@@ -59,6 +60,9 @@ class CallContext {
   // The type the call's value must have, when the checker knows it (the call is what a function
   // with a declared result returns): what a help suggests should fit.
   virtual std::optional<TensorType> expected_result() const = 0;
+  // The expression that gave the i-th positional argument its value, when the argument is a local a
+  // single-name assignment made (`h` of `h = mean(x, over=D)`): where a help looks for the cause.
+  virtual const Expr* definition(size_t i) const = 0;
   virtual void report(Diagnostic diagnostic) = 0;
   // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
   DiagnosticBuilder report(DiagnosticCode code, Span span, std::string message) {

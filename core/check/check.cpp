@@ -695,7 +695,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
         value = ValueType::unknown();  // reported once, here, not again at each use
       }
       if (statement.targets.size() == 1) {
-        bind_local(statement.targets[0].first, statement.targets[0].second, value, scope);
+        bind_local(statement.targets[0].first, statement.targets[0].second, value, scope, statement.value.get());
       } else if (value.kind == ValueType::Kind::tuple && value.elements.size() == statement.targets.size()) {
         for (size_t i = 0; i < statement.targets.size(); ++i)
           bind_local(statement.targets[i].first, statement.targets[i].second, value.elements[i], scope);
@@ -778,7 +778,7 @@ bool Checker::names_builtin(const std::string& name, const Scope& scope) const {
   return find_builtin(name) && !scope.locals.count(name) && !scope.axes.count(name) && !a_.semantics.dims.count(name) && !globals_.count(name);
 }
 
-void Checker::bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope) {
+void Checker::bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope, const Expr* value) {
   if (name.empty()) return;
   // Inside a `for` or `if`, a name from before the block keeps its type: the loop compiles to
   // `torch.while_loop` and the branches to `torch.cond`, whose carried values have one shape.
@@ -809,7 +809,7 @@ void Checker::bind_local(const std::string& name, Span span, const ValueType& ty
         return;
       }
     }
-  scope.locals[name] = {type, span};
+  scope.locals[name] = {type, span, value};
   if (!type.is_unknown()) {
     hover(span, "```shapescript\n" + name + ": " + type.to_string() + "\n```");
     if (type.is_tensor() || type.kind == ValueType::Kind::tuple) a_.inlays.push_back({span.end, ": " + type.to_string()});

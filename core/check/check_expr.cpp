@@ -1,5 +1,7 @@
 // Expressions: names, arithmetic with broadcasting, calls of built-ins and functions, patterns.
 #include <algorithm>
+#include <cctype>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -35,6 +37,9 @@ ElementType combine_elements(const ElementType& a, const ElementType& b, const s
   out.kind = (nonneg_a && nonneg_b && op != "-") ? ElementKind::nonneg : ElementKind::real;
   return out;
 }
+
+// How a size that isn't a multiple ends the sentence: a known number is not one; a symbol may not be.
+std::string may_not_be(const SizeExpr& size) { return size.is_constant() ? ", which is not" : ", which may not be"; }
 
 }  // namespace
 
@@ -80,7 +85,9 @@ class CallChecker final : public CallContext {
     }
     return axes;
   }
-  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) override { return checker_.broadcast(a, b, span); }
+  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) override {
+    return checker_.broadcast(a, b, span, a_at, b_at);
+  }
   std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
                                                const std::vector<Span>& spans) override {
     auto solution = checker_.solve_pattern(pattern, tensors, spans, scope_);
@@ -96,6 +103,12 @@ class CallChecker final : public CallContext {
            facts->second.builtin->name == "causal";
   }
   std::optional<TensorType> expected_result() const override { return checker_.expected_type(call_, scope_); }
+  const Expr* definition(size_t i) const override {
+    const Expr* e = i < positional_.size() ? positional_[i]->value.get() : nullptr;
+    if (!e || e->kind != Expr::Kind::name) return nullptr;
+    auto local = scope_.locals.find(e->text);
+    return local == scope_.locals.end() ? nullptr : local->second.value;
+  }
   using CallContext::report;
   void report(Diagnostic diagnostic) override { checker_.report(std::move(diagnostic)); }
 
@@ -227,7 +240,39 @@ std::optional<TensorType> Checker::require_tensor(const ValueType& value, const 
   return std::nullopt;
 }
 
-std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorType& b, Span span) {
+namespace {
+
+// Where each axis of `small` sits among `big`'s, in order and size for size, when exactly one
+// such placement exists: the axes `rearrange` must insert around them for the two to broadcast.
+std::optional<std::vector<size_t>> only_placement(const TensorType& small, const TensorType& big) {
+  std::vector<std::vector<size_t>> found;
+  std::vector<size_t> at;
+  std::function<void(size_t, size_t)> place = [&](size_t i, size_t from) {
+    if (found.size() > 1) return;
+    if (i == small.rank()) {
+      found.push_back(at);
+      return;
+    }
+    for (size_t j = from; j + (small.rank() - i) <= big.rank(); ++j)
+      if (small.axes[i].size == big.axes[j].size) {
+        at.push_back(j);
+        place(i + 1, j + 1);
+        at.pop_back();
+      }
+  };
+  place(0, 0);
+  if (found.size() != 1) return std::nullopt;
+  return found[0];
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) {
   TensorType out;
   size_t rank = std::max(a.rank(), b.rank());
   out.axes.resize(rank);
@@ -246,7 +291,27 @@ std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorTy
       if (!x->bound_at.empty()) d.secondary(x->bound_at, bound_label(*x));
       if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary(y->bound_at, bound_label(*y));
       d.note("axes are matched from the last; each pair must be equal, or one of them 1");
-      if (!x->size.is_constant() && !y->size.is_constant()) d.help("if " + describe_axis(*x) + " and " + describe_axis(*y) + " are always the same size, give them one name");
+      // The fewer axes may belong elsewhere among the more (a `[b m]` padding mask against
+      // `[b H n m]` scores): say which `rearrange` lines them up, and offer it.
+      const TensorType& small = a.rank() < b.rank() ? a : b;
+      const TensorType& big = a.rank() < b.rank() ? b : a;
+      Span small_at = a.rank() < b.rank() ? a_at : b_at;
+      auto placed = a.rank() == b.rank() ? std::nullopt : only_placement(small, big);
+      bool named = std::all_of(small.axes.begin(), small.axes.end(), [](const Axis& axis) { return is_identifier(axis.label); });
+      if (placed && named) {
+        std::string from, to;
+        for (size_t i = 0, j = 0; j < big.rank(); ++j) {
+          bool here = i < placed->size() && (*placed)[i] == j;
+          to += std::string(to.empty() ? "" : " ") + (here ? small.axes[i++].label : "1");
+        }
+        for (const Axis& axis : small.axes) from += std::string(from.empty() ? "" : " ") + axis.label;
+        std::string operand = small_at.empty() ? "x" : text(small_at);
+        std::string lined_up = "rearrange(" + operand + ", " + from + " -> " + to + ")";
+        d.help("to match `" + from + "` with the same axes of " + big.to_string() + ", insert axes of size 1: `" + lined_up + "`");
+        if (!small_at.empty()) d.fix("line it up with `rearrange`", small_at, lined_up);
+      } else if (!x->size.is_constant() && !y->size.is_constant()) {
+        d.help("if " + describe_axis(*x) + " and " + describe_axis(*y) + " are always the same size, give them one name");
+      }
       d.emit();
       return std::nullopt;
     }
@@ -283,7 +348,7 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
       return ValueType::unknown();
     }
   }
-  auto shape = broadcast(*l, *r, expr.text_span.empty() ? expr.span : expr.text_span);
+  auto shape = broadcast(*l, *r, expr.text_span.empty() ? expr.span : expr.text_span, expr.operands[0]->span, expr.operands[1]->span);
   if (!shape) return ValueType::unknown();
   shape->element = combine_elements(l->element, r->element, op);
   ValueType result = ValueType::of(*shape);
@@ -783,7 +848,7 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
       if (r.status == UnifyStatus::not_divisible) {
         auto d = report(DiagnosticCode::E0303, argument.span,
                         "`" + item.name + "` needs " + dim_word(p.axis) + " of `" + param + "` to be `" + want.label + "`, a multiple of " +
-                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(got) + ", which may not be");
+                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(got) + may_not_be(got.size));
         d.label(dim_word(p.axis) + " is " + describe_axis(got)).secondary(declared, "`" + want.label + "` is declared here");
         if (!got.bound_at.empty()) d.secondary(got.bound_at, "`" + got.label + "` bound here");
         d.note("`" + want.label + "` means " + std::to_string(r.required_multiple) + " × " + r.variable + " for a whole number " + r.variable);
@@ -1023,7 +1088,7 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
       if (r.status == UnifyStatus::not_divisible) {
         auto d = report(DiagnosticCode::E0303, e.node->span,
                         "the pattern's `" + written + "` needs " + dim_word(e.axis) + " of " + of_tensor + " to be a multiple of " +
-                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(actual) + ", which may not be");
+                            std::to_string(r.required_multiple) + ", but it is " + describe_axis(actual) + may_not_be(actual.size));
         d.label("needs a multiple of " + std::to_string(r.required_multiple));
         if (!actual.bound_at.empty() && !actual.size.is_constant()) d.secondary(actual.bound_at, "`" + actual.label + "` bound here");
         if (!actual.size.is_constant() && actual.size.variables().size() == 1 && actual.label == actual.size.variables()[0])

@@ -28,6 +28,7 @@ struct AxisBinding {
 struct Local {
   ValueType type;
   Span at;
+  const Expr* value = nullptr;  // what a single-name assignment gave it: where a help looks for the cause
 };
 
 struct Scope {
@@ -80,7 +81,8 @@ class Checker {
   // Expressions (check_expr.cpp).
   ValueType eval(const Expr& expr, Scope& scope);
   std::optional<Axis> resolve_size(const SizeNode& node, Scope& scope);
-  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span);
+  // Broadcasts as numpy does; a_at/b_at, where the operands are written, let a help rewrite one.
+  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at = {}, Span b_at = {});
   bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what);
   std::optional<CallContext::PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
                                                             const std::vector<Span>& spans, Scope& scope);
@@ -121,7 +123,7 @@ class Checker {
   void check_function(const Item& item);
   bool check_block(const Block& block, Scope& scope);
   bool check_statement(const Statement& statement, Scope& scope);
-  void bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope);
+  void bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope, const Expr* value = nullptr);
   void check_return(const Expr& expr, const ValueType& value, Scope& scope);
   void python_without_as(const Expr& expr, std::optional<std::string> expected_type);
   void check_export_rules();

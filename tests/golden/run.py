@@ -3,7 +3,8 @@
 
 check: each test is a `.ss` file under tests/golden/check/ with its expected output beside it as
 `NAME.out`: exactly what `shapescript check NAME.ss` prints to stdout, run from that folder with
-the relative file name, followed by a final line `exit: N`. A first line `# check: ARGS` adds ARGS
+the relative file name, followed by a final line `exit: N`; where a diagnostic offers fixes, then
+what `check` says of the file with the first fix of each applied (a fix is tested by its result). A first line `# check: ARGS` adds ARGS
 to the command line (e.g. `# check: --serving error` for the serving rules).
 
 emit: each test is a `.ss` file under tests/golden/emit/ with the code generated from it beside
@@ -26,10 +27,12 @@ With neither --shapescript nor --emit, both suites run on the binaries build/ ho
 import argparse
 import ast
 import difflib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -89,10 +92,52 @@ def run(argv, cwd):
 
 
 def check_outputs(binary, name):
-    out, status = run([binary, "check", *first_line_arguments(os.path.join(CHECK_DIR, name), "# check:"), name], CHECK_DIR)
+    arguments = first_line_arguments(os.path.join(CHECK_DIR, name), "# check:")
+    out, status = run([binary, "check", *arguments, name], CHECK_DIR)
     if out and not out.endswith("\n"):
         out += "\n"
-    yield os.path.join(CHECK_DIR, name[:-3] + ".out"), out + "exit: %s\n" % ("timeout" if status is None else status)
+    out += "exit: %s\n" % ("timeout" if status is None else status)
+    yield os.path.join(CHECK_DIR, name[:-3] + ".out"), out + with_fixes_applied(binary, name, arguments)
+
+
+def with_fixes_applied(binary, name, arguments):
+    """What `check` says once each diagnostic's first fix is applied, so that a fix is a golden too:
+    one that leaves the program wrong, or wrong in another way, shows as a diff. Empty without fixes."""
+    said, _ = run([binary, "check", "--format", "json", *arguments, name], CHECK_DIR)
+    try:
+        diagnostics = json.loads(said)
+    except ValueError:
+        return ""
+    with open(os.path.join(CHECK_DIR, name), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(line, column):
+        return starts[line - 1] + column - 1
+
+    edits, titles = [], []
+    for d in diagnostics:
+        if d.get("fixes"):
+            titles.append(d["fixes"][0]["title"])
+            edits += [(offset(e["span"]["line"], e["span"]["column"]), offset(e["span"]["end_line"], e["span"]["end_column"]), e["replacement"])
+                      for e in d["fixes"][0]["edits"]]
+    if not edits:
+        return ""
+    text = "\n".join(lines)
+    end = len(text) + 1
+    for begin, stop, replacement in sorted(edits, reverse=True):
+        if stop > end:  # overlaps an edit already made: the first fix wins
+            continue
+        text, end = text[:begin] + replacement + text[stop:], begin
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        out, status = run([binary, "check", *arguments, name], folder)
+    if out and not out.endswith("\n"):
+        out += "\n"
+    return "--- with the first fix of each applied: %s\n%sexit: %s\n" % ("; ".join(titles), out, "timeout" if status is None else status)
 
 
 def emit_outputs(tool, source_dir, name, golden_dir, hf_function):

@@ -504,10 +504,29 @@ ValueType rule_concat(CallContext& call) {
     }
     for (size_t a = 0; a < out.rank(); ++a)
       if (a != *axis && out.axes[a].size != parts[i].axes[a].size) {
-        call.report(DiagnosticCode::E0301, call.positional_span(i), "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + " only, so the other axes must agree, but " +
-                dim_word(a) + " is " + describe_axis(parts[i].axes[a]) + " here and " + describe_axis(out.axes[a]) + " in the first")
-            .label(dim_word(a) + " is " + describe_axis(parts[i].axes[a]))
-            .secondary(call.positional_span(0), dim_word(a) + " is " + describe_axis(out.axes[a]));
+        auto d = call.report(DiagnosticCode::E0301, call.positional_span(i), "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + " only, so the other axes must agree, but " +
+                dim_word(a) + " is " + describe_axis(parts[i].axes[a]) + " here and " + describe_axis(out.axes[a]) + " in the first");
+        d.label(dim_word(a) + " is " + describe_axis(parts[i].axes[a])).secondary(call.positional_span(0), dim_word(a) + " is " + describe_axis(out.axes[a]));
+        // Joined along the wrong axis: every part agrees on `over=`'s and differs only in dim a.
+        bool only_a = std::all_of(parts.begin(), parts.end(), [&](const TensorType& p) {
+          if (p.rank() != out.rank()) return false;
+          for (size_t b = 0; b < p.rank(); ++b)
+            if (b != a && p.axes[b].size != parts[0].axes[b].size) return false;
+          return true;
+        });
+        const Argument* over = call.keyword("over");
+        const std::string& name = parts[0].axes[a].name;
+        // Where the result is declared, the fix must give it: joined along a, `over=`'s axis kept.
+        if (auto expected = call.expected_result(); only_a && expected && expected->rank() == out.rank()) {
+          SizeExpr joined = parts[0].axes[a].size;
+          for (size_t p = 1; p < parts.size(); ++p) joined = joined + parts[p].axes[a].size;
+          only_a = expected->axes[a].size == joined && expected->axes[*axis].size == parts[0].axes[*axis].size;
+        }
+        if (only_a && over && over->value && !name.empty()) {
+          d.secondary(over->value->span, "the parts agree on this axis")
+              .help("to join along " + dim_word(a) + ", where the parts differ, write `over=" + name + "`")
+              .fix("join along `" + name + "`", over->value->span, name);
+        }
         return ValueType::unknown();
       }
     Axis& joined = out.axes[*axis];

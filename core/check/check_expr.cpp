@@ -86,7 +86,7 @@ class CallChecker final : public CallContext {
     return axes;
   }
   std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) override {
-    return checker_.broadcast(a, b, span, a_at, b_at);
+    return checker_.broadcast(a, b, span, a_at, b_at, &scope_);
   }
   std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
                                                const std::vector<Span>& spans) override {
@@ -272,7 +272,7 @@ bool is_identifier(const std::string& s) {
 
 }  // namespace
 
-std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) {
+std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at, const Scope* scope) {
   TensorType out;
   size_t rank = std::max(a.rank(), b.rank());
   out.axes.resize(rank);
@@ -291,6 +291,17 @@ std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorTy
       if (!x->bound_at.empty()) d.secondary(x->bound_at, bound_label(*x));
       if (!y->bound_at.empty() && !(y->bound_at == x->bound_at)) d.secondary(y->bound_at, bound_label(*y));
       d.note("axes are matched from the last; each pair must be equal, or one of them 1");
+      // Where an operand that is a local got its shape: the cause may be there, not here.
+      for (auto [at, type] : {std::pair{a_at, &a}, std::pair{b_at, &b}}) {
+        auto local = scope && !at.empty() ? scope->locals.find(text(at)) : std::map<std::string, Local, std::less<>>::const_iterator{};
+        if (scope && !at.empty() && local != scope->locals.end() && local->second.value)
+          d.secondary(local->second.value->span, "`" + local->first + "` is " + type->to_string() + ", made here");
+      }
+      // Two widths at the last axis (a residual around a layer that changed it): project one back.
+      std::string second = b_at.empty() ? "" : text(b_at);
+      if (i == 0 && x->size.is_constant() && y->size.is_constant() && a.rank() == b.rank() && is_identifier(second))
+        d.help("to combine them, bring `" + second + "` back to " + describe_axis(*x) + " first, e.g. `linear(" + second + ", W)` with a weight `W: [" + x->label + " " +
+               y->label + "]`");
       // The fewer axes may belong elsewhere among the more (a `[b m]` padding mask against
       // `[b H n m]` scores): say which `rearrange` lines them up, and offer it.
       const TensorType& small = a.rank() < b.rank() ? a : b;
@@ -348,7 +359,7 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
       return ValueType::unknown();
     }
   }
-  auto shape = broadcast(*l, *r, expr.text_span.empty() ? expr.span : expr.text_span, expr.operands[0]->span, expr.operands[1]->span);
+  auto shape = broadcast(*l, *r, expr.text_span.empty() ? expr.span : expr.text_span, expr.operands[0]->span, expr.operands[1]->span, &scope);
   if (!shape) return ValueType::unknown();
   shape->element = combine_elements(l->element, r->element, op);
   ValueType result = ValueType::of(*shape);

@@ -82,7 +82,8 @@ class Checker {
   ValueType eval(const Expr& expr, Scope& scope);
   std::optional<Axis> resolve_size(const SizeNode& node, Scope& scope);
   // Broadcasts as numpy does; a_at/b_at, where the operands are written, let a help rewrite one.
-  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at = {}, Span b_at = {});
+  // With `scope`, an operand that is a local has the line that made it labelled.
+  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at = {}, Span b_at = {}, const Scope* scope = nullptr);
   bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what);
   std::optional<CallContext::PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
                                                             const std::vector<Span>& spans, Scope& scope);

@@ -272,6 +272,44 @@ bool is_identifier(const std::string& s) {
 
 }  // namespace
 
+// When a pattern names every axis of `tensor` but one, plus dims whose product is that axis's size
+// (`b H n Dh` against [b n D] with D = H * Dh): that axis, and the dims, as the pattern writes them.
+std::optional<std::pair<size_t, std::string>> Checker::unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const {
+  std::vector<bool> matched(tensor.rank(), false);
+  std::string extra;
+  int64_t product = 1;
+  for (const SizeNode& node : side) {
+    if (node.kind != SizeNode::Kind::name) return std::nullopt;
+    auto axis = std::find_if(tensor.axes.begin(), tensor.axes.end(), [&](const Axis& a) { return a.label == node.name; });
+    if (axis != tensor.axes.end() && !matched[axis - tensor.axes.begin()]) {
+      matched[axis - tensor.axes.begin()] = true;
+      continue;
+    }
+    auto value = a_.semantics.dims.find(node.name);
+    if (value == a_.semantics.dims.end()) return std::nullopt;
+    product *= value->second;
+    extra += (extra.empty() ? "" : " ") + node.name;
+  }
+  if (std::count(matched.begin(), matched.end(), false) != 1 || extra.find(' ') == std::string::npos) return std::nullopt;
+  size_t at = std::find(matched.begin(), matched.end(), false) - matched.begin();
+  if (tensor.axes[at].size.constant_value() != product) return std::nullopt;
+  return std::pair{at, extra};
+}
+
+// `b n (H Dh) -> b H n Dh`-like: the tensor's axes with axis `at` as the group `dims`, into the
+// tensor's other axes with the dims after the first (the heads beside the batch, as attention wants).
+std::string Checker::tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims) {
+  std::string from, to;
+  std::string first = dims.substr(0, dims.find(' ')), rest = dims.substr(dims.find(' ') + 1);
+  for (size_t a = 0; a < tensor.rank(); ++a) {
+    from += std::string(from.empty() ? "" : " ") + (a == at ? "(" + dims + ")" : tensor.axes[a].label);
+    if (a == at) continue;
+    to += std::string(to.empty() ? "" : " ") + tensor.axes[a].label;
+    if (a == 0) to += " " + first;
+  }
+  return from + " -> " + to + " " + rest;
+}
+
 std::optional<TensorType> Checker::broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at, const Scope* scope) {
   TensorType out;
   size_t rank = std::max(a.rank(), b.rank());
@@ -1060,11 +1098,17 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
     const auto& side = pattern.inputs[i];
     if (side.size() != tensors[i].rank()) {
       Span side_span{side.empty() ? pattern.span.begin : side.front().span.begin, side.empty() ? pattern.span.begin : side.back().span.end};
-      report(DiagnosticCode::E0307, side_span,
-             "the pattern `" + text(side_span) + "` has " + std::to_string(side.size()) + " axes, but the tensor is " + tensors[i].to_string() +
-                 ", with " + std::to_string(tensors[i].rank()))
-          .label(std::to_string(side.size()) + " axes")
-          .secondary(spans[i], "this is " + tensors[i].to_string());
+      auto d = report(DiagnosticCode::E0307, side_span,
+                      "the pattern `" + text(side_span) + "` has " + std::to_string(side.size()) + " axes, but the tensor is " + tensors[i].to_string() +
+                          ", with " + std::to_string(tensors[i].rank()));
+      d.label(std::to_string(side.size()) + " axes").secondary(spans[i], "this is " + tensors[i].to_string());
+      if (auto split = unsplit_axis(side, tensors[i])) {
+        if (auto local = scope.locals.find(text(spans[i])); local != scope.locals.end() && local->second.value)
+          d.secondary(local->second.value->span, "`" + local->first + "` is " + tensors[i].to_string() + ", made here");
+        d.help(describe_axis(tensors[i].axes[split->first]) + " is `(" + split->second + ")` but was never split into `" + split->second +
+               "`: if those axes were meant (attention per head, say), split them before the operations that should see them, e.g. `rearrange(x, " +
+               tensors_pattern(tensors[i], split->first, split->second) + ")`");
+      }
       return std::nullopt;
     }
     for (size_t a = 0; a < side.size(); ++a) {

@@ -89,6 +89,8 @@ class Checker {
                                                             const std::vector<Span>& spans, Scope& scope);
   std::optional<size_t> axis_argument(const TensorType& tensor, const Argument* argument, std::string_view keyword, Span tensor_span, Scope& scope);
   static ExportAxis export_axis(const Axis& axis);
+  std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
+  static std::string tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims);
   // The type `e` must have, when the checker knows it: the declared result, for what is returned.
   std::optional<TensorType> expected_type(const Expr& e, const Scope& scope);
   // Whether `name` in `scope` is the built-in of that name, not a local, size or global.

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "check/analysis.h"
@@ -94,10 +95,10 @@ void Checker::run() {
   }
   for (const Item& item : a_.program.items)
     if (item.kind == Item::Kind::function) check_function(item);
+  a_.model = std::make_shared<const ModelLayout>(find_model_layout(a_, options_.serving_function));
   add_model_hovers();
   check_export_rules();
   collect_symbols();
-  a_.model = std::make_shared<const ModelLayout>(find_model_layout(a_, options_.serving_function));
   if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
   // A Python call in an exported function is E1701; that it also lacks `as` (E0403) is beside the point.
   std::set<std::pair<uint32_t, uint32_t>> python_in_export;
@@ -599,6 +600,36 @@ void Checker::check_model(const Item& item) {
   model_hovers_[&item] = hover_text + "```" + doc_suffix(item.doc);
 }
 
+// What the tools after `check` (import-weights, verify, --hf, --gguf) read of the forward: its
+// description as a language model, or the first reason it isn't one, with its line.
+std::string Checker::describe_as_language_model(const ModelLayout& layout) const {
+  auto line = [&](Span span) { return std::to_string(a_.file.line_column(span.begin).line + 1); };
+  auto fields = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) out += (i ? ", `" : "`") + names[i] + "`";
+    return out;
+  };
+  std::string title = "**`" + layout.function + "` as a language model** (what `import-weights`, `verify` and `--gguf` read): ";
+  if (!layout.refusals.empty())
+    return title + "it isn't one: line " + line(layout.refusals.front().span) + ": " + layout.refusals.front().rule + ".";
+  if (!layout.is_language_model()) return title + "it isn't one.";
+  std::string out = title + "embedding `" + layout.embedding + "`";
+  if (layout.loop) {
+    out += "; " + (layout.layers ? std::to_string(*layout.layers) + " blocks" : std::string("blocks")) + " (line " + line(layout.loop->span) + ")";
+    if (!layout.stacked.empty()) out += " reading " + fields(layout.stacked) + " per block";
+  }
+  out += "; output layer `" + layout.output_layer + "`" + (layout.tied ? " (the embedding's table)" : "");
+  if (!layout.output_bias.empty()) out += " with bias `" + layout.output_bias + "`";
+  for (const OutputOp& op : layout.after_output) {
+    std::ostringstream value;
+    value << op.value;
+    out += op.kind == OutputOp::Kind::scale ? ", then scaled by " + value.str()
+          : op.kind == OutputOp::Kind::softcap ? ", then capped at " + value.str() + " (`tanh(z / c) * c`)"
+                                               : ", then `" + text(op.span) + "`";
+  }
+  return out + ".";
+}
+
 void Checker::add_model_hovers() {
   std::vector<const Item*> models;
   for (auto& [item, text] : model_hovers_) models.push_back(item);
@@ -620,6 +651,7 @@ void Checker::add_model_hovers() {
         text += "; a sliding window (`window=`) keeps at most " + group_thousands(*cost.kv_window) + " tokens a sequence: " +
                 group_thousands(elements * 4 * *cost.kv_window) + " B in float32";
     }
+    if (a_.model && a_.model->model == item) text += "\n\n" + describe_as_language_model(*a_.model);
     hover(item->name_span, text);
   }
   for (auto& [span, item] : model_type_uses_)

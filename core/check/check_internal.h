@@ -12,6 +12,8 @@
 
 namespace ss {
 
+struct ModelLayout;
+
 enum class SizeMode {
   fixed,      // dims and model parameters: only dims and numbers
   signature,  // a new name is a generic axis
@@ -109,6 +111,7 @@ class Checker {
   std::map<const Item*, std::string> model_hovers_;
   std::vector<std::pair<Span, const Item*>> model_type_uses_;
   void add_model_hovers();
+  std::string describe_as_language_model(const ModelLayout& layout) const;
   std::map<const Item*, std::vector<Use>> uses_;
   const Item* current_ = nullptr;  // the function being checked
   const Expr* returned_ = nullptr;  // the expression a `return` is checking, whose type the result declares

@@ -80,6 +80,13 @@ class CallChecker final : public CallContext {
     }
     return axes;
   }
+  const std::vector<SizeNode>* shape() const override { return shape_; }
+  std::optional<SizeExpr> size_named(std::string_view name) const override {
+    const auto& dims = checker_.analysis().semantics.dims;
+    if (auto dim = dims.find(std::string(name)); dim != dims.end()) return SizeExpr::constant(dim->second);
+    if (auto axis = scope_.axes.find(name); axis != scope_.axes.end()) return axis->second.size;
+    return std::nullopt;
+  }
   std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span) override { return checker_.broadcast(a, b, span); }
   std::optional<PatternSolution> solve_pattern(const AxisPattern& pattern, const std::vector<TensorType>& tensors,
                                                const std::vector<Span>& spans) override {
@@ -98,6 +105,8 @@ class CallChecker final : public CallContext {
   std::optional<TensorType> expected_result() const override { return checker_.expected_type(call_, scope_); }
   using CallContext::report;
   void report(Diagnostic diagnostic) override { checker_.report(std::move(diagnostic)); }
+
+  const std::vector<SizeNode>* shape_ = nullptr;  // `full[n m](v)`: the sizes in the callee's brackets
 
  private:
   Checker& checker_;
@@ -387,6 +396,21 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
     a_.semantics.types[&base] = ValueType::unknown();
     return ValueType::of(mask);
   }
+  // `zeros[n D]`, `ones[n D]`: a tensor of that shape (the same names initialize a parameter).
+  if (const Builtin* filled = base.kind == Expr::Kind::name ? find_builtin(base.text) : nullptr;
+      filled && filled->takes_shape && filled->max_positional == 0 && names_builtin(base.text, scope)) {
+    a_.semantics.calls[&expr].builtin = filled;
+    hover(base.span, "```shapescript\n" + std::string(filled->signature) + "\n```\n" + std::string(filled->summary));
+    TensorType made;
+    made.element.kind = ElementKind::nonneg;
+    for (const SizeNode& s : expr.index) {
+      auto axis = resolve_size(s, scope);
+      if (!axis) return ValueType::unknown();
+      made.axes.push_back(*axis);
+    }
+    a_.semantics.types[&base] = ValueType::unknown();
+    return ValueType::of(made);
+  }
   ValueType value = eval(base, scope);
   if (value.kind == ValueType::Kind::python) return value;
   auto tensor = require_tensor(value, &base, base.span);
@@ -469,6 +493,12 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     hover(callee.span, "```shapescript\n" + std::string(builtin.signature) + "\n```\n" + std::string(builtin.summary) +
                            (builtin.works_across.empty() ? "" : "\n\nworks across " + std::string(builtin.works_across)));
     result = builtin.name == "map" ? call_map(expr, scope, facts) : call_builtin(builtin, expr, scope, facts);
+  } else if (const Builtin* shaped = shaped_callee(callee, scope)) {
+    // `full[n m](v)`, `expand[b n D](x)`: a built-in given its result's shape in brackets.
+    facts.builtin = shaped;
+    hover(callee.operands[0]->span, "```shapescript\n" + std::string(shaped->signature) + "\n```\n" + std::string(shaped->summary));
+    a_.semantics.types[&callee] = ValueType::unknown();
+    result = call_builtin(*shaped, expr, scope, facts, &callee.index);
   } else {
     ValueType function = eval(callee, scope);
     if (function.kind == ValueType::Kind::function) {
@@ -494,11 +524,26 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
   return result;
 }
 
-ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts) {
+// The built-in a callee such as `full[n m]` names: a subscript of a shape-taking built-in's name.
+const Builtin* Checker::shaped_callee(const Expr& callee, const Scope& scope) const {
+  if (callee.kind != Expr::Kind::subscript || callee.operands.empty() || callee.operands[0]->kind != Expr::Kind::name) return nullptr;
+  const Builtin* builtin = find_builtin(callee.operands[0]->text);
+  if (!builtin || !builtin->takes_shape || builtin->max_positional == 0 || !names_builtin(std::string(builtin->name), scope)) return nullptr;
+  return builtin;
+}
+
+ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts, const std::vector<SizeNode>* shape) {
   std::string name(builtin.name);
+  if (builtin.takes_shape && builtin.max_positional > 0 && !shape) {
+    error(DiagnosticCode::E0504, expr.operands[0]->span, "`" + name + "` takes its result's shape in brackets, as in `" + std::string(builtin.signature) + "`",
+          "no shape");
+    return ValueType::unknown();
+  }
   if (builtin.effect == BuiltinEffect::initializer) {
-    error(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here",
-          "only after `param name: [..] =`");
+    auto d = report(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here");
+    d.label("only after `param name: [..] =`");
+    if (builtin.takes_shape) d.help("a tensor of " + name + " in an expression is written with its shape, as in `" + name + "[n D]`");
+    d.emit();
     return ValueType::unknown();
   }
   if (builtin.effect == BuiltinEffect::training && current_)
@@ -587,6 +632,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     if (positional_types[i].is_unknown()) return ValueType::unknown();
   CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
   context.facts = &facts;
+  context.shape_ = shape;
   return builtin.rule(context);
 }
 

@@ -169,6 +169,7 @@ class PythonWriter {
 
   std::string size_node(const SizeNode& node);
   std::string computed_size(const SizeExpr& size);
+  std::vector<std::string> result_shape(const Expr& e);
   std::string expression(const Expr& e);
   static constexpr int kComparison = 4;
   int precedence(const Expr& e) const;

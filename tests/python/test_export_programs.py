@@ -230,6 +230,14 @@ CASES = [
     Case("broadcast", PROGRAMS / "broadcast.ss", "rowscale[0] = n, x[0] = b, x[1] = n", BN,
          lambda s, g: (randn(g, s["b"], s["n"], 10), randn(g, 10), randn(g, 10), randn(g, s["n"], 1)),
          lambda x, gamma, beta, rs: (x * gamma + beta) * rs - x / 2 + 1),
+    Case("select_clamp", PROGRAMS / "select_clamp.ss", "x[0] = b, x[1] = n, y[0] = b, y[1] = n", BN,
+         lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, s["b"], s["n"], 8), randn(g, 8)),
+         lambda x, y, ceiling: (torch.minimum(torch.where(x > y, x, y * 2).clamp(min=-0.5).minimum(ceiling), torch.tensor(0.25))
+                                + torch.maximum(x, y) + torch.minimum(x, y) + torch.maximum(x, torch.tensor(1.0))
+                                + y.clamp(min=0.0) + torch.where(y > 0, 1.0, -1.0))),
+    Case("shape_constructors", PROGRAMS / "shape_constructors.ss", "x[0] = b, x[1] = n", BN,
+         lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, 8)),
+         lambda x, g: torch.stack([x, x * 2]).sum(0) + 0 + 1 + 0.5 + g.sum() + g),
     Case("embed", PROGRAMS / "embed.ss", "ids[0] = b, ids[1] = n, pos[0] = b, pos[1] = n", BN,
          lambda s, g: (torch.randint(0, 50, (s["b"], s["n"]), generator=g),
                        torch.randint(0, 40, (s["b"], s["n"]), generator=g), randn(g, 50, 16), randn(g, 40, 16)),

@@ -514,7 +514,7 @@ ValueType rule_cross_entropy(CallContext& call) {
   bool fits = targets->rank() == positions.rank();
   for (size_t i = 0; fits && i < positions.rank(); ++i) fits = targets->axes[i].size == positions.axes[i].size;
   if (!fits) {
-    call.report(DiagnosticCode::E0306, call.positional_span(1), "`cross_entropy`'s targets must be " + positions.to_string() + ", the logits " + logits->to_string() +
+    call.report(DiagnosticCode::E0306, call.positional_span(1), "`cross_entropy`'s targets must be " + (positions.rank() == 0 ? std::string("one index, a scalar") : positions.to_string()) + ", the logits " + logits->to_string() +
             " without their class axis " + describe_axis(classes) + ", but they are " + targets->to_string())
         .label("this is " + targets->to_string())
         .secondary(call.positional_span(0), "this is " + logits->to_string())

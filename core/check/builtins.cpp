@@ -591,7 +591,13 @@ ValueType rule_clamp(CallContext& call) {
     return ValueType::unknown();
   }
   ElementType element = x->element;
-  if (element.kind == ElementKind::index || element.kind == ElementKind::logit) element = ElementType{element.kind == ElementKind::index ? ElementKind::int_ : ElementKind::real};
+  auto plain = [](ElementKind kind) {
+    ElementType out;
+    out.kind = kind;
+    return out;
+  };
+  // Bounds may move an index off its table, and a logit off its distribution.
+  if (element.kind == ElementKind::index || element.kind == ElementKind::logit) element = plain(element.kind == ElementKind::index ? ElementKind::int_ : ElementKind::real);
   for (const char* bound : {"min", "max"}) {
     const ValueType* type = call.keyword_type(bound);
     const Argument* argument = call.keyword(bound);
@@ -606,7 +612,7 @@ ValueType rule_clamp(CallContext& call) {
       return ValueType::unknown();
     }
     if (!broadcasts_into(call, type->tensor, *x, span, "`" + std::string(bound) + "=`")) return ValueType::unknown();
-    if (!type->tensor.element.is_integer()) element = ElementType{element.kind == ElementKind::nonneg ? ElementKind::nonneg : ElementKind::real};
+    if (!type->tensor.element.is_integer()) element = plain(element.kind == ElementKind::nonneg ? ElementKind::nonneg : ElementKind::real);
   }
   // A lower bound of a non-negative number keeps the result non-negative.
   if (const ValueType* low = call.keyword_type("min"); low && low->is_tensor() && element.kind == ElementKind::real &&
@@ -890,7 +896,7 @@ const std::vector<Builtin>& builtins() {
       {"max", "max(x, over=A)", "maximum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amax", lower_max},
       {"min", "min(x, over=A)", "minimum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amin", lower_min},
       {"concat", "concat(a, b, .., over=A)", "joins tensors along A", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_concat, "torch.cat", lower_concat},
-      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
+      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new first axis; `xs |> map(x => e)` maps over the slices of xs along its first axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
       {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy", lower_cross_entropy},
       // Selection, bounds, stacking, and tensors made from a shape written in brackets.
       {"where", "where(cond: Bool, a, b)", "a where cond is true, else b; the three broadcast", E::pure, 3, 3, {}, {}, false, "", rule_where, "torch.where", lower_where},

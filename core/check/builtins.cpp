@@ -903,7 +903,7 @@ const std::vector<Builtin>& builtins() {
       {"clamp", "clamp(x, min=?, max=?)", "x bounded below by min and above by max (one or both), which broadcast to x", E::pure, 1, 1, {"min", "max"}, {}, false, "", rule_clamp, "torch.clamp", lower_clamp},
       {"minimum", "minimum(a, b)", "the smaller of a and b, elementwise; they broadcast", E::pure, 2, 2, {}, {}, false, "", rule_elementwise_pair, "torch.minimum", lower_minimum},
       {"maximum", "maximum(a, b)", "the larger of a and b, elementwise; they broadcast", E::pure, 2, 2, {}, {}, false, "", rule_elementwise_pair, "torch.maximum", lower_maximum},
-      {"stack", "stack(a, b, .., over=K) -> [K ..]", "stacks tensors of one shape along a new first axis K of size their count", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_stack, "torch.stack", lower_stack},
+      {"stack", "stack(a, b, .., over=K) -> [K ..]", "stacks tensors of one shape along a new first axis K of size their count", E::pure, 1, 16, {"over"}, {"over"}, false, "", rule_stack, "torch.stack", lower_stack},
       {"full", "full[n m ..](value) -> [n m ..]", "a tensor of that shape, every element value", E::pure, 1, 1, {}, {}, false, "", rule_full, "torch.full", lower_full, {}, BuiltinRole::none, true},
       {"expand", "expand[n m ..](x) -> [n m ..]", "x broadcast to that shape", E::pure, 1, 1, {}, {}, false, "", rule_expand, "torch.Tensor.expand", lower_expand, {}, BuiltinRole::none, true},
       // Initializers: only as a model parameter's initializer.

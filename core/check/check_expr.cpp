@@ -895,8 +895,20 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
                                              Scope& scope) {
   if (!argument || !argument->value) return std::nullopt;
   const Expr& value = *argument->value;
+  // `over=1`: the one axis of that fixed size, so a size-1 axis needs no dim of its own.
+  if (value.kind == Expr::Kind::number && value.is_integer) {
+    std::vector<size_t> sized;
+    for (size_t i = 0; i < tensor.rank(); ++i)
+      if (tensor.axes[i].size.constant_value() == static_cast<int64_t>(value.number)) sized.push_back(i);
+    if (sized.size() == 1) return sized[0];
+    report(DiagnosticCode::E0305, value.span, sized.empty() ? tensor.to_string() + " has no axis of size " + text(value.span)
+                                                            : "`" + std::string(keyword) + "=" + text(value.span) + "` is ambiguous: " + tensor.to_string() + " has several axes of that size")
+        .label(sized.empty() ? "no such axis" : "which one?")
+        .secondary(tensor_span, "this is " + tensor.to_string());
+    return std::nullopt;
+  }
   if (value.kind != Expr::Kind::name) {
-    error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`", "not an axis name");
+    error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`, or gives its fixed size, such as `over=1`", "not an axis name");
     return std::nullopt;
   }
   // `over=D` names a dim or a generic axis as sizes do: a use of it, for references and rename.

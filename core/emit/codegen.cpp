@@ -196,13 +196,18 @@ class Generator : public PythonWriter {
     if (uses_causal_ && uses_name(body.str(), "_causal")) out << "\n\n" << causal_definition;
     if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
     if (uses_check_) {
-      out << "\n\ndef _check_shape(x, sizes, written):\n"
+      out << "\n\ndef _check_shape(x, sizes, written" << (uses_index_check_ ? ", below=None" : "") << "):\n"
              "    # An `as` assertion: torch.export learns the sizes, and the program checks them when it runs.\n"
              "    torch._check(x.dim() == len(sizes), lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n"
              "    for axis, size in enumerate(sizes):\n"
              "        if size is not None:\n"
-             "            torch._check(x.shape[axis] == size, lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n"
-             "    return x\n";
+             "            torch._check(x.shape[axis] == size, lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n";
+      if (uses_index_check_)
+        out << "    if below is not None and x.numel() > 0:\n"
+               "        # `as .. Index[N]`: each value is an index below N, checked when it runs (torch.export keeps it).\n"
+               "        torch._check(x.min().item() >= 0, lambda: f\"expected {written}, got an index below 0\")\n"
+               "        torch._check(x.max().item() < below, lambda: f\"expected {written}, got an index of {below} or more\")\n";
+      out << "    return x\n";
     }
     out << body.str();
     module.python = out.str();
@@ -214,6 +219,7 @@ class Generator : public PythonWriter {
   std::set<std::string> imports_;
   std::ostringstream constants_;
   bool uses_check_ = false;
+  bool uses_index_check_ = false;  // an `as .. Index[N]` whose values need checking
   std::set<std::string> signature_axes_;  // generic axes of the function being written
   std::set<std::string> item_names_;
   int temporaries_ = 0;  // per function
@@ -444,6 +450,15 @@ class Generator : public PythonWriter {
     }
     if (e.type->axes.size() == 1) sizes += ",";
     std::string written(a_.file.slice(e.type->span));
+    // Values asserted to be `Index[N]` are checked too, unless they were already: an index out of
+    // range would otherwise fail later, as a bare IndexError far from the `as`.
+    const ElementType& element = type->tensor.element;
+    const ValueType* before = type_of(*e.operands[0]);
+    bool proven = before && before->is_tensor() && before->tensor.element.kind == ElementKind::index && before->tensor.element.bound == element.bound;
+    if (element.kind == ElementKind::index && !element.bound.is_zero() && !proven) {
+      uses_index_check_ = true;
+      return "_check_shape(" + value + ", (" + sizes + "), " + quote(written) + ", below=" + computed_size(element.bound) + ")";
+    }
     return "_check_shape(" + value + ", (" + sizes + "), " + quote(written) + ")";
   }
 

@@ -158,6 +158,12 @@ CASES = [
          lambda x: torch.nonzero(x > 0).flatten(), exact=True,
          refused=[({"n": 9, "positives": 4}, r"Runtime assertion failed for expression u\d+ <= 3"),
                   ({"n": 6, "positives": 2}, r"Runtime assertion failed for expression u\d+ >= 3")]),
+    Case("as_index", PROGRAMS / "as_index.ss", "ids[0] = n",
+         [{"n": 3}, {"n": 7}, {"n": 12}],
+         lambda s, g: (ids_with(g, s["n"], 16, s.get("bad")), randn(g, 16, 8)),
+         lambda ids, table: table[ids],
+         refused=[({"n": 5, "bad": 16}, r"Runtime assertion failed for expression u\d+ <= 15"),
+                  ({"n": 4, "bad": -1}, r"Runtime assertion failed for expression u\d+ >= 0")]),
     Case("as_new_axis", PROGRAMS / "as_new_axis.ss", "x[0] = n",
          [{"n": 3}, {"n": 7}, {"n": 12}],
          lambda s, g: (randn(g, s["n"], 8),),
@@ -237,7 +243,7 @@ CASES = [
                                 + y.clamp(min=0.0) + torch.where(y > 0, 1.0, -1.0))),
     Case("shape_constructors", PROGRAMS / "shape_constructors.ss", "x[0] = b, x[1] = n", BN,
          lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, 8)),
-         lambda x, g: torch.stack([x, x * 2]).sum(0) + 0 + 1 + 0.5 + g.sum() + g),
+         lambda x, g: torch.stack([x, x * 2]).sum(0) + 0 + 1 + 0.5 + g.sum() + g + g),
     Case("embed", PROGRAMS / "embed.ss", "ids[0] = b, ids[1] = n, pos[0] = b, pos[1] = n", BN,
          lambda s, g: (torch.randint(0, 50, (s["b"], s["n"]), generator=g),
                        torch.randint(0, 40, (s["b"], s["n"]), generator=g), randn(g, 50, 16), randn(g, 40, 16)),
@@ -246,6 +252,14 @@ CASES = [
 
 # Every program under programs/ is exported by a case, except those that test a failing export.
 NOT_EXPORTABLE = {"bad_extern.ss"}
+
+
+def ids_with(g, n, below, bad=None):
+    """n ids below `below`, one of them `bad` when given (an id the program must refuse)."""
+    ids = torch.randint(0, below, (n,), generator=g)
+    if bad is not None:
+        ids[n // 2] = bad
+    return ids
 
 
 def signs(g, n, positives):

@@ -203,10 +203,10 @@ class Generator : public PythonWriter {
              "        if size is not None:\n"
              "            torch._check(x.shape[axis] == size, lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n";
       if (uses_index_check_)
-        out << "    if below is not None and x.numel() > 0:\n"
-               "        # `as .. Index[N]`: each value is an index below N, checked when it runs (torch.export keeps it).\n"
-               "        torch._check(x.min().item() >= 0, lambda: f\"expected {written}, got an index below 0\")\n"
-               "        torch._check(x.max().item() < below, lambda: f\"expected {written}, got an index of {below} or more\")\n";
+        out << "    if below is not None:\n"
+               "        # `as .. Index[N]`: each value an index below N. Checked on the device without waiting for it,\n"
+               "        # and kept, message and all, by torch.export.\n"
+               "        torch._assert_async(((x >= 0) & (x < below)).all(), f\"expected {written}: an index is outside 0..{below - 1}\")\n";
       out << "    return x\n";
     }
     out << body.str();
@@ -451,11 +451,12 @@ class Generator : public PythonWriter {
     if (e.type->axes.size() == 1) sizes += ",";
     std::string written(a_.file.slice(e.type->span));
     // Values asserted to be `Index[N]` are checked too, unless they were already: an index out of
-    // range would otherwise fail later, as a bare IndexError far from the `as`.
+    // range would otherwise fail later, as a bare IndexError far from the `as`. (Not under `map`'s
+    // torch.vmap, which has no batching rule for the check.)
     const ElementType& element = type->tensor.element;
     const ValueType* before = type_of(*e.operands[0]);
     bool proven = before && before->is_tensor() && before->tensor.element.kind == ElementKind::index && before->tensor.element.bound == element.bound;
-    if (element.kind == ElementKind::index && !element.bound.is_zero() && !proven) {
+    if (element.kind == ElementKind::index && !element.bound.is_zero() && !proven && lambda_depth_ == 0) {
       uses_index_check_ = true;
       return "_check_shape(" + value + ", (" + sizes + "), " + quote(written) + ", below=" + computed_size(element.bound) + ")";
     }

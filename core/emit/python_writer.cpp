@@ -563,7 +563,9 @@ std::string PythonWriter::expression(const Expr& e) {
     case Expr::Kind::as: return as_expression(e);
     case Expr::Kind::lambda: {
       locals_.insert(e.text);
+      ++lambda_depth_;
       std::string body = expression(*e.operands[0]);
+      --lambda_depth_;
       return "lambda " + python_name(e.text) + ": " + body;
     }
     case Expr::Kind::call: return call(e);

@@ -90,6 +90,7 @@ class PythonWriter {
   Anchor anchor_;
   std::vector<std::string> prelude_;  // statements an expression needs first (the HF attention)
   bool uses_einops_ = false, uses_causal_ = false;
+  int lambda_depth_ = 0;  // inside a lambda (`map`'s, run by torch.vmap)
   // The mode `dropout` reads, defined at the top of a module whose code uses it.
   static constexpr const char* mode_definition = "_ss_mode = {\"training\": False}  # dropout is on between train_mode() and eval_mode()\n";
 

@@ -217,3 +217,16 @@ TEST_CASE("over= takes a fixed size for the one axis of that size") {
   CHECK(codes_of("dim D = 8\n\nfn f(x: [n 1 D]) -> [n D]:\n    return sum(x, over=1)\n").empty());
   CHECK(codes_of("dim D = 8\n\nfn f(x: [1 1 D]) -> [1 D]:\n    return sum(x, over=1)\n") == std::vector{DiagnosticCode::E0305});
 }
+
+TEST_CASE("as .. Index[N] checks the values when it runs, unless they are Index[N] already or under map's vmap") {
+  auto code = [](const std::string& text) {
+    auto analysis = checked(text);
+    REQUIRE(analysis->diagnostics.empty());
+    return generate_python(*analysis).python;
+  };
+  std::string checked_ids = code("dim P = 16\n\nfn f(ids: [n] Int) -> [n] Index[P]:\n    return ids as [n] Index[P]\n");
+  CHECK(checked_ids.find("below=16") != std::string::npos);
+  CHECK(checked_ids.find("torch._assert_async(") != std::string::npos);
+  CHECK(code("dim P = 16\n\nfn f(ids: [n] Index[P]) -> [n] Index[P]:\n    return ids as [n] Index[P]\n").find("below=") == std::string::npos);
+  CHECK(code("dim P = 16\n\nfn f(ids: [b n] Int) -> [b n] Index[P]:\n    return ids |> map(r => r as [n] Index[P])\n").find("below=") == std::string::npos);
+}

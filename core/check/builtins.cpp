@@ -548,7 +548,204 @@ ValueType rule_cross_entropy(CallContext& call) {
   if (!axis) return ValueType::unknown();
   works_across(call, logits->axes[*axis]);
   lowering(call, "dim", std::to_string(*axis));
+  lowering(call, "rank", std::to_string(logits->rank()));
+  // One class index per position: the targets are the logits without their class axis.
+  const Axis& classes = logits->axes[*axis];
+  TensorType positions = *logits;
+  positions.axes.erase(positions.axes.begin() + static_cast<std::ptrdiff_t>(*axis));
+  if (!targets->element.is_integer()) {
+    call.report(DiagnosticCode::E0401, call.positional_span(1), "`cross_entropy`'s targets are class indices, but these are `" + targets->element.to_string() + "`")
+        .label("these are `" + targets->element.to_string() + "`").help("give the targets the type `Index[" + classes.label + "]`");
+    return ValueType::unknown();
+  }
+  bool fits = targets->rank() == positions.rank();
+  for (size_t i = 0; fits && i < positions.rank(); ++i) fits = targets->axes[i].size == positions.axes[i].size;
+  if (!fits) {
+    call.report(DiagnosticCode::E0306, call.positional_span(1), "`cross_entropy`'s targets must be " + (positions.rank() == 0 ? std::string("one index, a scalar") : positions.to_string()) + ", the logits " + logits->to_string() +
+            " without their class axis " + describe_axis(classes) + ", but they are " + targets->to_string())
+        .label("this is " + targets->to_string())
+        .secondary(call.positional_span(0), "this is " + logits->to_string())
+        .note("the targets hold one class index for each position of the logits");
+    return ValueType::unknown();
+  }
+  if (targets->element.kind == ElementKind::index && !(targets->element.bound == classes.size)) {
+    call.report(DiagnosticCode::E0402, call.positional_span(1), "targets of type `" + targets->element.to_string() + "` pick among " + describe_axis(classes) + " classes")
+        .label("these are below " + targets->element.bound.to_user_string())
+        .secondary(call.positional_span(0), "the classes, `over=`, are " + describe_axis(classes))
+        .note("a target of `Index[N]` may be any integer below N, so the logits need exactly N classes");
+    return ValueType::unknown();
+  }
   return ValueType::scalar(ElementKind::nonneg);
+}
+
+// ---- selection, bounds, stacking and tensors made from a shape ----
+
+// The element type two values share where either may be taken (`where`, `minimum`): their own when
+// they agree, Int for integers, NonNeg for two non-negatives, else Real.
+ElementType common_element(const ElementType& a, const ElementType& b) {
+  if (a.kind == b.kind && (a.kind != ElementKind::index || a.bound == b.bound)) return a;
+  ElementType out;
+  bool nonneg_a = a.kind == ElementKind::nonneg || a.kind == ElementKind::index;
+  bool nonneg_b = b.kind == ElementKind::nonneg || b.kind == ElementKind::index;
+  out.kind = a.is_integer() && b.is_integer() ? ElementKind::int_ : nonneg_a && nonneg_b ? ElementKind::nonneg : ElementKind::real;
+  return out;
+}
+
+// `value` may be laid over `target` by broadcasting without growing it (E0304 otherwise).
+bool broadcasts_into(CallContext& call, const TensorType& value, const TensorType& target, Span span, std::string_view what) {
+  auto laid = call.broadcast(value, target, span);
+  if (!laid) return false;
+  bool fits = laid->rank() == target.rank();
+  for (size_t i = 0; fits && i < target.rank(); ++i) fits = laid->axes[i].size == target.axes[i].size;
+  if (!fits)
+    wrong_shape(call, DiagnosticCode::E0304, span, std::string(what) + " " + value.to_string() + " would grow " + target.to_string() + " when broadcast",
+                value);
+  return fits;
+}
+
+ValueType rule_where(CallContext& call) {
+  auto cond = call.tensor(0);
+  auto a = call.tensor(1);
+  auto b = call.tensor(2);
+  if (!cond || !a || !b) return ValueType::unknown();
+  if (cond->element.kind != ElementKind::bool_) {
+    wrong_shape(call, DiagnosticCode::E0401, call.positional_span(0), "`where`'s condition must be `Bool`, but it is `" + cond->element.to_string() + "`", *cond);
+    return ValueType::unknown();
+  }
+  auto values = call.broadcast(*a, *b, call.call_span(), call.positional_span(1), call.positional_span(2));
+  if (!values) return ValueType::unknown();
+  auto shape = call.broadcast(*cond, *values, call.positional_span(0), call.positional_span(0));
+  if (!shape) return ValueType::unknown();
+  shape->element = common_element(a->element, b->element);
+  return tensor_value(*shape);
+}
+
+ValueType rule_elementwise_pair(CallContext& call) {  // minimum, maximum
+  auto a = call.tensor(0);
+  auto b = call.tensor(1);
+  if (!a || !b) return ValueType::unknown();
+  auto shape = call.broadcast(*a, *b, call.call_span(), call.positional_span(0), call.positional_span(1));
+  if (!shape) return ValueType::unknown();
+  shape->element = common_element(a->element, b->element);
+  return tensor_value(*shape);
+}
+
+ValueType rule_clamp(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  if (!call.keyword("min") && !call.keyword("max")) {
+    call.report(DiagnosticCode::E0503, call.call_span(), "`clamp` needs `min=`, `max=` or both").label("no bound given");
+    return ValueType::unknown();
+  }
+  ElementType element = x->element;
+  auto plain = [](ElementKind kind) {
+    ElementType out;
+    out.kind = kind;
+    return out;
+  };
+  // Bounds may move an index off its table, and a logit off its distribution.
+  if (element.kind == ElementKind::index || element.kind == ElementKind::logit) element = plain(element.kind == ElementKind::index ? ElementKind::int_ : ElementKind::real);
+  for (const char* bound : {"min", "max"}) {
+    const ValueType* type = call.keyword_type(bound);
+    const Argument* argument = call.keyword(bound);
+    if (!type || !argument || type->is_unknown()) continue;
+    Span span = argument->value ? argument->value->span : argument->span;
+    if (!type->is_tensor()) {
+      call.report(DiagnosticCode::E0505, span, "`" + std::string(bound) + "=` must be a number or a tensor, but this is " + type->to_string()).label("not a number");
+      return ValueType::unknown();
+    }
+    if (type->tensor.element.kind == ElementKind::bool_) {
+      wrong_shape(call, DiagnosticCode::E0401, span, "`" + std::string(bound) + "=` must be a number, but it is `Bool`", type->tensor);
+      return ValueType::unknown();
+    }
+    if (!broadcasts_into(call, type->tensor, *x, span, "`" + std::string(bound) + "=`")) return ValueType::unknown();
+    if (!type->tensor.element.is_integer()) element = plain(element.kind == ElementKind::nonneg ? ElementKind::nonneg : ElementKind::real);
+  }
+  // A lower bound of a non-negative number keeps the result non-negative.
+  if (const ValueType* low = call.keyword_type("min"); low && low->is_tensor() && element.kind == ElementKind::real &&
+                                                         (low->tensor.element.kind == ElementKind::nonneg || low->tensor.element.kind == ElementKind::index))
+    element.kind = ElementKind::nonneg;
+  x->element = element;
+  return tensor_value(*x);
+}
+
+ValueType rule_stack(CallContext& call) {
+  std::vector<TensorType> parts;
+  for (size_t i = 0; i < call.positional_count(); ++i) {
+    auto t = call.tensor(i);
+    if (!t) return ValueType::unknown();
+    parts.push_back(*t);
+  }
+  TensorType out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].rank() != out.rank()) {
+      call.report(DiagnosticCode::E0306, call.positional_span(i), "`stack` stacks tensors of one shape, but " + parts[i].to_string() + " has " +
+              std::to_string(parts[i].rank()) + " axes and " + out.to_string() + " has " + std::to_string(out.rank()))
+          .label("this is " + parts[i].to_string());
+      return ValueType::unknown();
+    }
+    for (size_t a = 0; a < out.rank(); ++a)
+      if (!call.expect_same_size(out.axes[a], parts[i].axes[a], call.positional_span(i), dim_word(a) + " of the stacked tensor")) return ValueType::unknown();
+    out.element = common_element(out.element, parts[i].element);
+  }
+  // `over=` names the new first axis: a new name, or a dim or a number equal to the count.
+  Axis axis;
+  axis.size = SizeExpr::constant(static_cast<int64_t>(parts.size()));
+  const Argument* over = call.keyword("over");
+  if (!over || !over->value) return ValueType::unknown();
+  const Expr& named = *over->value;
+  std::optional<SizeExpr> given;
+  if (named.kind == Expr::Kind::name) {
+    axis.label = axis.name = named.text;
+    given = call.size_named(named.text);
+  } else if (named.kind == Expr::Kind::number && named.is_integer) {
+    axis.label = std::to_string(static_cast<int64_t>(named.number));
+    given = SizeExpr::constant(static_cast<int64_t>(named.number));
+  } else {
+    call.report(DiagnosticCode::E0305, named.span, "`over=` names the new axis, such as `over=K`, or gives its size as a number").label("not an axis name");
+    return ValueType::unknown();
+  }
+  if (given && !(*given == axis.size)) {
+    call.report(DiagnosticCode::E0301, named.span, "`stack` of " + std::to_string(parts.size()) + " tensors makes an axis of " + std::to_string(parts.size()) +
+            ", but `over=" + axis.label + "` is " + given->to_user_string())
+        .label("not " + std::to_string(parts.size()))
+        .help("name the new axis with a name not in use, or stack " + given->to_user_string() + " tensors");
+    return ValueType::unknown();
+  }
+  out.axes.insert(out.axes.begin(), axis);
+  return tensor_value(out);
+}
+
+// The shape in the callee's brackets (`full[n m]`), resolved.
+std::optional<std::vector<Axis>> bracket_shape(CallContext& call) {
+  const std::vector<SizeNode>* sizes = call.shape();
+  if (!sizes) return std::nullopt;
+  return call.resolve_axes(*sizes);
+}
+
+ValueType rule_full(CallContext& call) {
+  auto shape = bracket_shape(call);
+  auto value = call.tensor(0);
+  if (!shape || !value) return ValueType::unknown();
+  if (value->rank() != 0) {
+    wrong_shape(call, DiagnosticCode::E0306, call.positional_span(0), "`full` fills its shape with one number, but this is " + value->to_string(), *value);
+    return ValueType::unknown();
+  }
+  TensorType out;
+  out.axes = *shape;
+  out.element = value->element;
+  return tensor_value(out);
+}
+
+ValueType rule_expand(CallContext& call) {
+  auto shape = bracket_shape(call);
+  auto x = call.tensor(0);
+  if (!shape || !x) return ValueType::unknown();
+  TensorType out;
+  out.axes = *shape;
+  out.element = x->element;
+  if (!broadcasts_into(call, *x, out, call.positional_span(0), "`expand`'s tensor")) return ValueType::unknown();
+  return tensor_value(out);
 }
 
 ValueType rule_initializer(CallContext&) { return ValueType::unknown(); }  // typed by the parameter it initializes
@@ -721,7 +918,7 @@ const std::vector<Builtin>& builtins() {
       {"einsum", "einsum(a, b: in_a, in_b -> out)", "sums products over the axes the output lacks", E::pure, 1, 8, {}, {}, true, "the axes the output lacks", rule_einsum, "torch.einsum", lower_einsum, {}, BuiltinRole::einsum},
       {"scale", "scale(x, s)", "multiplies by a scalar or broadcastable factor", E::pure, 2, 2, {}, {}, false, "", rule_scale, "torch.mul", lower_scale, {}, BuiltinRole::scale},
       {"masked_fill", "masked_fill(x, mask: Bool, value)", "replaces x where mask is true", E::pure, 3, 3, {}, {}, false, "", rule_masked_fill, "torch.Tensor.masked_fill", lower_masked_fill},
-      {"causal", "causal[n m] -> [n m] Bool", "true where key position m is at or before query position n", E::pure, 0, 0, {}, {}, false, "", rule_causal, "torch.tril", lower_causal},
+      {"causal", "causal[n m] -> [n m] Bool", "true where key position m is at or before query position n", E::pure, 0, 0, {}, {}, false, "", rule_causal, "torch.tril", lower_causal, {}, BuiltinRole::none, true},
       {"softmax", "softmax(x, over=A) -> NonNeg", "softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_softmax, "torch.softmax", lower_softmax},
       {"log_softmax", "log_softmax(x, over=A)", "log of softmax along A", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_log_softmax, "torch.log_softmax", lower_log_softmax},
       {"linear", "linear(x: [.. in], w: [out in], bias: [out]?) -> [.. out]", "x times w transposed, plus bias", E::pure, 2, 3, {}, {}, false, "the last axis of x", rule_linear, "torch.nn.functional.linear", lower_linear, {}, BuiltinRole::linear},
@@ -746,12 +943,20 @@ const std::vector<Builtin>& builtins() {
       {"max", "max(x, over=A)", "maximum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amax", lower_max},
       {"min", "min(x, over=A)", "minimum along A, which disappears", E::pure, 1, 1, {"over"}, {"over"}, false, "the axis `over=`", rule_max, "torch.amin", lower_min},
       {"concat", "concat(a, b, .., over=A)", "joins tensors along A", E::pure, 2, 16, {"over"}, {"over"}, false, "", rule_concat, "torch.cat", lower_concat},
-      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
+      {"map", "map(n, i => e) -> [n ..]", "evaluates e for each i in 0..n, stacking along a new first axis; `xs |> map(x => e)` maps over the slices of xs along its first axis", E::pure, 2, 2, {}, {}, false, "", nullptr, "torch.vmap", lower_map},
       {"cross_entropy", "cross_entropy(logits, targets, over=V) -> NonNeg", "mean cross-entropy of logits along V against index targets", E::pure, 2, 2, {"over"}, {"over"}, false, "the axis `over=`", rule_cross_entropy, "torch.nn.functional.cross_entropy", lower_cross_entropy},
+      // Selection, bounds, stacking, and tensors made from a shape written in brackets.
+      {"where", "where(cond: Bool, a, b)", "a where cond is true, else b; the three broadcast", E::pure, 3, 3, {}, {}, false, "", rule_where, "torch.where", lower_where},
+      {"clamp", "clamp(x, min=?, max=?)", "x bounded below by min and above by max (one or both), which broadcast to x", E::pure, 1, 1, {"min", "max"}, {}, false, "", rule_clamp, "torch.clamp", lower_clamp},
+      {"minimum", "minimum(a, b)", "the smaller of a and b, elementwise; they broadcast", E::pure, 2, 2, {}, {}, false, "", rule_elementwise_pair, "torch.minimum", lower_minimum},
+      {"maximum", "maximum(a, b)", "the larger of a and b, elementwise; they broadcast", E::pure, 2, 2, {}, {}, false, "", rule_elementwise_pair, "torch.maximum", lower_maximum},
+      {"stack", "stack(a, b, .., over=K) -> [K ..]", "stacks tensors of one shape along a new first axis K of size their count", E::pure, 1, 16, {"over"}, {"over"}, false, "", rule_stack, "torch.stack", lower_stack},
+      {"full", "full[n m ..](value) -> [n m ..]", "a tensor of that shape, every element value", E::pure, 1, 1, {}, {}, false, "", rule_full, "torch.full", lower_full, {}, BuiltinRole::none, true},
+      {"expand", "expand[n m ..](x) -> [n m ..]", "x broadcast to that shape", E::pure, 1, 1, {}, {}, false, "", rule_expand, "torch.Tensor.expand", lower_expand, {}, BuiltinRole::none, true},
       // Initializers: only as a model parameter's initializer.
       {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_", lower_normal, {{"std", "0.02"}, {"mean", "0"}}},
-      {"ones", "ones", "initializes a parameter to ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones},
-      {"zeros", "zeros", "initializes a parameter to zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros},
+      {"ones", "ones, ones[n m ..] -> [n m ..] NonNeg", "initializes a parameter to ones; `ones[n D]` in an expression is a tensor of ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones, {}, BuiltinRole::none, true},
+      {"zeros", "zeros, zeros[n m ..] -> [n m ..] NonNeg", "initializes a parameter to zeros; `zeros[n D]` in an expression is a tensor of zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros, {}, BuiltinRole::none, true},
       // Training: names reserved for modes, datasets, logs, gradients and optimizers.
       {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::pure, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout, {{"p", "0.1"}}},
       // training: the part of the language an exported function can't use (E1703)

@@ -41,6 +41,10 @@ class CallContext {
   virtual std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span tensor_span) = 0;
   // Sizes written in a subscript such as `causal[n m]`, resolved in the current scope.
   virtual std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) = 0;
+  // The shape written in the callee's brackets (`full[n m](v)`), or nullptr when there is none.
+  virtual const std::vector<SizeNode>* shape() const = 0;
+  // A dim's or an axis's size in scope by name, without reporting a name that is neither.
+  virtual std::optional<SizeExpr> size_named(std::string_view name) const = 0;
   // Broadcasts two tensors as numpy does, reporting E0304 at `span`.
   // a_at/b_at, where the operands are written (when they are), let a help offer to rewrite one.
   virtual std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at = {}, Span b_at = {}) = 0;
@@ -84,6 +88,8 @@ struct LowerContext {
   std::string pattern_sizes;                    // ", p1=16, H=4": sizes einops can't infer
   bool scalar = false;                          // every argument is a plain Python number
   std::string device;                           // the device of a tensor the call makes (`x.device`), or "" for torch's default
+  std::vector<std::string> shape;               // a constructor's result shape (`zeros[n D]`), each size as Python
+  std::vector<bool> numbers;                    // per positional argument: a plain Python number, not a tensor
 };
 using LowerRule = std::string (*)(const LowerContext&);
 
@@ -108,6 +114,8 @@ struct Builtin {
   // is written. The signature shows the same (a unit test compares them); the lowering reads it.
   std::vector<std::pair<std::string_view, std::string_view>> defaults = {};
   BuiltinRole role = BuiltinRole::none;
+  // Takes a shape in brackets after its name: `causal[n m]`, `zeros[n D]`, `full[n D](v)`.
+  bool takes_shape = false;
 
   std::string_view default_of(std::string_view keyword) const;
 };

@@ -85,6 +85,13 @@ class CallChecker final : public CallContext {
     }
     return axes;
   }
+  const std::vector<SizeNode>* shape() const override { return shape_; }
+  std::optional<SizeExpr> size_named(std::string_view name) const override {
+    const auto& dims = checker_.analysis().semantics.dims;
+    if (auto dim = dims.find(std::string(name)); dim != dims.end()) return SizeExpr::constant(dim->second);
+    if (auto axis = scope_.axes.find(name); axis != scope_.axes.end()) return axis->second.size;
+    return std::nullopt;
+  }
   std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) override {
     return checker_.broadcast(a, b, span, a_at, b_at, &scope_);
   }
@@ -111,6 +118,8 @@ class CallChecker final : public CallContext {
   }
   using CallContext::report;
   void report(Diagnostic diagnostic) override { checker_.report(std::move(diagnostic)); }
+
+  const std::vector<SizeNode>* shape_ = nullptr;  // `full[n m](v)`: the sizes in the callee's brackets
 
  private:
   Checker& checker_;
@@ -501,6 +510,21 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
     a_.semantics.types[&base] = ValueType::unknown();
     return ValueType::of(mask);
   }
+  // `zeros[n D]`, `ones[n D]`: a tensor of that shape (the same names initialize a parameter).
+  if (const Builtin* filled = base.kind == Expr::Kind::name ? find_builtin(base.text) : nullptr;
+      filled && filled->takes_shape && filled->max_positional == 0 && names_builtin(base.text, scope)) {
+    a_.semantics.calls[&expr].builtin = filled;
+    hover(base.span, "```shapescript\n" + std::string(filled->signature) + "\n```\n" + std::string(filled->summary));
+    TensorType made;
+    made.element.kind = ElementKind::nonneg;
+    for (const SizeNode& s : expr.index) {
+      auto axis = resolve_size(s, scope);
+      if (!axis) return ValueType::unknown();
+      made.axes.push_back(*axis);
+    }
+    a_.semantics.types[&base] = ValueType::unknown();
+    return ValueType::of(made);
+  }
   ValueType value = eval(base, scope);
   if (value.kind == ValueType::Kind::python) return value;
   auto tensor = require_tensor(value, &base, base.span);
@@ -583,6 +607,12 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     hover(callee.span, "```shapescript\n" + std::string(builtin.signature) + "\n```\n" + std::string(builtin.summary) +
                            (builtin.works_across.empty() ? "" : "\n\nworks across " + std::string(builtin.works_across)));
     result = builtin.name == "map" ? call_map(expr, scope, facts) : call_builtin(builtin, expr, scope, facts);
+  } else if (const Builtin* shaped = shaped_callee(callee, scope)) {
+    // `full[n m](v)`, `expand[b n D](x)`: a built-in given its result's shape in brackets.
+    facts.builtin = shaped;
+    hover(callee.operands[0]->span, "```shapescript\n" + std::string(shaped->signature) + "\n```\n" + std::string(shaped->summary));
+    a_.semantics.types[&callee] = ValueType::unknown();
+    result = call_builtin(*shaped, expr, scope, facts, &callee.index);
   } else {
     ValueType function = eval(callee, scope);
     if (function.kind == ValueType::Kind::function) {
@@ -608,11 +638,26 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
   return result;
 }
 
-ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts) {
+// The built-in a callee such as `full[n m]` names: a subscript of a shape-taking built-in's name.
+const Builtin* Checker::shaped_callee(const Expr& callee, const Scope& scope) const {
+  if (callee.kind != Expr::Kind::subscript || callee.operands.empty() || callee.operands[0]->kind != Expr::Kind::name) return nullptr;
+  const Builtin* builtin = find_builtin(callee.operands[0]->text);
+  if (!builtin || !builtin->takes_shape || builtin->max_positional == 0 || !names_builtin(std::string(builtin->name), scope)) return nullptr;
+  return builtin;
+}
+
+ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts, const std::vector<SizeNode>* shape) {
   std::string name(builtin.name);
+  if (builtin.takes_shape && builtin.max_positional > 0 && !shape) {
+    error(DiagnosticCode::E0504, expr.operands[0]->span, "`" + name + "` takes its result's shape in brackets, as in `" + std::string(builtin.signature) + "`",
+          "no shape");
+    return ValueType::unknown();
+  }
   if (builtin.effect == BuiltinEffect::initializer) {
-    error(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here",
-          "only after `param name: [..] =`");
+    auto d = report(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here");
+    d.label("only after `param name: [..] =`");
+    if (builtin.takes_shape) d.help("a tensor of " + name + " in an expression is written with its shape, as in `" + name + "[n D]`");
+    d.emit();
     return ValueType::unknown();
   }
   if (builtin.effect == BuiltinEffect::training && current_)
@@ -701,6 +746,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     if (positional_types[i].is_unknown()) return ValueType::unknown();
   CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
   context.facts = &facts;
+  context.shape_ = shape;
   return builtin.rule(context);
 }
 
@@ -963,8 +1009,20 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
                                              Scope& scope) {
   if (!argument || !argument->value) return std::nullopt;
   const Expr& value = *argument->value;
+  // `over=1`: the one axis of that fixed size, so a size-1 axis needs no dim of its own.
+  if (value.kind == Expr::Kind::number && value.is_integer) {
+    std::vector<size_t> sized;
+    for (size_t i = 0; i < tensor.rank(); ++i)
+      if (tensor.axes[i].size.constant_value() == static_cast<int64_t>(value.number)) sized.push_back(i);
+    if (sized.size() == 1) return sized[0];
+    report(DiagnosticCode::E0305, value.span, sized.empty() ? tensor.to_string() + " has no axis of size " + text(value.span)
+                                                            : "`" + std::string(keyword) + "=" + text(value.span) + "` is ambiguous: " + tensor.to_string() + " has several axes of that size")
+        .label(sized.empty() ? "no such axis" : "which one?")
+        .secondary(tensor_span, "this is " + tensor.to_string());
+    return std::nullopt;
+  }
   if (value.kind != Expr::Kind::name) {
-    error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`", "not an axis name");
+    error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`, or gives its fixed size, such as `over=1`", "not an axis name");
     return std::nullopt;
   }
   // `over=D` names a dim or a generic axis as sizes do: a use of it, for references and rename.

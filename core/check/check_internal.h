@@ -156,7 +156,9 @@ class Checker {
   ValueType eval_subscript(const Expr& expr, Scope& scope);
   ValueType eval_as(const Expr& expr, Scope& scope);
   ValueType eval_call(const Expr& expr, Scope& scope);
-  ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts);
+  ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts,
+                         const std::vector<SizeNode>* shape = nullptr);
+  const Builtin* shaped_callee(const Expr& callee, const Scope& scope) const;
   ValueType call_map(const Expr& expr, Scope& scope, CallFacts& facts);
   bool elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const;
   // An `export fn`, or the model forward AnalyzeOptions::model_forward names: what the export rules check.

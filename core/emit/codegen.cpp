@@ -196,13 +196,18 @@ class Generator : public PythonWriter {
     if (uses_causal_ && uses_name(body.str(), "_causal")) out << "\n\n" << causal_definition;
     if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
     if (uses_check_) {
-      out << "\n\ndef _check_shape(x, sizes, written):\n"
+      out << "\n\ndef _check_shape(x, sizes, written" << (uses_index_check_ ? ", below=None" : "") << "):\n"
              "    # An `as` assertion: torch.export learns the sizes, and the program checks them when it runs.\n"
              "    torch._check(x.dim() == len(sizes), lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n"
              "    for axis, size in enumerate(sizes):\n"
              "        if size is not None:\n"
-             "            torch._check(x.shape[axis] == size, lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n"
-             "    return x\n";
+             "            torch._check(x.shape[axis] == size, lambda: f\"expected {written}, got shape {tuple(x.shape)}\")\n";
+      if (uses_index_check_)
+        out << "    if below is not None:\n"
+               "        # `as .. Index[N]`: each value an index below N. Checked on the device without waiting for it,\n"
+               "        # and kept, message and all, by torch.export.\n"
+               "        torch._assert_async(((x >= 0) & (x < below)).all(), f\"expected {written}: an index is outside 0..{below - 1}\")\n";
+      out << "    return x\n";
     }
     out << body.str();
     module.python = out.str();
@@ -214,6 +219,7 @@ class Generator : public PythonWriter {
   std::set<std::string> imports_;
   std::ostringstream constants_;
   bool uses_check_ = false;
+  bool uses_index_check_ = false;  // an `as .. Index[N]` whose values need checking
   std::set<std::string> signature_axes_;  // generic axes of the function being written
   std::set<std::string> item_names_;
   int temporaries_ = 0;  // per function
@@ -444,6 +450,16 @@ class Generator : public PythonWriter {
     }
     if (e.type->axes.size() == 1) sizes += ",";
     std::string written(a_.file.slice(e.type->span));
+    // Values asserted to be `Index[N]` are checked too, unless they were already: an index out of
+    // range would otherwise fail later, as a bare IndexError far from the `as`. (Not under `map`'s
+    // torch.vmap, which has no batching rule for the check.)
+    const ElementType& element = type->tensor.element;
+    const ValueType* before = type_of(*e.operands[0]);
+    bool proven = before && before->is_tensor() && before->tensor.element.kind == ElementKind::index && before->tensor.element.bound == element.bound;
+    if (element.kind == ElementKind::index && !element.bound.is_zero() && !proven && lambda_depth_ == 0) {
+      uses_index_check_ = true;
+      return "_check_shape(" + value + ", (" + sizes + "), " + quote(written) + ", below=" + computed_size(element.bound) + ")";
+    }
     return "_check_shape(" + value + ", (" + sizes + "), " + quote(written) + ")";
   }
 

@@ -151,7 +151,62 @@ std::string lower_map(const LowerContext& c) {
 
 std::string lower_cross_entropy(const LowerContext& c) {
   std::string dim = fact(c, "dim", "-1");
+  // torch reads the classes from axis 1, or from the only axis of one position's logits.
+  if (fact(c, "rank") == "1" || dim == "1") return "F.cross_entropy(" + arg(c, 0) + ", " + arg(c, 1) + ")";
   return "F.cross_entropy(" + python_atom(arg(c, 0)) + ".movedim(" + dim + ", 1), " + arg(c, 1) + ")";
+}
+
+namespace {
+bool is_number_argument(const LowerContext& c, size_t i) { return i < c.numbers.size() && c.numbers[i]; }
+
+// A shape as a Python tuple: `(n, D)`, `(n,)`.
+std::string shape_tuple(const LowerContext& c) {
+  std::string out;
+  for (const std::string& size : c.shape) out += (out.empty() ? "" : ", ") + size;
+  return "(" + out + (c.shape.size() == 1 ? ",)" : ")");
+}
+
+std::string device_keyword(const LowerContext& c) { return c.device.empty() ? "" : ", device=" + c.device; }
+
+// minimum/maximum: torch's take two tensors; a plain number is a bound of `clamp` instead.
+std::string extremum(const LowerContext& c, const char* python, const char* torch_name, const char* bound) {
+  bool a = is_number_argument(c, 0), b = is_number_argument(c, 1);
+  if (a && b) return std::string(python) + "(" + arg(c, 0) + ", " + arg(c, 1) + ")";
+  if (a || b) return "torch.clamp(" + arg(c, a ? 1 : 0) + ", " + bound + "=" + arg(c, a ? 0 : 1) + ")";
+  return std::string(torch_name) + "(" + arg(c, 0) + ", " + arg(c, 1) + ")";
+}
+}  // namespace
+
+std::string lower_where(const LowerContext& c) {
+  if (is_number_argument(c, 0)) return "(" + python_atom(arg(c, 1)) + " if " + python_atom(arg(c, 0)) + " else " + python_atom(arg(c, 2)) + ")";
+  return "torch.where(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2) + ")";
+}
+
+// torch.clamp takes both bounds as numbers or both as tensors: one bound per call mixes either.
+std::string lower_clamp(const LowerContext& c) {
+  std::string out = arg(c, 0);
+  for (const char* bound : {"min", "max"})
+    if (auto it = c.keywords.find(bound); it != c.keywords.end()) out = "torch.clamp(" + out + ", " + bound + "=" + it->second + ")";
+  return out;
+}
+
+std::string lower_minimum(const LowerContext& c) { return extremum(c, "min", "torch.minimum", "max"); }
+std::string lower_maximum(const LowerContext& c) { return extremum(c, "max", "torch.maximum", "min"); }
+
+std::string lower_stack(const LowerContext& c) {
+  std::string list;
+  for (const std::string& a : c.args) list += (list.empty() ? "" : ", ") + a;
+  return "torch.stack([" + list + "], dim=0)";
+}
+
+std::string lower_full(const LowerContext& c) {
+  if (is_number_argument(c, 0)) return "torch.full(" + shape_tuple(c) + ", " + arg(c, 0) + device_keyword(c) + ")";
+  return python_atom(arg(c, 0)) + ".expand(" + shape_tuple(c) + ")";
+}
+
+std::string lower_expand(const LowerContext& c) {
+  if (is_number_argument(c, 0)) return lower_full(c);
+  return python_atom(arg(c, 0)) + ".expand(" + shape_tuple(c) + ")";
 }
 
 std::string lower_normal(const LowerContext& c) {
@@ -169,7 +224,12 @@ std::string lower_training(const LowerContext& c) {
   return out + ")";
 }
 
-std::string lower_ones(const LowerContext&) { return "nn.init.ones_({param})"; }
-std::string lower_zeros(const LowerContext&) { return "nn.init.zeros_({param})"; }
+// A parameter's initializer, or with a shape (`zeros[n D]`) a tensor made in an expression.
+std::string lower_ones(const LowerContext& c) {
+  return c.shape.empty() ? "nn.init.ones_({param})" : "torch.ones(" + shape_tuple(c) + device_keyword(c) + ")";
+}
+std::string lower_zeros(const LowerContext& c) {
+  return c.shape.empty() ? "nn.init.zeros_({param})" : "torch.zeros(" + shape_tuple(c) + device_keyword(c) + ")";
+}
 
 }  // namespace ss

@@ -494,6 +494,14 @@ std::string PythonWriter::computed_size(const SizeExpr& size) {
   return python_size(size);
 }
 
+// The sizes of the tensor an expression makes (`zeros[n D]`, `full[n m](v)`), as Python.
+std::vector<std::string> PythonWriter::result_shape(const Expr& e) {
+  std::vector<std::string> sizes;
+  if (const ValueType* type = type_of(e); type && type->is_tensor())
+    for (const Axis& axis : type->tensor.axes) sizes.push_back(computed_size(axis.size));
+  return sizes;
+}
+
 std::string PythonWriter::attribute(const Expr& e) { return python_atom(expression(*e.operands[0])) + "." + python_attribute(e.text); }
 
 std::string PythonWriter::expression(const Expr& e) {
@@ -540,6 +548,14 @@ std::string PythonWriter::expression(const Expr& e) {
           return causal_call(computed_size(type->tensor.axes[0].size), computed_size(type->tensor.axes[1].size));
         return causal_call(size_node(e.index[0]), size_node(e.index[1]));
       }
+      // `zeros[n D]`, `ones[n D]`: a tensor made from the shape, as the checker resolved it.
+      if (const CallFacts* facts = facts_of(e); facts && facts->builtin && facts->builtin->takes_shape && facts->builtin->lower) {
+        LowerContext context;
+        context.facts = facts;
+        context.device = anchor_.device;
+        context.shape = result_shape(e);
+        return facts->builtin->lower(context);
+      }
       std::string index;
       for (const SizeNode& i : e.index) index += (index.empty() ? "" : ", ") + size_node(i);
       return python_atom(expression(base)) + "[" + index + "]";
@@ -547,7 +563,9 @@ std::string PythonWriter::expression(const Expr& e) {
     case Expr::Kind::as: return as_expression(e);
     case Expr::Kind::lambda: {
       locals_.insert(e.text);
+      ++lambda_depth_;
       std::string body = expression(*e.operands[0]);
+      --lambda_depth_;
       return "lambda " + python_name(e.text) + ": " + body;
     }
     case Expr::Kind::call: return call(e);
@@ -610,6 +628,8 @@ std::string PythonWriter::call(const Expr& e) {
     context.facts = facts;
     context.device = anchor_.device;
     context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
+    for (const Expr* p : positional) context.numbers.push_back(is_number(*p));
+    if (facts->builtin->takes_shape) context.shape = result_shape(e);
     if (pattern) einops_pattern(*pattern, *facts, context);
     // The size of the `over=` axis, for lowerings that pass it to torch (normalized_shape).
     if (auto dim = facts->lowering.find("dim"); dim != facts->lowering.end() && !e.arguments.empty() && e.arguments[0].value)

@@ -90,6 +90,7 @@ class PythonWriter {
   Anchor anchor_;
   std::vector<std::string> prelude_;  // statements an expression needs first (the HF attention)
   bool uses_einops_ = false, uses_causal_ = false;
+  int lambda_depth_ = 0;  // inside a lambda (`map`'s, run by torch.vmap)
   // The mode `dropout` reads, defined at the top of a module whose code uses it.
   static constexpr const char* mode_definition = "_ss_mode = {\"training\": False}  # dropout is on between train_mode() and eval_mode()\n";
 
@@ -169,6 +170,7 @@ class PythonWriter {
 
   std::string size_node(const SizeNode& node);
   std::string computed_size(const SizeExpr& size);
+  std::vector<std::string> result_shape(const Expr& e);
   std::string expression(const Expr& e);
   static constexpr int kComparison = 4;
   int precedence(const Expr& e) const;

@@ -158,6 +158,12 @@ CASES = [
          lambda x: torch.nonzero(x > 0).flatten(), exact=True,
          refused=[({"n": 9, "positives": 4}, r"Runtime assertion failed for expression u\d+ <= 3"),
                   ({"n": 6, "positives": 2}, r"Runtime assertion failed for expression u\d+ >= 3")]),
+    Case("as_index", PROGRAMS / "as_index.ss", "ids[0] = n",
+         [{"n": 3}, {"n": 7}, {"n": 12}],
+         lambda s, g: (ids_with(g, s["n"], 16, s.get("bad")), randn(g, 16, 8)),
+         lambda ids, table: table[ids],
+         refused=[({"n": 5, "bad": 16}, r"expected \[n\] Index\[P\]: an index is outside 0\.\.15"),
+                  ({"n": 4, "bad": -1}, r"expected \[n\] Index\[P\]: an index is outside 0\.\.15")]),
     Case("as_new_axis", PROGRAMS / "as_new_axis.ss", "x[0] = n",
          [{"n": 3}, {"n": 7}, {"n": 12}],
          lambda s, g: (randn(g, s["n"], 8),),
@@ -230,6 +236,14 @@ CASES = [
     Case("broadcast", PROGRAMS / "broadcast.ss", "rowscale[0] = n, x[0] = b, x[1] = n", BN,
          lambda s, g: (randn(g, s["b"], s["n"], 10), randn(g, 10), randn(g, 10), randn(g, s["n"], 1)),
          lambda x, gamma, beta, rs: (x * gamma + beta) * rs - x / 2 + 1),
+    Case("select_clamp", PROGRAMS / "select_clamp.ss", "x[0] = b, x[1] = n, y[0] = b, y[1] = n", BN,
+         lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, s["b"], s["n"], 8), randn(g, 8)),
+         lambda x, y, ceiling: (torch.minimum(torch.where(x > y, x, y * 2).clamp(min=-0.5).minimum(ceiling), torch.tensor(0.25))
+                                + torch.maximum(x, y) + torch.minimum(x, y) + torch.maximum(x, torch.tensor(1.0))
+                                + y.clamp(min=0.0) + torch.where(y > 0, 1.0, -1.0))),
+    Case("shape_constructors", PROGRAMS / "shape_constructors.ss", "x[0] = b, x[1] = n", BN,
+         lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, 8)),
+         lambda x, g: torch.stack([x, x * 2]).sum(0) + 0 + 1 + 0.5 + g.sum() + g + g),
     Case("embed", PROGRAMS / "embed.ss", "ids[0] = b, ids[1] = n, pos[0] = b, pos[1] = n", BN,
          lambda s, g: (torch.randint(0, 50, (s["b"], s["n"]), generator=g),
                        torch.randint(0, 40, (s["b"], s["n"]), generator=g), randn(g, 50, 16), randn(g, 40, 16)),
@@ -238,6 +252,14 @@ CASES = [
 
 # Every program under programs/ is exported by a case, except those that test a failing export.
 NOT_EXPORTABLE = {"bad_extern.ss"}
+
+
+def ids_with(g, n, below, bad=None):
+    """n ids below `below`, one of them `bad` when given (an id the program must refuse)."""
+    ids = torch.randint(0, below, (n,), generator=g)
+    if bad is not None:
+        ids[n // 2] = bad
+    return ids
 
 
 def signs(g, n, positives):

@@ -156,3 +156,77 @@ TEST_CASE("python_name and python_attribute never make two names one") {
   CHECK(dotted_written.size() == dotted.size());
   CHECK(ss::python_attribute("float32") == "float32");
 }
+
+namespace {
+std::vector<DiagnosticCode> codes_of(const std::string& text) {
+  std::vector<DiagnosticCode> codes;
+  auto analysis = checked(text);
+  for (const Diagnostic& d : analysis->diagnostics) codes.push_back(d.code);
+  return codes;
+}
+}  // namespace
+
+TEST_CASE("stack makes a new first axis of the count, named by over=") {
+  std::string fn = "dim D = 8\n\nfn f(x: [n D], y: [n D]) -> [RESULT]:\n    return stack(x, y, over=OVER)\n";
+  auto with = [&](const std::string& result, const std::string& over) {
+    std::string text = fn;
+    text.replace(text.find("RESULT"), 6, result);
+    text.replace(text.find("OVER"), 4, over);
+    return codes_of(text);
+  };
+  CHECK(with("2 n D", "K").empty());
+  CHECK(with("2 n D", "2").empty());
+  CHECK_FALSE(with("n 2 D", "K").empty());  // first, not last
+  CHECK(with("2 n D", "D") == std::vector{DiagnosticCode::E0301});  // a dim of another size
+}
+
+TEST_CASE("where, minimum and maximum broadcast and keep the element type the values share") {
+  CHECK(codes_of("fn f(c: [n] Bool, i: [n] Int, j: [1] Int) -> [n] Int:\n    return where(c, i, j)\n").empty());
+  CHECK(codes_of("fn f(a: [n 1] Int, b: [m] Int) -> [n m] Int:\n    return minimum(a, b) + maximum(a, b)\n").empty());
+  // A Real value makes the result Real, which an Int result refuses.
+  CHECK_FALSE(codes_of("fn f(c: [n] Bool, i: [n] Int, x: [n]) -> [n] Int:\n    return where(c, i, x)\n").empty());
+}
+
+TEST_CASE("zeros and ones initialize parameters as before, and with a shape make tensors") {
+  auto analysis = checked("dim D = 8\n\nmodel M:\n    param w: [D] = zeros\n    param u: [D] = ones\n\n"
+                          "fn f(m: M, x: [n D]) -> [n D]:\n    return x * m.w + m.u + zeros[n D] + ones[n D] + full[n D](2)\n");
+  REQUIRE(analysis->diagnostics.empty());
+  std::string python = generate_python(*analysis).python;
+  CHECK(python.find("nn.init.zeros_(") != std::string::npos);
+  CHECK(python.find("nn.init.ones_(") != std::string::npos);
+  CHECK(python.find("torch.zeros((n, 8)") != std::string::npos);
+  CHECK(python.find("torch.full((n, 8), 2") != std::string::npos);
+}
+
+TEST_CASE("a local named like a shape built-in is indexed, not called") {
+  auto analysis = checked("dim D = 8\n\nfn f(full: [D D]) -> [D]:\n    return full[0]\n");
+  REQUIRE(analysis->diagnostics.empty());
+  CHECK(generate_python(*analysis).python.find("full[0]") != std::string::npos);
+}
+
+TEST_CASE("cross_entropy's targets are the logits' shape without the class axis") {
+  CHECK(codes_of("dim V = 16\n\nfn f(l: [b n V], t: [b n] Index[V]) -> Real:\n    return cross_entropy(l, t, over=V)\n").empty());
+  CHECK(codes_of("dim V = 16\n\nfn f(l: [V b], t: [b] Index[V]) -> Real:\n    return cross_entropy(l, t, over=V)\n").empty());
+  CHECK(codes_of("dim V = 16\n\nfn f(l: [b n V], t: [n b] Index[V]) -> Real:\n    return cross_entropy(l, t, over=V)\n") ==
+        std::vector{DiagnosticCode::E0306});
+  CHECK(codes_of("dim V = 16\n\nfn f(l: [b n V], t: [b n]) -> Real:\n    return cross_entropy(l, t, over=V)\n") ==
+        std::vector{DiagnosticCode::E0401});
+}
+
+TEST_CASE("over= takes a fixed size for the one axis of that size") {
+  CHECK(codes_of("dim D = 8\n\nfn f(x: [n 1 D]) -> [n D]:\n    return sum(x, over=1)\n").empty());
+  CHECK(codes_of("dim D = 8\n\nfn f(x: [1 1 D]) -> [1 D]:\n    return sum(x, over=1)\n") == std::vector{DiagnosticCode::E0305});
+}
+
+TEST_CASE("as .. Index[N] checks the values when it runs, unless they are Index[N] already or under map's vmap") {
+  auto code = [](const std::string& text) {
+    auto analysis = checked(text);
+    REQUIRE(analysis->diagnostics.empty());
+    return generate_python(*analysis).python;
+  };
+  std::string checked_ids = code("dim P = 16\n\nfn f(ids: [n] Int) -> [n] Index[P]:\n    return ids as [n] Index[P]\n");
+  CHECK(checked_ids.find("below=16") != std::string::npos);
+  CHECK(checked_ids.find("torch._assert_async(") != std::string::npos);
+  CHECK(code("dim P = 16\n\nfn f(ids: [n] Index[P]) -> [n] Index[P]:\n    return ids as [n] Index[P]\n").find("below=") == std::string::npos);
+  CHECK(code("dim P = 16\n\nfn f(ids: [b n] Int) -> [b n] Index[P]:\n    return ids |> map(r => r as [n] Index[P])\n").find("below=") == std::string::npos);
+}

@@ -1,7 +1,7 @@
 dim D = 64
 dim L = 4
 
-fn stack(x: [b D], w: [L D D]) -> [b D]:
+fn layers(x: [b D], w: [L D D]) -> [b D]:
     for l in 0..x:
         x = linear(x, w[l])
     for l in 0..1.5:

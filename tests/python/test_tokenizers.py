@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 import pytest
 import tokenizers
@@ -323,3 +324,45 @@ def test_only_known_keys_are_carried_and_nothing_is_run(bpe_folder, tmp_path):
     assert "auto_map" not in written and "something_else" not in written
     assert not (tmp_path / "out" / "evil.py").exists() and not (tmp_path / "pwned").exists()
     assert written["chat_template"].startswith("{{ cycler")  # a string, carried, never rendered
+
+
+# --- llama-server answers a text prompt ------------------------------------------------------------------
+
+
+def test_llama_server_answers_a_text_prompt(bpe_folder, tmp_path):
+    """The GGUF with the byte-level BPE: llama-server takes the prompt as text, tokenizes it as `tokenizers`
+    does, and decodes greedily to the tokens the ShapeScript forward picks, which it returns as text."""
+    import urllib.request
+
+    from conftest import free_port, llama_cpp_dir, wait_until_healthy
+    from test_gguf_export import compiled_forward, random_checkpoint
+
+    ckpt = random_checkpoint(SOURCE, seed=5)
+    torch.save(ckpt, tmp_path / "ckpt.pt")
+    out = tmp_path / "model.gguf"
+    result = cli("export", SOURCE, "--gguf", out, "--weights", tmp_path / "ckpt.pt", "--tokenizer", bpe_folder, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.rstrip().endswith(", tokenizer `gpt2` with the `gpt-2` pre-tokenizer and a chat template"), result.stdout
+    reference = tokenizers.Tokenizer.from_file(str(bpe_folder / "tokenizer.json"))
+    prompt = "Hello, world! Café 中文 12345"
+    port = free_port()
+    log = open(tmp_path / "server.log", "w")
+    server = subprocess.Popen([str(llama_cpp_dir() / "bin" / "llama-server"), "-m", str(out), "--host", "127.0.0.1", "--port", str(port),
+                               "-c", "256", "-t", "2", "-np", "1", "--no-webui"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}/health", server, tmp_path / "server.log", 60, "llama-server")
+        body = json.dumps({"prompt": prompt, "n_predict": 6, "temperature": 0, "top_k": 1, "return_tokens": True,
+                           "ignore_eos": True, "cache_prompt": False}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as r:
+            answer = json.loads(r.read())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    ids = reference.encode(prompt, add_special_tokens=False).ids
+    assert answer["tokens_evaluated"] == len(ids), answer
+    for _ in range(6):
+        ids.append(int(compiled_forward(SOURCE, ckpt, torch.tensor([ids]))[0, -1].argmax()))
+    generated = ids[-6:]
+    assert answer["tokens"] == generated, answer
+    assert answer["content"] == reference.decode(generated), answer

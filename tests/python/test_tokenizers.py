@@ -252,6 +252,19 @@ def test_a_pre_tokenizer_llama_cpp_lacks_is_refused_naming_it(tmp_path):
     # The same tokenizer goes into a --hf folder: transformers runs any pre-tokenizer.
     result = cli("export", SOURCE, "--hf", tmp_path / "out", "--tokenizer", path, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    exported = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "out"))
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    for text in PROBES:
+        assert exported(text)["input_ids"] == reference.encode(text).ids, repr(text)
+
+
+def test_tokenizer_needs_hf_or_gguf_and_a_gguf_vocabulary_is_for_gguf_only(tmp_path):
+    result = cli("export", SOURCE, "--tokenizer", "tokenizer.json", cwd=tmp_path)
+    assert (result.returncode, result.stderr.splitlines()[0]) == (2, "--tokenizer requires --hf or --gguf")
+    (tmp_path / "vocab.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    assert refused(tmp_path, tmp_path / "vocab.gguf", fmt="--hf") == (
+        f"error: the tokenizer `{tmp_path / 'vocab.gguf'}` is a GGUF file, whose vocabulary only --gguf embeds; give --hf a "
+        "tokenizer.json or a Hugging Face folder")
 
 
 def test_a_metaspace_that_llama_cpp_would_read_otherwise_is_refused(sp_transformers_folder, tmp_path):

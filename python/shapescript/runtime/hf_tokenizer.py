@@ -193,6 +193,10 @@ def read(path, name, required=True, vocab=None):
                                  f"its {TOKENIZER_JSON} (transformers writes one when a fast tokenizer is saved with save_pretrained)")
     elif os.path.isfile(path):
         folder, json_path, shown = None, path, name
+        with open(path, "rb") as f:
+            if f.read(4) == b"GGUF":
+                raise TokenizerError(f"the tokenizer `{name}` is a GGUF file, whose vocabulary only --gguf embeds; give --hf a "
+                                     f"tokenizer.json or a Hugging Face folder")
     else:
         raise TokenizerError(f"can't read the tokenizer `{name}`: no such file or folder")
     text = _read(json_path, shown)
@@ -338,12 +342,13 @@ def _pre_regexes(tokenizer, shown):
     return regexes
 
 
-def _merges(model):
+def _merges(model, shown):
     merges = []
     for merge in model.get("merges") or []:
         pair = merge.split(" ") if isinstance(merge, str) else merge
-        if len(pair) != 2:
-            raise Refusal("a merge of tokens that contain a space, which llama.cpp's merges (`a b`) can't hold")
+        if len(pair) != 2 or any(" " in piece for piece in pair):
+            raise Refusal(f"`{shown}` merges tokens that contain a space ({json.dumps(merge, ensure_ascii=False)}), which llama.cpp's "
+                          f"merges, written `a b`, can't hold")
         merges.append(pair)
     return merges
 
@@ -379,12 +384,12 @@ def _model_kind(tokenizer, shown):
         raise Refusal(f"`{shown}`'s pre-tokenizer splits with {said}, a regular expression none of llama.cpp's pre-tokenizers "
                       f"({', '.join(PRE_TOKENIZERS)}) uses")
     # SentencePiece's BPE, as transformers writes it: spaces become ▁, one is put before the text (or not).
-    space_prefix = None
+    space_prefix, spaces_replaced = None, False
     for step in normalizers:
         if step.get("type") == "Prepend" and step.get("prepend") == SPM_SPACE and space_prefix is None:
             space_prefix = True
         elif step.get("type") == "Replace" and step.get("pattern") == {"String": " "} and step.get("content") == SPM_SPACE:
-            pass
+            spaces_replaced = True
         else:
             raise Refusal(f"`{shown}` normalizes text with `{_describe(step)}`, which llama.cpp's `llama` tokenizer doesn't")
     for step in pre:
@@ -397,12 +402,15 @@ def _model_kind(tokenizer, shown):
                               f"a space{'' if scheme == 'always' else ' and not after a special token'}, but llama.cpp's `llama` "
                               f"tokenizer puts one before every text and after every special token, as SentencePiece does (and "
                               f"a tokenizer.json that normalizes with Prepend(\"▁\") then Replace(\" \", \"▁\"), as Llama 2's does)")
-            space_prefix = False
+            space_prefix, spaces_replaced = False, True
         else:
             raise Refusal(f"`{shown}`'s pre-tokenizer `{_describe(step)}` splits text in a way llama.cpp's `llama` tokenizer doesn't")
     if not model.get("byte_fallback"):
         raise Refusal(f"`{shown}` is a BPE that neither reads bytes as GPT-2 does (a `ByteLevel` pre-tokenizer) nor falls back "
                       f"to byte tokens as SentencePiece does (`byte_fallback`): {LLAMA_CPP_TOKENIZERS} do one or the other")
+    if not spaces_replaced:
+        raise Refusal(f"`{shown}` keeps spaces as they are, but llama.cpp's `llama` tokenizer reads each as `▁`, as SentencePiece "
+                      f"does (a normalizer Replace(\" \", \"▁\") or a Metaspace pre-tokenizer says so)")
     return "llama", bool(space_prefix)
 
 
@@ -435,7 +443,7 @@ def gguf_vocabulary(tokenizer, vocab):
     if missing_ids:
         raise Refusal(f"`{shown}` has no token for id {missing_ids[0]}, but llama.cpp's vocabulary is a list of every id's token")
 
-    merges = _merges(model)
+    merges = _merges(model, shown)
     if kind == "gpt2":
         alphabet = _byte_level_alphabet()
         absent = [b for b in range(256) if alphabet[b] not in ids]

@@ -287,6 +287,14 @@ def test_a_wordpiece_tokenizer_is_refused(tmp_path):
         "`llama` (SentencePiece BPE) tokenizers are BPE")
 
 
+def test_an_added_token_that_strips_spaces_is_refused(qwen2_json, tmp_path):
+    data = json.loads(qwen2_json.read_text())
+    next(t for t in data["added_tokens"] if t["content"] == "<|im_end|>")["lstrip"] = True
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data))
+    assert refused(tmp_path, tmp_path / "tokenizer.json") == (
+        f"error: `{tmp_path / 'tokenizer.json'}`'s added token \"<|im_end|>\" has `lstrip`, which llama.cpp gives only tokens it knows by name")
+
+
 def test_a_byte_level_bpe_without_every_byte_is_refused(tmp_path):
     tokenizer = tokenizers.Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

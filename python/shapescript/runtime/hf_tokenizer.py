@@ -443,6 +443,11 @@ def gguf_vocabulary(tokenizer, vocab):
     if missing_ids:
         raise Refusal(f"`{shown}` has no token for id {missing_ids[0]}, but llama.cpp's vocabulary is a list of every id's token")
 
+    for token in added.values():
+        for key in ("lstrip", "rstrip", "single_word"):
+            if token.get(key):
+                raise Refusal(f"`{shown}`'s added token {json.dumps(token['content'], ensure_ascii=False)} has `{key}`, which llama.cpp "
+                              f"gives only tokens it knows by name")
     merges = _merges(model, shown)
     if kind == "gpt2":
         alphabet = _byte_level_alphabet()

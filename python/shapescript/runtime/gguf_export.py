@@ -38,11 +38,11 @@ import tempfile
 
 if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
     from . import script, weights
-    from . import hf_tokenizer as tokenizers_
+    from . import hf_tokenizer
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import script  # noqa: E402
-    import hf_tokenizer as tokenizers_  # noqa: E402
+    import hf_tokenizer  # noqa: E402
     import weights  # noqa: E402
 
 
@@ -650,16 +650,16 @@ def _is_gguf(path):
 def read_tokenizer(spec, vocab):
     """The tokenizer of `--tokenizer` (a tokenizer.json or a folder), else of a `--weights` folder that has
     one; None for a GGUF file's vocabulary (copied as it is) or no tokenizer. Read and checked before any
-    search: what llama.cpp can't express is refused (tokenizer.Refusal) before anything is written."""
+    search: what llama.cpp can't express is refused (hf_tokenizer.Refusal) before anything is written."""
     path = spec.get("tokenizer")
     if path and not _is_gguf(path):
-        tokenizer = tokenizers_.read(path, spec["tokenizer_name"], vocab=vocab)
+        tokenizer = hf_tokenizer.read(path, spec["tokenizer_name"], vocab=vocab)
     elif not path and spec.get("weights") and os.path.isdir(spec["weights"]):
-        tokenizer = tokenizers_.read(spec["weights"], spec.get("weights_name") or spec["weights"], required=False, vocab=vocab)
+        tokenizer = hf_tokenizer.read(spec["weights"], spec.get("weights_name") or spec["weights"], required=False, vocab=vocab)
     else:
         return None
     if tokenizer is not None:
-        tokenizer.gguf_fields = tokenizers_.gguf_vocabulary(tokenizer, vocab)
+        tokenizer.gguf_fields = hf_tokenizer.gguf_vocabulary(tokenizer, vocab)
     return tokenizer
 
 
@@ -670,7 +670,7 @@ def _vocabulary(writer, spec, vocab, name, tokenizer=None):
     import gguf
 
     if tokenizer is not None:
-        tokenizers_.add_to_gguf(writer, tokenizer.gguf_fields)
+        hf_tokenizer.add_to_gguf(writer, tokenizer.gguf_fields)
         return
     if spec["tokenizer"]:
         name = spec["tokenizer_name"]
@@ -846,7 +846,7 @@ def _tokenizer_summary(tokenizer):
 
 
 def main(argv):
-    return script.run(argv, export_gguf, (GgufError, weights.WeightsError, tokenizers_.TokenizerError))
+    return script.run(argv, export_gguf, (GgufError, weights.WeightsError, hf_tokenizer.TokenizerError))
 
 
 if __name__ == "__main__":

@@ -287,6 +287,8 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"parameters", parameters},
                          {"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(options.weights).string())},
                          {"weights_name", options.weights},
+                         {"tokenizer", options.tokenizer.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::filesystem::absolute(options.tokenizer).string())},
+                         {"tokenizer_name", options.tokenizer},
                          {"reference", reference.python},
                          {"model", model.model_name},
                          {"function", python_name(function)},
@@ -434,7 +436,14 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
     std::cout << "wrote " << options.gguf << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
               << reply.at("blocks").get<int64_t>() << " blocks of " << reply.at("heads").get<int64_t>() << " heads, vocabulary of "
               << reply.at("vocab").get<int64_t>() << ", " << reply.at("tensors").get<int64_t>() << " tensors, "
-              << reply.at("size").get<std::string>() << "\n";
+              << reply.at("size").get<std::string>();
+    // The tokenizer it carries, as llama.cpp reads it.
+    if (const nlohmann::json& tokenizer = reply.value("tokenizer", nlohmann::json()); tokenizer.is_object()) {
+      std::cout << ", tokenizer `" << tokenizer.at("model").get<std::string>() << "`";
+      if (tokenizer.at("pre").is_string()) std::cout << " with the `" << tokenizer.at("pre").get<std::string>() << "` pre-tokenizer";
+      if (tokenizer.at("chat_template").get<bool>()) std::cout << " and a chat template";
+    }
+    std::cout << "\n";
   } catch (const std::exception& e) {
     std::cerr << failed << "the runtime's reply isn't what was expected: " << e.what() << "\n";
     return 1;

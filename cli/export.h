@@ -25,7 +25,7 @@ struct ExportOptions {
   bool vllm = false;     // --vllm: insist that vLLM can serve it (the E33xx rules are errors)
   std::string weights;   // --weights ckpt.pt: trained parameters for --hf or --gguf
   std::string gguf;      // --gguf FILE: the model as one of llama.cpp's architectures
-  std::string tokenizer; // --tokenizer FILE: a GGUF file whose vocabulary --gguf embeds
+  std::string tokenizer; // --tokenizer PATH: a tokenizer.json or HF folder (--hf, --gguf), or a GGUF file's vocabulary (--gguf)
 };
 
 // The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.

@@ -128,8 +128,9 @@ int run_command(int argc, char** argv) {
   CLI::Option* gguf = export_command->add_option("--gguf", export_options.gguf,
                                                  "write the model as a GGUF FILE for llama.cpp, if it is one of llama.cpp's architectures");
   gguf->excludes(hf)->excludes("--aoti")->excludes("-o");
-  export_command->add_option("--tokenizer", export_options.tokenizer, "with --gguf: a GGUF file whose vocabulary to embed (default: one token per id)")
-      ->needs(gguf);
+  export_command->add_option("--tokenizer", export_options.tokenizer,
+                              "with --hf or --gguf: the tokenizer to carry, a tokenizer.json or a Hugging Face folder (or, for --gguf, a GGUF file "
+                              "whose vocabulary to embed); default: a --weights folder's, else none (--gguf: one token per id)");
   export_command->add_option("--weights", export_options.weights,
                                                     "a checkpoint for a model's weights (a state dict keyed by parameter name), or a Hugging Face folder to import, with --hf, --gguf or --fn FORWARD");
   export_command->add_flag("-v,--verbose", export_options.verbose, "show the export's full output and traceback");
@@ -176,7 +177,13 @@ int run_command(int argc, char** argv) {
   }
   if (*check) return run_check(check_paths, format, color, serving);
   if (*explain) return run_explain(code);
-  if (*export_command) return ss::run_export(export_options);
+  if (*export_command) {
+    if (!export_options.tokenizer.empty() && export_options.hf.empty() && export_options.gguf.empty()) {
+      std::cerr << "--tokenizer requires --hf or --gguf\nRun with --help for more information.\n";
+      return kExitUsage;
+    }
+    return ss::run_export(export_options);
+  }
   if (*import_command) return ss::run_import_weights(import_options);
   if (*verify_command) return ss::run_verify(verify_options, argv[0]);
   if (*run_command) {

@@ -20,7 +20,9 @@ The CLI runs it with a spec (JSON):
   builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
-  tokenizer, tokenizer_name  a GGUF file whose vocabulary to embed, or null
+  tokenizer, tokenizer_name  the tokenizer to embed, or null: a GGUF file (its `tokenizer.*` keys as they are),
+                         a tokenizer.json or a Hugging Face folder (hf_tokenizer.py computes llama.cpp's keys);
+                         without one, a folder `weights` names gives its tokenizer when it has one
   reply                  where to write the answer (absolute)
 
 On success it writes one JSON object to the file `reply` names (script.reply). Errors are `error: ...` lines; the exit status is 1.
@@ -36,9 +38,11 @@ import tempfile
 
 if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
     from . import script, weights
+    from . import hf_tokenizer
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import script  # noqa: E402
+    import hf_tokenizer  # noqa: E402
     import weights  # noqa: E402
 
 
@@ -635,11 +639,39 @@ def match(arch, model, params, order, ids, logits, budget=400):
 NAMED_TOKENS = [(("phi-3", "phi3"), ["<|endoftext|>"])]
 
 
-def _vocabulary(writer, spec, vocab, name):
-    """The vocabulary: the tokenizer of a GGUF file the user gives, else one token per id (` 17`),
-    with llama.cpp's SentencePiece defaults <unk> = 0, <s> = 1, </s> = 2."""
+def _is_gguf(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"GGUF"
+    except OSError:
+        return False
+
+
+def read_tokenizer(spec, vocab):
+    """The tokenizer of `--tokenizer` (a tokenizer.json or a folder), else of a `--weights` folder that has
+    one; None for a GGUF file's vocabulary (copied as it is) or no tokenizer. Read and checked before any
+    search: what llama.cpp can't express is refused (hf_tokenizer.Refusal) before anything is written."""
+    path = spec.get("tokenizer")
+    if path and not _is_gguf(path):
+        tokenizer = hf_tokenizer.read(path, spec["tokenizer_name"], vocab=vocab)
+    elif not path and spec.get("weights") and os.path.isdir(spec["weights"]):
+        tokenizer = hf_tokenizer.read(spec["weights"], spec.get("weights_name") or spec["weights"], required=False, vocab=vocab)
+    else:
+        return None
+    if tokenizer is not None:
+        tokenizer.gguf_fields = hf_tokenizer.gguf_vocabulary(tokenizer, vocab)
+    return tokenizer
+
+
+def _vocabulary(writer, spec, vocab, name, tokenizer=None):
+    """The vocabulary: the tokenizer the export carries (`tokenizer.ggml.*` computed from it), the
+    tokenizer of a GGUF file the user gives, else one token per id (` 17`), with llama.cpp's
+    SentencePiece defaults <unk> = 0, <s> = 1, </s> = 2."""
     import gguf
 
+    if tokenizer is not None:
+        hf_tokenizer.add_to_gguf(writer, tokenizer.gguf_fields)
+        return
     if spec["tokenizer"]:
         name = spec["tokenizer_name"]
         try:
@@ -680,7 +712,7 @@ def _vocabulary(writer, spec, vocab, name):
     writer.add_add_bos_token(False)
 
 
-def write(model, arch, block_map, other_map, hp, params):
+def write(model, arch, block_map, other_map, hp, params, tokenizer=None):
     import gguf
     import numpy as np
 
@@ -698,7 +730,7 @@ def write(model, arch, block_map, other_map, hp, params):
         writer.add_file_type(gguf.LlamaFileType.ALL_F32)
         arch.metadata(writer, hp, model)
         writer.add_vocab_size(model.vocab)
-        _vocabulary(writer, spec, model.vocab, general_name)
+        _vocabulary(writer, spec, model.vocab, general_name, tokenizer)
         for name, value in tensors.items():
             writer.add_tensor(name, value.detach().to("cpu").float().contiguous().numpy().astype(np.float32))
         writer.write_header_to_file()
@@ -755,6 +787,8 @@ def _refuse_output_head(spec):
 
 
 def export_gguf(spec):
+    # The tokenizer first: refused or broken, it is said before torch is imported or anything is written.
+    tokenizer = read_tokenizer(spec, spec["vocab"])
     try:
         import torch
         import numpy  # noqa: F401
@@ -786,7 +820,7 @@ def export_gguf(spec):
             reasons.append(f"not `{arch.name}`: {why}")
             continue
         torch.set_default_dtype(torch.float32)
-        count = write(model, arch, block_map, other_map, hp, file_weights)
+        count = write(model, arch, block_map, other_map, hp, file_weights, tokenizer)
         script.reply(spec, {
             "architecture": arch.name,
             "blocks": model.layers,
@@ -796,14 +830,23 @@ def export_gguf(spec):
             "size": _size(os.path.getsize(spec["output"])),
             "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
             "mapping": {**block_map, **other_map},
+            "tokenizer": _tokenizer_summary(tokenizer),
         })
         return 0
     name = spec["model"] or spec["function"]
     raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
 
 
+def _tokenizer_summary(tokenizer):
+    if tokenizer is None:
+        return None
+    fields = {key: value for key, value, _ in tokenizer.gguf_fields}
+    return {"model": fields["tokenizer.ggml.model"], "pre": fields.get("tokenizer.ggml.pre"), "tokens": tokenizer.size,
+            "chat_template": tokenizer.chat_template is not None}
+
+
 def main(argv):
-    return script.run(argv, export_gguf, (GgufError, weights.WeightsError))
+    return script.run(argv, export_gguf, (GgufError, weights.WeightsError, hf_tokenizer.TokenizerError))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ The CLI compiles the model (core/emit/codegen_hf.cpp) and runs this script with 
   reference      the pt2 code generator's module of the same file: its model class makes the initial
                  parameters, and its forward is what the folder's model is checked against
   model, function, causal_lm, takes_positions, max_positions, vocab
+  tokenizer, tokenizer_name  a tokenizer.json or a Hugging Face folder whose tokenizer the folder carries, or
+                 null: a `weights` folder's, when it has one (hf_tokenizer.py: files read as untrusted input)
 
 Errors are printed as `error: ...` lines; the exit status is 1.
 """
@@ -25,8 +27,10 @@ import sys
 
 if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
     from . import script, weights
+    from . import hf_tokenizer
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import hf_tokenizer  # noqa: E402
     import script  # noqa: E402
     import weights  # noqa: E402
 
@@ -35,7 +39,18 @@ class HfError(Exception):
     pass
 
 
-def write_folder(spec, params):
+def read_tokenizer(spec):
+    """`--tokenizer`'s tokenizer, else the `--weights` folder's if it has one, else None; read and checked
+    before anything is written."""
+    vocab = spec["vocab"] if spec.get("causal_lm") else None
+    if spec.get("tokenizer"):
+        return hf_tokenizer.read(spec["tokenizer"], spec.get("tokenizer_name") or spec["tokenizer"], vocab=vocab)
+    if spec.get("weights") and os.path.isdir(spec["weights"]):
+        return hf_tokenizer.read(spec["weights"], spec.get("weights_name") or spec["weights"], required=False, vocab=vocab)
+    return None
+
+
+def write_folder(spec, params, tokenizer=None):
     import torch
     from safetensors.torch import save_file
 
@@ -49,8 +64,10 @@ def write_folder(spec, params):
         if t["layer"] >= 0:
             value = value[t["layer"]]
         tensors[t["key"]] = value.detach().to(torch.float32).contiguous().clone()
+    special = hf_tokenizer.write_folder(tokenizer, out) if tokenizer is not None else {}
     with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump({**spec["config"], "dtype": "float32", "transformers_version": _transformers_version()}, f, indent=2)
+        # The tokenizer's bos/eos/pad ids too: transformers' generate and vLLM read them here as well.
+        json.dump({**spec["config"], **special, "dtype": "float32", "transformers_version": _transformers_version()}, f, indent=2)
         f.write("\n")
     with open(os.path.join(out, "configuration_shapescript.py"), "w") as f:
         f.write(spec["configuration"])
@@ -93,6 +110,7 @@ def check_folder(spec, reference, params):
 
 
 def export_folder(spec):
+    tokenizer = read_tokenizer(spec)  # a broken tokenizer is said first, before torch is imported or anything is written
     try:
         import torch  # noqa: F401
         import safetensors  # noqa: F401
@@ -100,7 +118,7 @@ def export_folder(spec):
         raise HfError(f"--hf needs torch and safetensors in this Python ({sys.executable}): {e}")
     reference = script.reference_module(spec)
     params = weights.load_weights(spec, reference)
-    write_folder(spec, params)
+    write_folder(spec, params, tokenizer)
     if spec["causal_lm"]:
         try:
             import transformers  # noqa: F401
@@ -110,7 +128,7 @@ def export_folder(spec):
 
 
 def main(argv):
-    return script.run(argv, export_folder, (HfError, weights.WeightsError))
+    return script.run(argv, export_folder, (HfError, weights.WeightsError, hf_tokenizer.TokenizerError))
 
 
 if __name__ == "__main__":

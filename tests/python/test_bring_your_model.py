@@ -1,10 +1,12 @@
 """The README's "Bring your model": its four commands, as written there, on a Hugging Face folder.
 
 transformers' Qwen2ForCausalLM with random weights and examples/qwen2.ss's dims, saved with
-`save_pretrained`, is the user's folder `my-qwen2`. The README's lines run one after another:
-`import-weights` must give the parameters transformers holds, the GGUF must give transformers'
-logits in real llama.cpp, and `vllm serve` of the exported folder (real vLLM, CPU build; the flags
-a CPU needs are added to the README's line) must answer with transformers' greedy tokens.
+`save_pretrained` beside a byte-level BPE tokenizer trained here (no hub), is the user's folder
+`my-qwen2`. The README's lines run one after another: `import-weights` must give the parameters
+transformers holds, the GGUF must tokenize a text as the folder's tokenizer does and give
+transformers' logits in real llama.cpp, and `vllm serve` of the exported folder (real vLLM, CPU
+build; the flags a CPU needs are added to the README's line) must answer a text prompt with
+transformers' greedy tokens.
 
     $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_bring_your_model.py
 """
@@ -19,7 +21,7 @@ import urllib.request
 
 import torch
 
-from conftest import BIN, EXAMPLES, ROOT, VLLM_VENV, cli_env, free_port, llama_cpp_logits, wait_until_healthy
+from conftest import BIN, EXAMPLES, ROOT, VLLM_VENV, cli_env, free_port, llama_cpp_logits, llama_cpp_module, wait_until_healthy
 from test_architectures import ARCHITECTURES, reference_model, relative_difference, shapescript_weights
 
 
@@ -40,9 +42,17 @@ def post(url, body, timeout=120):
 def test_the_readmes_four_commands(tmp_path):
     from test_vllm import MAX_MODEL_LEN, engine_env, stop
 
+    from tokenizers import pre_tokenizers
+    import transformers
+    from test_tokenizers import CHAT_TEMPLATE, byte_level_bpe
+
     arch = ARCHITECTURES["qwen2"]
     model = reference_model(arch, seed=21)
     model.save_pretrained(tmp_path / "my-qwen2")
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=byte_level_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False)),
+                                                     bos_token="<|endoftext|>", eos_token="<|im_end|>", chat_template=CHAT_TEMPLATE)
+    assert len(tokenizer) <= arch.V
+    tokenizer.save_pretrained(tmp_path / "my-qwen2")
     shutil.copy(EXAMPLES / "qwen2.ss", tmp_path / "qwen2.ss")
     commands = readme_commands()
     assert [c[:2] for c in commands] == [["shapescript", "import-weights"], ["shapescript", "export"], ["shapescript", "export"],
@@ -59,7 +69,11 @@ def test_the_readmes_four_commands(tmp_path):
     for name, value in expected_weights.items():
         assert torch.equal(imported[name], value), name
 
-    ids = torch.randint(0, arch.V, (1, 11), generator=torch.Generator().manual_seed(4))
+    text = "The quick brown fox, 12345 and café"
+    ids = torch.tensor([tokenizer.encode(text)])
+    assert ids.shape[1] > 4
+    llama = llama_cpp_module().Llama(model_path=str(tmp_path / "qwen2.gguf"), vocab_only=True, verbose=False)
+    assert llama.tokenize(text.encode(), add_bos=False, special=True) == ids[0].tolist()
     with torch.no_grad():
         expected = model(input_ids=ids).logits[0]
     got = torch.from_numpy(llama_cpp_logits(tmp_path / "qwen2.gguf", ids[0].tolist())).float()
@@ -75,11 +89,14 @@ def test_the_readmes_four_commands(tmp_path):
         server = subprocess.Popen(serve, stdout=log, stderr=subprocess.STDOUT, env=engine_env(), cwd=tmp_path, start_new_session=True)
         try:
             wait_until_healthy(f"http://127.0.0.1:{port}/health", server, log_path, 300, "vllm serve")
-            prompt = ids[0].tolist()
             answer = post(f"http://127.0.0.1:{port}/v1/completions",
-                          {"model": "qwen2-hf", "prompt": prompt, "max_tokens": 8, "temperature": 0, "ignore_eos": True, "return_token_ids": True})
+                          {"model": "qwen2-hf", "prompt": text, "max_tokens": 8, "temperature": 0, "ignore_eos": True, "return_token_ids": True})
         finally:
             stop(server)
     with torch.no_grad():
         greedy = model.generate(ids, max_new_tokens=8, do_sample=False, min_new_tokens=8)[0, ids.shape[1]:].tolist()
-    assert answer["choices"][0]["token_ids"] == greedy
+    choice = answer["choices"][0]
+    assert choice["prompt_token_ids"] == ids[0].tolist()  # vLLM tokenized the text as the folder's tokenizer does
+    assert choice["token_ids"] == greedy
+    # Text out: random weights end on a partial UTF-8 byte sequence, which vLLM's detokenizer holds back.
+    assert choice["text"] and tokenizer.decode(greedy).startswith(choice["text"])

@@ -1,4 +1,5 @@
 #include "export.h"
+#include "tokenizer_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -509,6 +510,7 @@ int run_program(const RunOptions& run) {
 
 int run_export(const ExportOptions& options) {
   AnalyzeOptions analyze_options;
+  read_named_files(analyze_options);
   if (!options.hf.empty()) {
     // --vllm makes the serving rules errors; --hf alone reports them as what vLLM would refuse.
     analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tokenizer_file.h"
 #include "check/analysis.h"
 #include "check_json.h"
 #include "diagnostics/explain.h"
@@ -36,6 +37,7 @@ int run_check(const std::vector<std::string>& paths, const std::string& format, 
       continue;
     }
     ss::AnalyzeOptions analyze_options;
+    ss::read_named_files(analyze_options);
     if (serving == "error") analyze_options.serving_severity = ss::Severity::error;
     if (serving == "warning") analyze_options.serving_severity = ss::Severity::warning;
     if (serving == "information") analyze_options.serving_severity = ss::Severity::information;

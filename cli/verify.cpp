@@ -2,6 +2,7 @@
 // --hf folder, --gguf file) by running this program's own `export`, then runs the runtime's
 // verify.py, which runs each in its engine on the same inputs and prints one table.
 #include "verify.h"
+#include "tokenizer_file.h"
 
 #include <unistd.h>
 
@@ -113,6 +114,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
     return 2;
   }
   AnalyzeOptions analyze_options;
+  read_named_files(analyze_options);
   analyze_options.serving_severity = Severity::information;  // what vLLM would refuse, to say why it isn't run
   analyze_options.serving_function = options.function;
   auto analysis = analyze(SourceFile(options.file, std::move(text)), analyze_options);

@@ -1,3 +1,4 @@
+#include "tokenizer_file.h"
 #include "server.h"
 
 #include <spdlog/sinks/basic_file_sink.h>
@@ -507,6 +508,7 @@ void Server::start_check(const std::shared_ptr<Document>& document) {
   check->version = document->version;
   check->generation = generation_;
   check->options.serving_severity = serving_.core;
+  read_named_files(check->options);
   document->checking = true;
   document->check_again = false;
   checks_.push_back(check);

@@ -1,7 +1,9 @@
 // What checking a file produces: plain data for the CLI, the language server and the code generator.
 #pragma once
 #include <map>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -127,6 +129,10 @@ struct AnalyzeOptions {
   // A model's forward (`fn forward(m: Tiny, ...)`) that `export --fn` exports with the model's
   // parameters held in the program: checked by the export rules as an `export fn` is.
   std::string model_forward;
+  // How many ids the tokenizer at a path gives (`dataset(.., tokenizer="tok.json")`, the path as
+  // resolved from the file's folder), or an error: the hosts read files, the core reads none. Unset:
+  // not checked.
+  std::function<std::optional<int64_t>(const std::string& path, std::string& error)> tokenizer_size;
 };
 
 // Checks one file. Never fails: a broken file yields as much as can be trusted.

@@ -811,7 +811,29 @@ ValueType rule_dataset(CallContext& call) {
   auto length = fixed_size_keyword(call, "length");
   auto vocab = fixed_size_keyword(call, "vocab");
   if (!batch || !length || !vocab) return ValueType::unknown();
-  if (*vocab->size.constant_value() < 256) {
+  if (const Argument* tokenizer = call.keyword("tokenizer")) {
+    // The tokens are the tokenizer's ids: the vocabulary must hold every one (a larger one is
+    // padding, as GPT-2's 50257 ids in 50304 rows).
+    const Expr* path = tokenizer->value.get();
+    if (!path || path->kind != Expr::Kind::string) {
+      call.report(DiagnosticCode::E0501, tokenizer->span, "`tokenizer=` must be a string: the path of a tokenizer.json").label("not a string");
+      return ValueType::unknown();
+    }
+    std::string error;
+    auto size = call.tokenizer_size(path->text, error);
+    if (!error.empty()) {
+      call.report(DiagnosticCode::E0804, path->span, "can't read the tokenizer `" + path->text + "`: " + error).label("read from the .ss file's folder");
+      return ValueType::unknown();
+    }
+    if (size && *size > *vocab->size.constant_value()) {
+      call.report(DiagnosticCode::E0804, call.keyword("vocab")->span, "the tokenizer `" + path->text + "` gives ids up to " + std::to_string(*size - 1) +
+              ", but `vocab=" + vocab->label + "` is " + std::to_string(*vocab->size.constant_value()))
+          .label("fewer than the tokenizer's " + std::to_string(*size) + " ids")
+          .secondary(path->span, "this tokenizer has " + std::to_string(*size) + " ids")
+          .help("give the model a vocabulary of at least " + std::to_string(*size) + ", such as `dim " + vocab->label + " = " + std::to_string(*size) + "`");
+      return ValueType::unknown();
+    }
+  } else if (*vocab->size.constant_value() < 256) {
     call.report(DiagnosticCode::E0804, call.keyword("vocab")->span, "a dataset's tokens are its file's bytes, 0 to 255, but `vocab=" + vocab->label + "` is " +
             std::to_string(*vocab->size.constant_value())).label("fewer than 256 tokens")
         .help("give the model a vocabulary of at least 256, such as `dim V = 256`");
@@ -963,9 +985,9 @@ const std::vector<Builtin>& builtins() {
       {"init", "init(M, seed=0) -> M", "a model M made by its parameters' initializers", E::training, 1, 1, {"seed"}, {}, false, "", rule_init, "", lower_training},
       {"train_mode", "train_mode(m)", "puts the program in training mode: dropout on", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
       {"eval_mode", "eval_mode(m)", "puts the program in evaluation mode: dropout off", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},
-      {"dataset", "dataset(path, batch=B, length=T, vocab=V, seed=0) -> Dataset of [B T] Index[V]",
-       "batches of B windows of T bytes of a text file, drawn at random; the path is relative to the .ss file", E::training, 1, 1,
-       {"batch", "length", "vocab", "seed"}, {"batch", "length", "vocab"}, false, "", rule_dataset, "", lower_training},
+      {"dataset", "dataset(path, batch=B, length=T, vocab=V, seed=0, tokenizer=\"tokenizer.json\"?) -> Dataset of [B T] Index[V]",
+       "batches of B windows of T tokens of a text file, drawn at random: its bytes, or its ids under `tokenizer=`; paths are relative to the .ss file", E::training, 1, 1,
+       {"batch", "length", "vocab", "seed", "tokenizer"}, {"batch", "length", "vocab"}, false, "", rule_dataset, "", lower_training},
       {"next_batch", "next_batch(data) -> ([B T] Index[V], [B T] Index[V])", "the next batch: token ids, and the token after each (targets)",
        E::training, 1, 1, {}, {}, false, "", rule_next_batch, "", lower_training},
       {"grad", "grad(loss, m) -> (Real, M)", "the loss, and its gradient with respect to the model m's parameters (a value of m's type)",

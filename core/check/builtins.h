@@ -67,6 +67,9 @@ class CallContext {
   // The expression that gave the i-th positional argument its value, when the argument is a local a
   // single-name assignment made (`h` of `h = mean(x, over=D)`): where a help looks for the cause.
   virtual const Expr* definition(size_t i) const = 0;
+  // How many ids the tokenizer file `written` (relative to the source's folder) gives; nullopt with
+  // `error` empty when the host checks no files, with `error` set when it can't be read.
+  virtual std::optional<int64_t> tokenizer_size(const std::string& written, std::string& error) const = 0;
   virtual void report(Diagnostic diagnostic) = 0;
   // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
   DiagnosticBuilder report(DiagnosticCode code, Span span, std::string message) {

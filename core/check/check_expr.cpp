@@ -1,6 +1,7 @@
 // Expressions: names, arithmetic with broadcasting, calls of built-ins and functions, patterns.
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <stdexcept>
@@ -110,6 +111,11 @@ class CallChecker final : public CallContext {
            facts->second.builtin->name == "causal";
   }
   std::optional<TensorType> expected_result() const override { return checker_.expected_type(call_, scope_); }
+  std::optional<int64_t> tokenizer_size(const std::string& written, std::string& error) const override {
+    if (!checker_.options().tokenizer_size) return std::nullopt;
+    std::filesystem::path path = std::filesystem::path(checker_.analysis().file.path()).parent_path() / written;
+    return checker_.options().tokenizer_size(path.string(), error);
+  }
   const Expr* definition(size_t i) const override {
     const Expr* e = i < positional_.size() ? positional_[i]->value.get() : nullptr;
     if (!e || e->kind != Expr::Kind::name) return nullptr;

@@ -152,3 +152,36 @@ def test_ctrl_c_while_it_starts_stops_at_once_and_writes_nothing(tmp_path):
     assert stderr.splitlines()[-1] == "interrupted before `main` started: nothing was saved", stderr
     assert "Traceback" not in stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train_tiny.ss"]  # no checkpoint, no log, nothing partial
+
+
+def test_training_on_a_tokenizers_ids_saves_it_beside_the_checkpoint_and_the_export_carries_it(tmp_path):
+    """`dataset(.., tokenizer="tok.json")`: the text is read as the tokenizer's ids (a byte-level BPE
+    trained here), the checker holds V against its size (E0804), the checkpoint gets the tokenizer
+    beside it, and `export --hf --weights tiny.pt` carries it: the folder tokenizes as the source."""
+    import tokenizers
+    import transformers
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    text = (ROOT / "docs" / "language.md").read_text()
+    trained = tokenizers.Tokenizer(models.BPE())
+    trained.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trained.decoder = decoders.ByteLevel()
+    trained.train_from_iterator([text], trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False,
+                                                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    trained.save(str(tmp_path / "tok.json"))
+    path = program(tmp_path, steps=3)
+    path.write_text(path.read_text().replace("dataset(", 'dataset(tokenizer="tok.json", ', 1))
+
+    small = tmp_path / "small.ss"
+    small.write_text(path.read_text().replace("dim V  = 500", "dim V  = 256"))
+    refused = run(["check", "small.ss"], tmp_path)
+    assert refused.returncode == 1 and "error[E0804]: the tokenizer `tok.json` gives ids up to 299, but `vocab=V` is 256" in refused.stdout
+
+    result = run(["run", "train_tiny.ss"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "tiny.tokenizer.json").read_text()) == json.loads((tmp_path / "tok.json").read_text())
+    exported = run(["export", "train_tiny.ss", "--hf", "tiny_hf", "--weights", "tiny.pt"], tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    carried = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tiny_hf" / "tokenizer.json"))
+    for probe in ["The checker points at the shapes.", "  dim D = 64\n", "café 中文 😀"]:
+        assert carried.encode(probe, add_special_tokens=False) == trained.encode(probe).ids

@@ -652,12 +652,9 @@ def read_tokenizer(spec, vocab):
     one; None for a GGUF file's vocabulary (copied as it is) or no tokenizer. Read and checked before any
     search: what llama.cpp can't express is refused (hf_tokenizer.Refusal) before anything is written."""
     path = spec.get("tokenizer")
-    if path and not _is_gguf(path):
-        tokenizer = hf_tokenizer.read(path, spec["tokenizer_name"], vocab=vocab)
-    elif not path and spec.get("weights") and os.path.isdir(spec["weights"]):
-        tokenizer = hf_tokenizer.read(spec["weights"], spec.get("weights_name") or spec["weights"], required=False, vocab=vocab)
-    else:
-        return None
+    if path and _is_gguf(path):
+        return None  # its `tokenizer.*` keys are copied as they are (_vocabulary)
+    tokenizer = hf_tokenizer.for_export(spec, vocab)
     if tokenizer is not None:
         tokenizer.gguf_fields = hf_tokenizer.gguf_vocabulary(tokenizer, vocab)
     return tokenizer

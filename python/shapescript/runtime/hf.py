@@ -40,14 +40,8 @@ class HfError(Exception):
 
 
 def read_tokenizer(spec):
-    """`--tokenizer`'s tokenizer, else the `--weights` folder's if it has one, else None; read and checked
-    before anything is written."""
-    vocab = spec["vocab"] if spec.get("causal_lm") else None
-    if spec.get("tokenizer"):
-        return hf_tokenizer.read(spec["tokenizer"], spec.get("tokenizer_name") or spec["tokenizer"], vocab=vocab)
-    if spec.get("weights") and os.path.isdir(spec["weights"]):
-        return hf_tokenizer.read(spec["weights"], spec.get("weights_name") or spec["weights"], required=False, vocab=vocab)
-    return None
+    """The tokenizer the folder carries (hf_tokenizer.for_export), read and checked before anything is written."""
+    return hf_tokenizer.for_export(spec, spec["vocab"] if spec.get("causal_lm") else None)
 
 
 def write_folder(spec, params, tokenizer=None):

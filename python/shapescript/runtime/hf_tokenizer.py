@@ -248,6 +248,25 @@ def read(path, name, required=True, vocab=None):
     return Tokenizer(name, data, config, template, generation, special_map, size)
 
 
+def beside_checkpoint(checkpoint):
+    """Where `shapescript run`'s save_checkpoint keeps the tokenizer its dataset read: `tiny.pt` ->
+    `tiny.tokenizer.json`."""
+    return os.path.splitext(checkpoint)[0] + ".tokenizer.json"
+
+
+def for_export(spec, vocab):
+    """The tokenizer an export carries: `--tokenizer`'s, else the `--weights` folder's, else the one
+    a training run saved beside the `--weights` checkpoint; None when there is none."""
+    if spec.get("tokenizer"):
+        return read(spec["tokenizer"], spec.get("tokenizer_name") or spec["tokenizer"], vocab=vocab)
+    weights = spec.get("weights")
+    if weights and os.path.isdir(weights):
+        return read(weights, spec.get("weights_name") or weights, required=False, vocab=vocab)
+    if weights and os.path.isfile(beside_checkpoint(weights)):
+        return read(beside_checkpoint(weights), beside_checkpoint(spec.get("weights_name") or weights), vocab=vocab)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # A Hugging Face folder
 

@@ -31,6 +31,11 @@ import sys
 import time
 import types
 
+if __package__:  # shapescript.runtime, imported in a Python process
+    from . import hf_tokenizer
+else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import hf_tokenizer  # noqa: E402
 
 
 class RunError(Exception):
@@ -48,6 +53,7 @@ class Run:
         self.spec = spec
         self.module = module
         self.models, self.optimizers, self.datasets = [], [], []
+        self.tokenizer = None  # the first dataset's, saved beside each checkpoint
         self.step = 0
         self.start_step = 0
         self.tokens = 0
@@ -162,7 +168,7 @@ class Dataset:
     """Batches of `batch` windows of `length` bytes of a file, at random offsets; the targets are
     the same windows one byte later."""
 
-    def __init__(self, path, name, batch, length, seed):
+    def __init__(self, path, name, batch, length, seed, tokenizer=None):
         import torch
 
         try:
@@ -170,9 +176,18 @@ class Dataset:
                 data = f.read()
         except OSError as e:
             raise RunError(f"can't read the dataset `{name}`: {e.strerror.lower() if e.strerror else e}")
-        if len(data) < length + 1:
-            raise RunError(f"the dataset `{name}` has {len(data)} bytes, too few for windows of {length} tokens")
-        self.tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.long)
+        if tokenizer is None:
+            self.tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.long)
+            unit = "bytes"
+        else:  # the text's token ids under the tokenizer (checked against the vocabulary when read)
+            import tokenizers
+
+            text = data.decode("utf-8", errors="replace")
+            encoded = tokenizers.Tokenizer.from_str(json.dumps(tokenizer.data)).encode(text, add_special_tokens=False)
+            self.tokens = torch.tensor(encoded.ids, dtype=torch.long)
+            unit = "tokens"
+        if len(self.tokens) < length + 1:
+            raise RunError(f"the dataset `{name}` has {len(self.tokens)} {unit}, too few for windows of {length} tokens")
         self.batch, self.length = batch, length
         self.generator = torch.Generator().manual_seed(int(seed))
 
@@ -185,8 +200,16 @@ class Dataset:
         return chunk[:, :-1], chunk[:, 1:]
 
 
-def dataset(path, batch, length, vocab, seed=0):
-    data = Dataset(RUN.path(path), path, int(batch), int(length), seed)  # vocab >= 256: the checker's E0804
+def dataset(path, batch, length, vocab, seed=0, tokenizer=None):
+    read = None
+    if tokenizer is not None:  # the checker's E0804 saw its size; read here as the untrusted file it is
+        try:
+            read = hf_tokenizer.read(RUN.path(tokenizer), tokenizer, vocab=int(vocab))
+        except hf_tokenizer.TokenizerError as e:
+            raise RunError(str(e))
+        if RUN.tokenizer is None:
+            RUN.tokenizer = read
+    data = Dataset(RUN.path(path), path, int(batch), int(length), seed, read)  # bytes: vocab >= 256, the checker's E0804
     saved = RUN.restore("datasets", len(RUN.datasets))
     if saved is not None:
         data.generator.set_state(saved)
@@ -263,6 +286,12 @@ def log_scalar(name, value):
 
 def save_checkpoint(model, path):
     _write_checkpoint(RUN.path(path), model)
+    if RUN.tokenizer is not None:  # beside it, so that `export --weights` of it carries the tokenizer
+        beside = hf_tokenizer.beside_checkpoint(RUN.path(path))
+        fd, partial = tempfile.mkstemp(prefix="." + os.path.basename(beside)[:64] + ".", suffix=".partial", dir=os.path.dirname(os.path.abspath(beside)))
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(RUN.tokenizer.data, f, ensure_ascii=False)
+        os.replace(partial, beside)
 
 
 # ---------------------------------------------------------------------------------------------

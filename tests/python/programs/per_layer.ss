@@ -1,0 +1,23 @@
+# Per-layer structure: the block loop's index in arithmetic, `//`, `%` and an `if` decided per
+# block; a plain number asserted as an index; a number given for a `Real` parameter.
+# Dynamic: b, n. Fixed: L, Pairs, D.
+dim L = 4
+dim Pairs = 2
+dim D = 8
+
+## Divides by the logarithm of `base`, which callers give as a number.
+fn damp(x: [b n D], base: Real) -> [b n D]:
+    return x / log(base)
+
+export fn per_layer(x: [b n D], w: [L D D], g: [L D]) -> [b n D]:
+    for p in 0..Pairs:
+        i = (2 * p) as Index[L]
+        x = x + linear(x, w[i]) * cos(3.14159 * p)
+    for l in 0..L:
+        if l % 2 == 0 and l // 2 != 1:
+            x = x + rms_norm(x, over=D, weight=g[l])
+        elif l >= 2:
+            x = damp(x, 10000)
+        else:
+            x = x * 0.5
+    return x

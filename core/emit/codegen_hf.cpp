@@ -266,6 +266,17 @@ class HfGenerator : public PythonWriter {
           for (const Instance& other : scope_->instances)
             if (other.cls == cls) ++count;
           instance.name = count == 1 ? name : name + "_" + std::to_string(count);
+          std::map<std::string, std::string> weights;
+          for (size_t i = 0; i < e.arguments.size(); ++i)
+            if (positions[i]) weights[*weight_key(*e.arguments[i].value)] = i < callee->parameters.size() ? callee->parameters[i].name : "";
+          // The same function on the same weights (in both branches of an `if` on the block's index): one module.
+          for (size_t k = 0; k < scope_->instances.size(); ++k)
+            if (scope_->instances[k].cls == cls && scope_->instances[k].weights == weights) {
+              for (size_t i = 0; i < e.arguments.size(); ++i)
+                if (!positions[i] && e.arguments[i].value) collect(*e.arguments[i].value);
+              scope_->instance_of_call[&e] = k;
+              return Walk::skip;
+            }
           for (size_t i = 0; i < e.arguments.size(); ++i) {
             if (!positions[i]) {
               if (e.arguments[i].value) collect(*e.arguments[i].value);
@@ -554,8 +565,9 @@ class HfGenerator : public PythonWriter {
     }
     anchor_ = Anchor{python_name(carried[0]) + ".device", python_name(carried[0]) + ".dtype", {carried[0], model_var}};  // the hidden states
     std::string layer_body = loop.body ? block(*loop.body, 2) : "";
+    // The block's index, for what a block decides by it (`if l % 2 == 0:`): each layer knows its own.
     if (uses_name(layer_body, python_name(loop.variable)))
-      refuse(where(loop.span) + ": the blocks use `" + loop.variable + "` other than to index stacked parameters");
+      layer_body = indent(2) + python_name(loop.variable) + " = self.layer_idx  # " + source_line(loop.span) + "\n" + layer_body;
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
     int layer_attention = scope_attention_calls();

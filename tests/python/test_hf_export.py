@@ -420,3 +420,22 @@ def test_a_model_that_is_not_servable_generates_without_a_cache(tmp_path):
     assert "DynamicCache(config" not in source and "each step runs\n        # the whole sequence" in source
     model = load(folder)
     assert model.generate(torch.tensor([[1, 2, 3]]), max_new_tokens=3, do_sample=False).shape == (1, 6)
+
+
+def test_gemma2_decides_its_window_per_block(tmp_path):
+    """examples/gemma2.ss slides its window on the blocks where `l % 2 == 0`: each layer of the folder
+    reads its own index, and transformers' logits are the compiled forward's."""
+    sys.path.insert(0, str(REPO / "python"))
+    import shapescript
+
+    compiled = shapescript.compile(EXAMPLES / "gemma2.ss")
+    reference = model_class(compiled)()
+    reference.load_state_dict(unit_scale_weights(reference.state_dict(), seed=2))
+    torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
+    folder, _ = export(tmp_path, EXAMPLES / "gemma2.ss", "hf", ["--weights", "ckpt.pt"])
+    assert "l = self.layer_idx" in (folder / "modeling_shapescript.py").read_text()
+    model = load(folder)
+    ids = torch.randint(0, 128, (2, 24), generator=torch.Generator().manual_seed(4))  # longer than the window of 8
+    with torch.no_grad():
+        expected = compiled.forward(reference, ids, torch.arange(24).expand(2, 24))
+        torch.testing.assert_close(model(input_ids=ids).logits, expected, rtol=1e-4, atol=1e-4)

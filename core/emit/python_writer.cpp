@@ -625,13 +625,16 @@ std::string PythonWriter::call(const Expr& e) {
     return facts->builtin->lower(context);
   }
   if (facts && facts->function) {
-    // A plain number given for a `Real` parameter becomes a tensor: the callee may hand it to torch (`log(base)`).
+    // A plain number given for a scalar parameter becomes a tensor: the callee may hand it to torch
+    // (`log(base)`). An `Index[N]` stays a number, for the callee to index with.
     if (auto types = a_.semantics.functions.find(facts->function); types != a_.semantics.functions.end())
       for (size_t i = 0; i < positional.size() && i < types->second.parameters.size(); ++i) {
         const ValueType& parameter = types->second.parameters[i];
-        if (parameter.is_tensor() && parameter.tensor.rank() == 0 && parameter.tensor.element.is_real() && type_of(*positional[i]) &&
-            type_of(*positional[i])->fixed)
-          args[i] = "torch.tensor(float(" + args[i] + "))";
+        if (!parameter.is_tensor() || parameter.tensor.rank() != 0 || !type_of(*positional[i]) || !type_of(*positional[i])->fixed) continue;
+        ElementKind kind = parameter.tensor.element.kind;
+        if (kind == ElementKind::index) continue;
+        const char* cast = kind == ElementKind::int_ ? "int" : kind == ElementKind::bool_ ? "bool" : "float";
+        args[i] = std::string("torch.tensor(") + cast + "(" + python_bare(args[i]) + "))";
       }
     return function_call(e, *facts->function, args);
   }

@@ -107,6 +107,7 @@ def per_layer_ref(x, w, g):
             x = x / math.log(10000)
         else:
             x = x * 0.5
+        x = x + (x * math.cos(l * 3.14159 / 4) if l < 3 else torch.zeros_like(x))
     return x
 
 

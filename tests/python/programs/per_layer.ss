@@ -9,6 +9,10 @@ dim D = 8
 fn damp(x: [b n D], base: Real) -> [b n D]:
     return x / log(base)
 
+## Turns x by the angle k * 3.14159 / 4, k given as a block's number.
+fn turn(x: [b n D], k: Int, on: Bool) -> [b n D]:
+    return masked_fill(x * cos(k * 3.14159 / 4), !on, 0)
+
 export fn per_layer(x: [b n D], w: [L D D], g: [L D]) -> [b n D]:
     for p in 0..Pairs:
         i = (2 * p) as Index[L]
@@ -20,4 +24,5 @@ export fn per_layer(x: [b n D], w: [L D D], g: [L D]) -> [b n D]:
             x = damp(x, 10000)
         else:
             x = x * 0.5
+        x = x + turn(x, l, l < 3)
     return x

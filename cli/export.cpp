@@ -392,6 +392,7 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
           {"max_positions", model.max_positions},
           {"vocab", model.vocab},
           {"sliding_window", model.sliding_window},
+          {"layer_windows", model.layer_windows},
           {"builtins", builtins},
           {"description", model_description(analysis, layout, model)}};
 }

@@ -5,9 +5,8 @@
 # way at 30 after the output layer; a sliding window (4096 in Gemma 2, here 8 of 128 positions) on
 # every other block, the first of each pair, and full attention on the rest.
 # Workarounds: attention has no `softcap=`, so it is written out (which vLLM can't serve, E3304),
-# with the built-in `tanh` (docs/language.md doesn't list it; `extern fn tanh` is refused as hiding
-# it, and c - 2c / (exp(2s / c) + 1) loses everything to cancellation in bfloat16); the one loop
-# over blocks can't say "every other block", so the window is a Bool `l == 0` (L is 2).
+# with the built-in `tanh` (c - 2c / (exp(2s / c) + 1) loses everything to cancellation in
+# bfloat16). Which blocks slide is said by the block's index: `l % 2 == 0`, decided per block.
 dim D   = 64
 dim H   = 2
 dim Hkv = 1
@@ -67,7 +66,7 @@ fn forward(m: Gemma2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit
     x = embedding(ids, m.wte) |> scale(sqrt(D))
     for l in 0..L:
         h = rms_norm(x, over=D, weight=1 + m.attn_norm[l], eps=1e-6)
-        a = attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, l == 0)
+        a = attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, l % 2 == 0)
         x = x + rms_norm(a, over=D, weight=1 + m.attn_post[l], eps=1e-6)
         f = feed_forward(rms_norm(x, over=D, weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + rms_norm(f, over=D, weight=1 + m.ffn_post[l], eps=1e-6)

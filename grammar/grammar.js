@@ -24,7 +24,7 @@
 //   and       a and b                          left
 //   compare   == != < <= > >=                  left
 //   plus      + -                              left
-//   times     * /                              left
+//   times     * / // %                         left
 //   unary     -x, !x                           prefix
 //   call      f(a), a.b, a[n m]                postfix (these live in _primary_expression, so they
 //                                                       always bind tightest)
@@ -378,6 +378,8 @@ module.exports = grammar({
         ['-', PREC.plus],
         ['*', PREC.times],
         ['/', PREC.times],
+        ['//', PREC.times],
+        ['%', PREC.times],
       ].map(([operator, precedence]) => prec.left(/** @type {number} */ (precedence), seq(
         field('left', $._expression),
         field('operator', /** @type {string} */ (operator)),

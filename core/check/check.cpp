@@ -767,6 +767,12 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
           index.tensor.element.bound = *end->second.known_size;
           index.tensor.element.bound_label = text(statement.end->span);
         }
+      // Ends fixed when checking: the loop is unrolled as it is traced, and `l` is a plain number in each block.
+      auto fixed_end = [&](const Expr* e) {
+        auto type = e ? a_.semantics.types.find(e) : a_.semantics.types.end();
+        return type != a_.semantics.types.end() && type->second.fixed && type->second.known_size && type->second.known_size->is_constant();
+      };
+      index.fixed = fixed_end(statement.value.get()) && fixed_end(statement.end.get());
       bind_local(statement.variable, statement.variable_span, index, scope);
       scope.blocks.emplace_back("the loop", scope.locals);
       if (statement.body) check_block(*statement.body, scope);

@@ -158,6 +158,7 @@ ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
       ValueType v = ValueType::scalar(expr.is_integer ? ElementKind::int_ : ElementKind::real);
       if (expr.is_integer && expr.number < 9.0e15) v.known_size = SizeExpr::constant(static_cast<int64_t>(expr.number));
       if (!expr.is_integer && expr.number >= 0) v.tensor.element.kind = ElementKind::nonneg;
+      v.fixed = true;
       return v;
     }
     case Expr::Kind::string: {
@@ -208,8 +209,11 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
     hover(expr.span, "```shapescript\n" + name + " = " + size.to_user_string() + "\n```\n" + what);
     return v;
   };
-  if (auto dim = a_.semantics.dims.find(name); dim != a_.semantics.dims.end())
-    return size_value(SizeExpr::constant(dim->second), dim_spans_[name], "a dim");
+  if (auto dim = a_.semantics.dims.find(name); dim != a_.semantics.dims.end()) {
+    ValueType v = size_value(SizeExpr::constant(dim->second), dim_spans_[name], "a dim");
+    v.fixed = true;
+    return v;
+  }
   if (auto axis = scope.axes.find(name); axis != scope.axes.end()) return size_value(axis->second.size, axis->second.at, "the size of an axis");
   if (name == "inf") return ValueType::scalar(ElementKind::real);
   if (auto global = globals_.find(name); global != globals_.end()) {
@@ -402,6 +406,14 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   if (!l || !r) return ValueType::unknown();
   const std::string& op = expr.text;
   bool logical = op == "and" || op == "or";
+  // `//` and `%` floor as Python and torch do (the remainder takes the divisor's sign): integers only.
+  if (op == "//" || op == "%")
+    for (auto [t, e] : {std::pair{&*l, expr.operands[0].get()}, std::pair{&*r, expr.operands[1].get()}})
+      if (!t->element.is_integer()) {
+        error(DiagnosticCode::E0401, e->span, "`" + op + "` needs integers, but this is `" + t->element.to_string() + "`",
+              "this is " + (t->rank() ? t->to_string() : t->element.to_string()));
+        return ValueType::unknown();
+      }
   for (auto [t, e] : {std::pair{&*l, expr.operands[0].get()}, std::pair{&*r, expr.operands[1].get()}}) {
     bool is_bool = t->element.kind == ElementKind::bool_;
     if (logical != is_bool && !(op == "==" || op == "!=")) {
@@ -421,6 +433,7 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
     if (op == "-") result.known_size = *left.known_size - *right.known_size;
     if (op == "*") result.known_size = *left.known_size * *right.known_size;
   }
+  result.fixed = left.fixed && right.fixed;
   return result;
 }
 
@@ -435,7 +448,9 @@ ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
             "this is " + (t->rank() ? t->to_string() : t->element.to_string()));
       return ValueType::unknown();
     }
-    return ValueType::of(*t);
+    ValueType negated = ValueType::of(*t);
+    negated.fixed = operand.fixed;
+    return negated;
   }
   if (t->element.kind == ElementKind::bool_) {
     error(DiagnosticCode::E0401, expr.operands[0]->span, "`-` needs numbers, but this is `Bool`", "this is Bool");
@@ -443,7 +458,9 @@ ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
   }
   if (t->element.kind == ElementKind::nonneg || t->element.kind == ElementKind::index) t->element = ElementType{};
   if (t->element.kind == ElementKind::index) t->element.kind = ElementKind::int_;
-  return ValueType::of(*t);
+  ValueType negated = ValueType::of(*t);
+  negated.fixed = operand.fixed;
+  return negated;
 }
 
 ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
@@ -594,6 +611,8 @@ ValueType Checker::eval_as(const Expr& expr, Scope& scope) {
           "this is " + value.tensor.to_string());
     return asserted;
   }
+  // A plain number stays one: the compiled program checks it as it is traced.
+  asserted.fixed = value.fixed && asserted.is_tensor() && asserted.tensor.rank() == 0;
   return asserted;
 }
 

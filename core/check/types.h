@@ -45,6 +45,10 @@ struct ValueType {
   Kind kind = Kind::unknown;
   TensorType tensor;                  // tensor; a scalar has no axes
   std::optional<SizeExpr> known_size;  // an Int scalar whose value is a known size (`n`, `D`, `3`)
+  // A plain number while the program is traced, never a tensor: a literal, a dim, the index of a
+  // `for` with fixed ends (unrolled), and arithmetic and comparisons of those. An `if` on one is
+  // decided as the program is traced, per block.
+  bool fixed = false;
   std::vector<ValueType> elements;    // tuple
   std::string name;                   // model, function, python (dotted callee), python_module
 

@@ -195,6 +195,13 @@ class Generator : public PythonWriter {
     // Helpers only where the code calls them (`causal[n n]` in attention becomes is_causal=True).
     if (uses_causal_ && uses_name(body.str(), "_causal")) out << "\n\n" << causal_definition;
     if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
+    if (uses_check_number_) {
+      out << "\n\ndef _check_number(x, bound, written):\n"
+             "    # An `as` on a plain number (a block's index): checked while the program is traced.\n"
+             "    if bound is not None and not 0 <= x < bound:\n"
+             "        raise ValueError(f\"expected {written}, got {x}\")\n"
+             "    return x\n";
+    }
     if (uses_check_) {
       out << "\n\ndef _check_shape(x, sizes, written" << (uses_index_check_ ? ", below=None" : "") << "):\n"
              "    # An `as` assertion: torch.export learns the sizes, and the program checks them when it runs.\n"
@@ -220,6 +227,7 @@ class Generator : public PythonWriter {
   std::ostringstream constants_;
   bool uses_check_ = false;
   bool uses_index_check_ = false;  // an `as .. Index[N]` whose values need checking
+  bool uses_check_number_ = false;
   std::set<std::string> signature_axes_;  // generic axes of the function being written
   std::set<std::string> item_names_;
   int temporaries_ = 0;  // per function
@@ -436,6 +444,14 @@ class Generator : public PythonWriter {
     std::string value = expression(*e.operands[0]);
     const ValueType* type = type_of(e);
     if (!type || !type->is_tensor() || !e.type) return value;
+    if (type->fixed) {
+      // A plain number (`(2 * p) as Index[L]`) has no shape: its value is checked as the program is traced.
+      uses_check_number_ = true;
+      const ElementType& element = type->tensor.element;
+      std::string bound = element.kind == ElementKind::index ? computed_size(element.bound) : "None";
+      std::string written(a_.file.slice(e.type->span));
+      return "_check_number(" + python_bare(value) + ", " + bound + ", " + quote(written) + ")";
+    }
     uses_check_ = true;
     std::string sizes;
     for (size_t i = 0; i < e.type->axes.size(); ++i) {

@@ -266,6 +266,17 @@ class HfGenerator : public PythonWriter {
           for (const Instance& other : scope_->instances)
             if (other.cls == cls) ++count;
           instance.name = count == 1 ? name : name + "_" + std::to_string(count);
+          std::map<std::string, std::string> weights;
+          for (size_t i = 0; i < e.arguments.size(); ++i)
+            if (positions[i]) weights[*weight_key(*e.arguments[i].value)] = i < callee->parameters.size() ? callee->parameters[i].name : "";
+          // The same function on the same weights (in both branches of an `if` on the block's index): one module.
+          for (size_t k = 0; k < scope_->instances.size(); ++k)
+            if (scope_->instances[k].cls == cls && scope_->instances[k].weights == weights) {
+              for (size_t i = 0; i < e.arguments.size(); ++i)
+                if (!positions[i] && e.arguments[i].value) collect(*e.arguments[i].value);
+              scope_->instance_of_call[&e] = k;
+              return Walk::skip;
+            }
           for (size_t i = 0; i < e.arguments.size(); ++i) {
             if (!positions[i]) {
               if (e.arguments[i].value) collect(*e.arguments[i].value);
@@ -554,11 +565,19 @@ class HfGenerator : public PythonWriter {
     }
     anchor_ = Anchor{python_name(carried[0]) + ".device", python_name(carried[0]) + ".dtype", {carried[0], model_var}};  // the hidden states
     std::string layer_body = loop.body ? block(*loop.body, 2) : "";
+    // The block's index, for what a block decides by it (`if l % 2 == 0:`): each layer knows its own.
     if (uses_name(layer_body, python_name(loop.variable)))
-      refuse(where(loop.span) + ": the blocks use `" + loop.variable + "` other than to index stacked parameters");
+      layer_body = indent(2) + python_name(loop.variable) + " = self.layer_idx  # " + source_line(loop.span) + "\n" + layer_body;
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
+    // How many attentions a block runs: counted per block, where an `if` on its index picks one of several.
+    std::vector<std::vector<int64_t>> block_windows = attention_windows_per_block(a_, layout);
     int layer_attention = scope_attention_calls();
+    if (!block_windows.empty()) {
+      size_t most = 0;
+      for (const auto& windows : block_windows) most = std::max(most, windows.size());
+      layer_attention = static_cast<int>(most);
+    }
     auto [heads, kv_heads, head_dim, window] = attention_of(layer);
     std::map<std::string, std::string> layer_paths = weight_paths();
     std::set<std::string> linears;
@@ -568,7 +587,7 @@ class HfGenerator : public PythonWriter {
     attention_members(layer, layer_code);
     layer_code.inputs = layer_inputs;
     layer_code.body = layer_body + "        return " + python_name(carried[0]) + "\n";
-    if (layer.attention_calls > 1) refuse("a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
+    if (layer_attention > 1) refuse("a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
     out.attention_layers = layer_attention == 1 ? layers : 0;
     if (layer_attention != 1)
       not_servable_ = layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
@@ -688,11 +707,22 @@ class HfGenerator : public PythonWriter {
     if (logits_processor_lacks(layout))
       not_servable_ = "it computes `" + text(logits_processor_lacks(layout)->first->span) + "` after the output layer, which vLLM can't";
 
-    // A sliding window: what vLLM reads to slide its own attention's (every block's).
-    out.sliding_window = layer_attention == 1 ? window : 0;
+    // A sliding window: what vLLM reads to slide its own attention's, block by block (`layer_types`).
+    std::vector<int64_t> windows(static_cast<size_t>(layers), layer_attention == 1 ? window : 0);
+    if (layer_attention == 1 && block_windows.size() == windows.size())
+      for (size_t l = 0; l < windows.size(); ++l) windows[l] = block_windows[l].empty() ? 0 : block_windows[l][0];
+    out.sliding_window = windows.empty() ? 0 : *std::max_element(windows.begin(), windows.end());
+    for (int64_t w : windows)
+      if (w && w != out.sliding_window)
+        refuse("the blocks slide windows of " + std::to_string(w) + " and " + std::to_string(out.sliding_window) +
+               " positions, but a Hugging Face config has one `sliding_window`");
     if (out.sliding_window) {
       std::string layer_types;
-      for (int64_t l = 0; l < layers; ++l) layer_types += std::string(l ? ", " : "") + "\"sliding_attention\"";
+      bool mixed = std::find(windows.begin(), windows.end(), 0) != windows.end();
+      plan_.layer.window_by_layer = mixed;
+      for (HfModuleClass& module : plan_.modules) module.window_by_layer = module.window_by_layer || (mixed && module.sliding_window);
+      for (int64_t l = 0; l < layers; ++l)
+        layer_types += std::string(l ? ", " : "") + (windows[static_cast<size_t>(l)] ? "\"sliding_attention\"" : "\"full_attention\"");
       out.config.push_back({"sliding_window", std::to_string(out.sliding_window)});
       out.config.push_back({"layer_types", "[" + layer_types + "]"});
     }

@@ -49,7 +49,9 @@ std::string module_class(const HfModuleClass& c) {
                  {"members", members(c.members)},
                  {"inputs", after_self(c.inputs)},
                  {"body", c.body}};
-  values.flags = {{"attention", c.attention}, {"windowed", c.sliding_window > 0}};
+  values.flags = {{"attention", c.attention},
+                 {"windowed", c.sliding_window > 0 && !c.window_by_layer},
+                 {"window_by_layer", c.sliding_window > 0 && c.window_by_layer}};
   return fill_template(embedded_template("hf_module.py.tmpl"), values);
 }
 

@@ -27,6 +27,7 @@ struct HfModuleClass {
   std::string scaling;              // attention: its scale as Python (`16 ** -0.5`)
   int64_t key_value_groups = 1;     // attention: query heads per key-value head
   int64_t sliding_window = 0;       // attention: `window=`, or 0
+  bool window_by_layer = false;     // only the blocks config.layer_types says slide have the window
   std::vector<HfMember> members;
   std::vector<std::string> inputs;  // forward's parameters besides self (attention_mask and kwargs follow)
   std::string body;                 // forward's body, indented for a method

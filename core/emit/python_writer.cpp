@@ -226,6 +226,8 @@ void PythonWriter::assigned_names(const Block& b, std::vector<std::string>& name
 }
 
 bool PythonWriter::is_static(const Expr& e) const {
+  // The checker knows it for a plain number: the loop index of an unrolled loop, a local computed from it.
+  if (const ValueType* type = type_of(e); type && type->fixed) return true;
   switch (e.kind) {
     case Expr::Kind::number: return true;
     case Expr::Kind::name: {
@@ -241,6 +243,7 @@ bool PythonWriter::is_static(const Expr& e) const {
 }
 
 bool PythonWriter::is_number(const Expr& e) const {
+  if (const ValueType* type = type_of(e); type && type->fixed) return true;
   switch (e.kind) {
     case Expr::Kind::number: return true;
     case Expr::Kind::name: {
@@ -641,7 +644,20 @@ std::string PythonWriter::call(const Expr& e) {
       }
     return facts->builtin->lower(context);
   }
-  if (facts && facts->function) return function_call(e, *facts->function, args);
+  if (facts && facts->function) {
+    // A plain number given for a scalar parameter becomes a tensor: the callee may hand it to torch
+    // (`log(base)`). An `Index[N]` stays a number, for the callee to index with.
+    if (auto types = a_.semantics.functions.find(facts->function); types != a_.semantics.functions.end())
+      for (size_t i = 0; i < positional.size() && i < types->second.parameters.size(); ++i) {
+        const ValueType& parameter = types->second.parameters[i];
+        if (!parameter.is_tensor() || parameter.tensor.rank() != 0 || !type_of(*positional[i]) || !type_of(*positional[i])->fixed) continue;
+        ElementKind kind = parameter.tensor.element.kind;
+        if (kind == ElementKind::index) continue;
+        const char* cast = kind == ElementKind::int_ ? "int" : kind == ElementKind::bool_ ? "bool" : "float";
+        args[i] = std::string("torch.tensor(") + cast + "(" + python_bare(args[i]) + "))";
+      }
+    return function_call(e, *facts->function, args);
+  }
   return python_call(e, args, keywords);
 }
 

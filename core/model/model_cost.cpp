@@ -157,6 +157,36 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
     if (statement.end) for_each_expr(*statement.end, visit);
     for (const auto& [condition, body] : statement.branches)
       if (condition) for_each_expr(*condition, visit);
+    // An `if` decided per block (on the block's index) runs one branch in each block: its branches
+    // are alternatives, and the cache holds the largest one's keys and values (exact when they agree).
+    bool per_block = statement.kind == Statement::Kind::if_ &&
+                     std::all_of(statement.branches.begin(), statement.branches.end(), [&](const auto& branch) {
+                       auto type = branch.first ? analysis.semantics.types.find(branch.first.get()) : analysis.semantics.types.end();
+                       return type != analysis.semantics.types.end() && type->second.fixed;
+                     });
+    if (!per_block) return Walk::into;
+    std::vector<const Block*> branches;
+    for (const auto& [condition, body] : statement.branches) branches.push_back(body.get());
+    branches.push_back(statement.body.get());
+    std::optional<KeyValueCount> largest;
+    int most = 0;
+    for (const Block* branch : branches) {
+      KeyValueCount alternative;
+      int calls = 0;
+      if (branch) count_key_values(analysis, dims, *branch, alternative, active, calls);
+      count.known = count.known && alternative.known;
+      if (alternative.window) count.window = std::min(count.window.value_or(INT64_MAX), *alternative.window);
+      if (calls) count.every_attention_windowed = count.every_attention_windowed && alternative.every_attention_windowed;
+      auto size = alternative.elements.constant_value();
+      if (!largest || (size && largest->elements.constant_value() && *size > *largest->elements.constant_value())) largest = alternative;
+      most = std::max(most, calls);
+    }
+    if (largest) {
+      count.elements += largest->elements;
+      count.formula += largest->formula;
+    }
+    attentions += most;
+    return Walk::skip;
   });
 }
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "check/builtins.h"
+#include "model/reach.h"
 #include "syntax/walk.h"
 
 namespace ss {
@@ -423,10 +425,143 @@ LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLay
   facts.takes_positions = !layout.pos_var.empty();
   if (facts.takes_positions && layout.types->parameters.size() == 3)
     if (auto bound = layout.types->parameters[2].tensor.element.bound.constant_value()) facts.max_positions = *bound;
-  for (const auto& [call, call_facts] : analysis.semantics.calls)
-    if (auto window = call_facts.lowering.find("window"); window != call_facts.lowering.end())
+  // The attention the forward reaches, not every call in the file.
+  for_each_builtin_call_reached(analysis, *layout.forward, [&](const Expr&, const CallFacts& call) {
+    if (auto window = call.lowering.find("window"); window != call.lowering.end())
       facts.sliding_window = std::max<int64_t>(facts.sliding_window, std::stoll(window->second));
+  });
+  for (const std::vector<int64_t>& windows : attention_windows_per_block(analysis, layout)) {
+    bool all_windowed = !windows.empty() && std::none_of(windows.begin(), windows.end(), [](int64_t w) { return w == 0; });
+    facts.layer_windows.push_back(all_windowed ? *std::max_element(windows.begin(), windows.end()) : 0);
+  }
   return facts;
+}
+
+namespace {
+
+// One block's walk: the values known in it (the block's index, names bound from it), and the
+// window of each attention it reaches.
+class BlockWalk {
+ public:
+  BlockWalk(const Analysis& analysis, std::string variable, int64_t index) : a_(analysis) { values_[std::move(variable)] = index; }
+
+  void block(const Block& b) {
+    for (const Statement& s : b.statements) statement(s);
+  }
+  std::vector<int64_t> windows;
+
+ private:
+  const Analysis& a_;
+  std::map<std::string, int64_t> values_;
+
+  void statement(const Statement& s) {
+    switch (s.kind) {
+      case Statement::Kind::if_: {
+        for (const auto& [condition, body] : s.branches) {
+          if (condition) calls(*condition);
+          std::optional<int64_t> taken = condition ? value(*condition) : std::nullopt;
+          if (!taken) {  // decided only when it runs: every branch may run
+            for (const auto& [c, other] : s.branches)
+              if (other) block(*other);
+            if (s.body) block(*s.body);
+            return;
+          }
+          if (*taken) {
+            if (body) block(*body);
+            return;
+          }
+        }
+        if (s.body) block(*s.body);
+        return;
+      }
+      case Statement::Kind::for_:
+        if (s.body) block(*s.body);
+        return;
+      case Statement::Kind::assign:
+        if (s.value) calls(*s.value);
+        for (auto& [name, span] : s.targets) values_.erase(name);
+        if (s.value && s.targets.size() == 1)
+          if (auto v = value(*s.value)) values_[s.targets[0].first] = *v;
+        return;
+      default:
+        if (s.value) calls(*s.value);
+        return;
+    }
+  }
+
+  void calls(const Expr& e) {
+    for_each_expr(e, [&](const Expr& x) {
+      if (x.kind != Expr::Kind::call) return;
+      auto facts = a_.semantics.calls.find(&x);
+      if (facts == a_.semantics.calls.end()) return;
+      if (facts->second.builtin) attention(facts->second);
+      else if (facts->second.function && facts->second.function->kind == Item::Kind::function)
+        for_each_builtin_call_reached(a_, *facts->second.function, [&](const Expr&, const CallFacts& f) { attention(f); });
+    });
+  }
+
+  void attention(const CallFacts& facts) {
+    if (!facts.builtin || facts.builtin->role != BuiltinRole::attention) return;
+    auto window = facts.lowering.find("window");
+    windows.push_back(window == facts.lowering.end() ? 0 : std::stoll(window->second));
+  }
+
+  // An integer (a Bool as 0 or 1) known in this block: numbers, dims, the block's index and names
+  // bound from it, with arithmetic, `//`, `%`, comparisons and logic; nullopt for anything else.
+  std::optional<int64_t> value(const Expr& e) const {
+    switch (e.kind) {
+      case Expr::Kind::number: return fixed_number(a_, &e);
+      case Expr::Kind::name: {
+        if (auto v = values_.find(e.text); v != values_.end()) return v->second;
+        auto type = a_.semantics.types.find(&e);
+        if (type != a_.semantics.types.end() && type->second.fixed && type->second.known_size) return type->second.known_size->constant_value();
+        return std::nullopt;
+      }
+      case Expr::Kind::as: return e.operands.empty() || !e.operands[0] ? std::nullopt : value(*e.operands[0]);
+      case Expr::Kind::unary: {
+        auto v = e.operands.empty() || !e.operands[0] ? std::nullopt : value(*e.operands[0]);
+        if (!v) return std::nullopt;
+        return e.text == "!" ? static_cast<int64_t>(*v == 0) : -*v;
+      }
+      case Expr::Kind::binary: {
+        if (e.operands.size() != 2 || !e.operands[0] || !e.operands[1]) return std::nullopt;
+        auto l = value(*e.operands[0]), r = value(*e.operands[1]);
+        if (!l || !r) return std::nullopt;
+        const std::string& op = e.text;
+        // Python's floor division and remainder (the remainder takes the divisor's sign).
+        auto floor_div = [](int64_t x, int64_t y) { return x / y - ((x % y != 0) && ((x < 0) != (y < 0))); };
+        if (op == "+") return *l + *r;
+        if (op == "-") return *l - *r;
+        if (op == "*") return *l * *r;
+        if (op == "//") return *r == 0 ? std::nullopt : std::optional<int64_t>(floor_div(*l, *r));
+        if (op == "%") return *r == 0 ? std::nullopt : std::optional<int64_t>(*l - *r * floor_div(*l, *r));
+        if (op == "==") return *l == *r;
+        if (op == "!=") return *l != *r;
+        if (op == "<") return *l < *r;
+        if (op == "<=") return *l <= *r;
+        if (op == ">") return *l > *r;
+        if (op == ">=") return *l >= *r;
+        if (op == "and") return *l && *r;
+        if (op == "or") return *l || *r;
+        return std::nullopt;  // `/` is a Real
+      }
+      default: return std::nullopt;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> attention_windows_per_block(const Analysis& analysis, const ModelLayout& layout) {
+  std::vector<std::vector<int64_t>> out;
+  // More blocks than any model has (a mistyped dim) are not walked one by one.
+  if (!layout.loop || !layout.loop->body || !layout.layers || layout.loop_start.value_or(-1) != 0 || *layout.layers > (1 << 16)) return out;
+  for (int64_t l = 0; l < *layout.layers; ++l) {
+    BlockWalk walk(analysis, layout.loop->variable, l);
+    walk.block(*layout.loop->body);
+    out.push_back(std::move(walk.windows));
+  }
+  return out;
 }
 
 }  // namespace ss

@@ -94,8 +94,16 @@ struct LanguageModelFacts {
   int64_t layers = 0, vocab = 0;
   bool takes_positions = false;
   int64_t max_positions = 0;   // P of `pos: [b n] Index[P]`; 0 without positions
-  int64_t sliding_window = 0;  // the widest `window=` of any attention in the file; 0: none
+  int64_t sliding_window = 0;  // the widest `window=` of any attention the forward reaches; 0: none
+  // Each block's window, as transformers' `layer_types` says it: the `window=` of the attention that
+  // block runs (an `if` on the block's index decides which), 0 where it sees every earlier position.
+  std::vector<int64_t> layer_windows;
 };
+
+// The `window=` (0: none) of each `scaled_dot_product_attention` each block runs, block by block:
+// the loop's body walked with the block's index known, an `if` on it taking one branch, the
+// functions it calls followed. An `if` that isn't decided per block counts all its branches.
+std::vector<std::vector<int64_t>> attention_windows_per_block(const Analysis& analysis, const ModelLayout& layout);
 
 // Of a layout that is a language model's (refusals empty); `where` names a span as `file:line:col`.
 LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout,

@@ -97,6 +97,20 @@ def residual_ref(x, w, g):
     return x
 
 
+def per_layer_ref(x, w, g):
+    for p in range(2):
+        x = x + (x @ w[2 * p].T) * math.cos(3.14159 * p)
+    for l in range(4):
+        if l % 2 == 0 and l // 2 != 1:
+            x = x + rms(x, g[l])
+        elif l >= 2:
+            x = x / math.log(10000)
+        else:
+            x = x * 0.5
+        x = x + (x * math.cos(l * 3.14159 / 4) if l < 3 else torch.zeros_like(x))
+    return x
+
+
 def sinusoid_ref(x):
     n, half = x.shape[1], x.shape[2]
     angles = torch.arange(n)[:, None].float() * torch.arange(half)[None, :].float() / 100.0
@@ -199,6 +213,9 @@ CASES = [
     Case("unrolled_for", PROGRAMS / "unrolled_for.ss", "x[0] = b, x[1] = n", BN,
          lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, 3, 8, 8) * 0.3, randn(g, 3, 8)),
          residual_ref),
+    Case("per_layer", PROGRAMS / "per_layer.ss", "x[0] = b, x[1] = n", BN,
+         lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, 4, 8, 8) * 0.3, randn(g, 4, 8)),
+         per_layer_ref),
     # ---- map
     Case("map_axis", PROGRAMS / "map_axis.ss", "xs[0] = b, xs[1] = n", BN,
          lambda s, g: (randn(g, s["b"], s["n"], 6), randn(g, 5, 6)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import sys
 from pathlib import Path
 
@@ -420,3 +421,71 @@ def test_a_model_that_is_not_servable_generates_without_a_cache(tmp_path):
     assert "DynamicCache(config" not in source and "each step runs\n        # the whole sequence" in source
     model = load(folder)
     assert model.generate(torch.tensor([[1, 2, 3]]), max_new_tokens=3, do_sample=False).shape == (1, 6)
+
+
+def test_gemma2_decides_its_window_per_block(tmp_path):
+    """examples/gemma2.ss slides its window on the blocks where `l % 2 == 0`: each layer of the folder
+    reads its own index, and transformers' logits are the compiled forward's."""
+    sys.path.insert(0, str(REPO / "python"))
+    import shapescript
+
+    compiled = shapescript.compile(EXAMPLES / "gemma2.ss")
+    reference = model_class(compiled)()
+    reference.load_state_dict(unit_scale_weights(reference.state_dict(), seed=2))
+    torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
+    folder, _ = export(tmp_path, EXAMPLES / "gemma2.ss", "hf", ["--weights", "ckpt.pt"])
+    assert "l = self.layer_idx" in (folder / "modeling_shapescript.py").read_text()
+    model = load(folder)
+    ids = torch.randint(0, 128, (2, 24), generator=torch.Generator().manual_seed(4))  # longer than the window of 8
+    with torch.no_grad():
+        expected = compiled.forward(reference, ids, torch.arange(24).expand(2, 24))
+        torch.testing.assert_close(model(input_ids=ids).logits, expected, rtol=1e-4, atol=1e-4)
+
+
+ALTERNATING = """\
+dim D  = 32
+dim H  = 2
+dim Dh = D / H
+dim V  = 64
+dim L  = 4
+dim W  = 4
+
+model Alternating:
+    param wte:   [V D]     = normal(std=0.02)
+    param w_qkv: [L 3*D D] = normal(std=0.02)
+    param w_o:   [L D D]   = normal(std=0.02)
+    param norm:  [L D]     = ones
+
+fn forward(m: Alternating, ids: [b n] Index[V]) -> [b n V] Logit over V:
+    x = embedding(ids, m.wte)
+    for l in 0..L:
+        q, k, v = linear(rms_norm(x, over=D, weight=m.norm[l]), m.w_qkv[l]) |> split(b n (3 H Dh) -> b H n Dh)
+        if l % 2 == 0:
+            a = scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W)
+        else:
+            a = scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+        x = x + linear(rearrange(a, b H n Dh -> b n (H Dh)), m.w_o[l])
+    return linear(x, m.wte)
+"""
+
+
+def test_a_window_on_every_other_block_is_layer_types(tmp_path):
+    """An `if l % 2 == 0:` around two attentions: one per block, which --hf writes as transformers'
+    `layer_types` (what vLLM slides by), and whose logits are the compiled forward's."""
+    sys.path.insert(0, str(REPO / "python"))
+    import shapescript
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "alternating.ss").write_text(ALTERNATING)
+    compiled = shapescript.compile(tmp_path / "src" / "alternating.ss")
+    reference = model_class(compiled)()
+    reference.load_state_dict(unit_scale_weights(reference.state_dict(), seed=2))
+    torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
+    folder, result = export(tmp_path, tmp_path / "src" / "alternating.ss", "hf", ["--vllm", "--weights", "ckpt.pt"])
+    config = json.loads((folder / "config.json").read_text())
+    assert config["sliding_window"] == 4
+    assert config["layer_types"] == ["sliding_attention", "full_attention"] * 2
+    model = load(folder)
+    ids = torch.randint(0, 64, (2, 12), generator=torch.Generator().manual_seed(5))  # longer than the window
+    with torch.no_grad():
+        torch.testing.assert_close(model(input_ids=ids).logits, compiled.forward(reference, ids), rtol=1e-4, atol=1e-4)

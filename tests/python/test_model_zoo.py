@@ -78,7 +78,7 @@ ZOO = {
         apply_residual_connection_post_layernorm=False, hidden_dropout=0.0, attention_dropout=0.0,
         bos_token_id=1, eos_token_id=2, pad_token_id=3), V=128),
     # Phi's output bias, Cohere's logit_scale and Gemma 2's final softcap (and its window chosen by
-    # `l == 0`) are refused by import-weights until it takes an output head beyond `linear(h, m.W)`.
+    # `l % 2 == 0`) are refused by import-weights until it takes an output head beyond `linear(h, m.W)`.
     "phi": Zoo("phi.ss", "Phi", "PhiForCausalLM", "PhiConfig", settings(
         vocab_size=128, hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
         num_key_value_heads=2, max_position_embeddings=128, layer_norm_eps=1e-5, hidden_act="gelu_new", qk_layernorm=False,

@@ -126,3 +126,35 @@ TEST_CASE("a model too large to count in 64 bits has no figures, and checking it
   CHECK(cost.parameters == 0);
   for (const std::string& hover : hovers_at(*analysis, huge->name_span.begin)) CHECK(hover.find("parameters") == std::string::npos);
 }
+
+TEST_CASE("an `if` on the block's index runs one of its attentions per block: the cache counts one") {
+  auto analysis = analyze(SourceFile("alternating.ss", R"(dim D  = 32
+dim H  = 2
+dim Dh = D / H
+dim V  = 64
+dim L  = 4
+dim W  = 4
+
+model Alternating:
+    param wte:   [V D]     = normal(std=0.02)
+    param w_qkv: [L 3*D D] = normal(std=0.02)
+
+fn forward(m: Alternating, ids: [b n] Index[V]) -> [b n V] Logit over V:
+    x = embedding(ids, m.wte)
+    for l in 0..L:
+        q, k, v = linear(x, m.w_qkv[l]) |> split(b n (3 H Dh) -> b H n Dh)
+        if l % 2 == 0:
+            a = scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W)
+        else:
+            a = scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+        x = x + rearrange(a, b H n Dh -> b n (H Dh))
+    return linear(x, m.wte)
+)"));
+  for (const Diagnostic& d : analysis->diagnostics) INFO(info(d.code).code << ": " << d.message);
+  REQUIRE(!analysis->has_errors());
+  ModelCost cost = model_cost(*analysis, *analysis->find_item("Alternating"));
+  // L=4 blocks keep k and v of H=2 heads of Dh=16: one attention each, not both branches'.
+  REQUIRE(cost.kv_elements_per_token);
+  CHECK(*cost.kv_elements_per_token == 4 * 2 * 2 * 16);
+  CHECK_FALSE(cost.kv_window);  // the full blocks keep every token
+}

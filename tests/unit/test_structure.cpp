@@ -305,3 +305,29 @@ TEST_CASE("a template fills names, keeps or drops sections, and leaves out the t
   CHECK_THROWS_AS(fill_template("${#tied}\nx\n", values), std::out_of_range);
   CHECK(!embedded_template("hf_module.py.tmpl").empty());
 }
+
+TEST_CASE("each block's window is the attention an `if` on the block's index picks, of the calls the forward reaches") {
+  std::string source = example("mistral_sliding.ss");
+  std::string attention = "fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]:\n";
+  std::string windowed = source.substr(source.find(attention), source.find("## SwiGLU") - source.find(attention));
+  std::string full = replaced(replaced(windowed, "fn attention(", "fn full_attention("), ", window=W)", ")");
+  // A wider window in a function the forward never calls: not the model's.
+  std::string unused = "fn unused(q: [b H n Dh], k: [b H n Dh]) -> [b H n Dh]:\n"
+                       "    return scaled_dot_product_attention(q, k, k, attn_mask=causal[n n], window=64)\n\n";
+  source = replaced(source, "## SwiGLU", full + unused + "## SwiGLU");
+  source = replaced(source, "        x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)\n",
+                    "        h = rms_norm(x, over=D, weight=m.attn_norm[l])\n"
+                    "        if l % 2 == 0 and l // 2 < 1:\n"
+                    "            x = x + attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)\n"
+                    "        else:\n"
+                    "            x = x + full_attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)\n");
+  auto analysis = analyze(SourceFile("alternating.ss", source));
+  require_clean(*analysis);
+  ModelLayout layout = find_model_layout(*analysis, "forward");
+  REQUIRE(layout.is_language_model());
+  CHECK(attention_windows_per_block(*analysis, layout) == std::vector<std::vector<int64_t>>{{32}, {0}});
+  LanguageModelFacts facts = language_model_facts(*analysis, layout, [](Span) { return std::string("here"); });
+  CHECK(facts.error.empty());
+  CHECK(facts.layer_windows == std::vector<int64_t>{32, 0});
+  CHECK(facts.sliding_window == 32);  // not the unused function's 64
+}

@@ -150,6 +150,7 @@ class Checker {
   ValueType eval_call(const Expr& expr, Scope& scope);
   ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts);
   ValueType call_map(const Expr& expr, Scope& scope, CallFacts& facts);
+  ValueType call_experts(const Expr& expr, Scope& scope, CallFacts& facts);
   bool elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const;
   // An `export fn`, or the model forward AnalyzeOptions::model_forward names: what the export rules check.
   bool exported_root(const Item& item) const;

@@ -195,6 +195,7 @@ class Generator : public PythonWriter {
     // Helpers only where the code calls them (`causal[n n]` in attention becomes is_causal=True).
     if (uses_causal_ && uses_name(body.str(), "_causal")) out << "\n\n" << causal_definition;
     if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
+    if (uses_name(body.str(), "_experts")) out << "\n\n" << experts_definition;
     if (uses_check_) {
       out << "\n\ndef _check_shape(x, sizes, written):\n"
              "    # An `as` assertion: torch.export learns the sizes, and the program checks them when it runs.\n"

@@ -95,6 +95,12 @@ ZOO = {
         hidden_activation="gelu_pytorch_tanh", sliding_window=8, layer_types=["sliding_attention", "full_attention"],
         attn_logit_softcapping=50.0, final_logit_softcapping=30.0, tie_word_embeddings=True,
         pad_token_id=0, eos_token_id=1, bos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    # Sparse experts: 4, each token through the 2 its router scores highest (`topk`, `experts`).
+    "mixtral": Zoo("mixtral.ss", "Mixtral", "MixtralForCausalLM", "MixtralConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=128,
+        rms_norm_eps=1e-5, sliding_window=None, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1e6}), V=128),
 }
 
 

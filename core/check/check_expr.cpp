@@ -144,7 +144,7 @@ ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
     case Expr::Kind::subscript: return eval_subscript(expr, scope);
     case Expr::Kind::as: return eval_as(expr, scope);
     case Expr::Kind::lambda:
-      error(DiagnosticCode::E0505, expr.span, "a lambda can only be given to `map`", "not in a `map`");
+      error(DiagnosticCode::E0505, expr.span, "a lambda can only be given to `map` or `experts`", "not in a `map` or `experts`");
       return ValueType::unknown();
     case Expr::Kind::error: return ValueType::unknown();
   }

@@ -101,6 +101,12 @@ ZOO = {
         num_key_value_heads=1, head_dim=32, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=128,
         rms_norm_eps=1e-5, sliding_window=None, tie_word_embeddings=False,
         rope_parameters={"rope_type": "default", "rope_theta": 1e6}), V=128),
+    # Experts stored one per expert (`mlp.experts.E.gate_proj`), a sparse layer in every block.
+    "qwen3_moe": Zoo("qwen3_moe.ss", "Qwen3Moe", "Qwen3MoeForCausalLM", "Qwen3MoeConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, moe_intermediate_size=96, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=32, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True,
+        decoder_sparse_step=1, mlp_only_layers=[], max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        use_sliding_window=False, rope_parameters={"rope_type": "default", "rope_theta": 1e6}), V=128),
 }
 
 

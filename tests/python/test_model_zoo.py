@@ -199,3 +199,16 @@ def test_verify_agrees_on_qwen3(tmp_path_factory):
         difference, _, outcome = rows[engine]
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
     assert rows["llama.cpp (--gguf)"][2].startswith("skipped: `Qwen3` isn't an architecture llama.cpp has"), rows
+
+
+def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
+    """examples/mixtral.ss's `--hf` folder, with the imported weights, loaded by transformers
+    (trust_remote_code): its sparse experts (the `_experts` helper in the modeling file) give
+    MixtralForCausalLM's logits."""
+    zoo, model, _, _, folder = import_zoo("mixtral", tmp_path_factory)
+    result = cli("export", zoo.source, "--hf", "hf_out", "--weights", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder / "hf_out"), trust_remote_code=True, dtype=torch.float32).eval()
+    ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE

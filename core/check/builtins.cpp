@@ -928,6 +928,50 @@ ValueType rule_save_checkpoint(CallContext& call) {
   return ValueType::none();
 }
 
+// topk(x, k=K, over=E): the K largest along E, largest first, and where they are: a tuple of
+// values [.. K ..] and indices [.. K ..] Index[E] (what `experts` routes by).
+ValueType rule_topk(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  auto axis = call.axis_argument(*x, "over", call.positional_span(0));
+  const Argument* k_argument = call.keyword("k");
+  const ValueType* k_type = call.keyword_type("k");
+  if (!axis || !k_argument || !k_type || k_type->is_unknown()) return ValueType::unknown();
+  Span k_span = k_argument->value ? k_argument->value->span : k_argument->span;
+  auto k = k_type->known_size ? k_type->known_size->constant_value() : std::nullopt;
+  if (!k || *k < 1) {
+    call.report(DiagnosticCode::E0505, k_span, "`topk`'s `k=` must be a fixed positive size, such as a `dim` or a number, but this is " +
+                                                  (k_type->known_size ? "`" + k_type->known_size->to_user_string() + "`" : k_type->to_string()))
+        .label(k ? "not positive" : "not a fixed size")
+        .help("declare it as a dim, as in `dim K = 2`, and pass `k=K`");
+    return ValueType::unknown();
+  }
+  const Axis& over = x->axes[*axis];
+  if (auto size = over.size.constant_value(); size && *k > *size) {
+    call.report(DiagnosticCode::E0301, k_span, "`topk` takes the " + std::to_string(*k) + " largest of " + describe_axis(over) + ", which has fewer")
+        .label("k is " + std::to_string(*k))
+        .secondary(call.positional_span(0), "the axis `over=` is " + describe_axis(over));
+    return ValueType::unknown();
+  }
+  works_across(call, over);
+  lowering(call, "dim", std::to_string(static_cast<int64_t>(*axis) - static_cast<int64_t>(x->rank())));
+  Axis chosen;
+  chosen.size = *k_type->known_size;
+  chosen.label = k_argument->value && k_argument->value->kind == Expr::Kind::name ? k_argument->value->text : std::to_string(*k);
+  chosen.name = chosen.label;
+  TensorType values = *x;
+  values.axes[*axis] = chosen;
+  TensorType indices = values;
+  indices.element = ElementType{};
+  indices.element.kind = ElementKind::index;
+  indices.element.bound = over.size;
+  indices.element.bound_label = over.label;
+  ValueType pair;
+  pair.kind = ValueType::Kind::tuple;
+  pair.elements = {tensor_value(values), tensor_value(indices)};
+  return pair;
+}
+
 }  // namespace
 
 const std::vector<Builtin>& builtins() {
@@ -1002,6 +1046,12 @@ const std::vector<Builtin>& builtins() {
        {}, {}, false, "", rule_log_scalar, "", lower_training},
       {"save_checkpoint", "save_checkpoint(m, path)", "saves m's parameters where `--weights` reads them; the path is relative to the .ss file",
        E::training, 2, 2, {}, {}, false, "", rule_save_checkpoint, "", lower_training},
+      // Sparse experts: routing by the top k of the router's scores.
+      {"topk", "topk(x, k=K, over=E) -> ([.. K], [.. K] Index[E])", "the K largest values along E, largest first, and their indices", E::pure, 1, 1,
+       {"k", "over"}, {"k", "over"}, false, "the axis `over=`", rule_topk, "torch.topk", lower_topk},
+      {"experts", "experts(x: [.. D], chosen: [.. K] Index[E], weights: [.. K], e => rows => body) -> [.. D2]",
+       "each token through its K chosen experts, weighted and summed; expert e computes body on the rows routed to it ([t D] -> [t D2])",
+       E::pure, 4, 4, {}, {}, false, "", nullptr, "torch.Tensor.index_add", lower_experts},
   };
   return table;
 }

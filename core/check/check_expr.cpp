@@ -173,7 +173,7 @@ ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
     case Expr::Kind::subscript: return eval_subscript(expr, scope);
     case Expr::Kind::as: return eval_as(expr, scope);
     case Expr::Kind::lambda:
-      error(DiagnosticCode::E0505, expr.span, "a lambda can only be given to `map`", "not in a `map`");
+      error(DiagnosticCode::E0505, expr.span, "a lambda can only be given to `map` or `experts`", "not in a `map` or `experts`");
       return ValueType::unknown();
     case Expr::Kind::error: return ValueType::unknown();
   }
@@ -631,7 +631,9 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     facts.builtin = &builtin;
     hover(callee.span, "```shapescript\n" + std::string(builtin.signature) + "\n```\n" + std::string(builtin.summary) +
                            (builtin.works_across.empty() ? "" : "\n\nworks across " + std::string(builtin.works_across)));
-    result = builtin.name == "map" ? call_map(expr, scope, facts) : call_builtin(builtin, expr, scope, facts);
+    result = builtin.name == "map"       ? call_map(expr, scope, facts)
+             : builtin.name == "experts" ? call_experts(expr, scope, facts)
+                                         : call_builtin(builtin, expr, scope, facts);
   } else if (const Builtin* shaped = shaped_callee(callee, scope)) {
     // `full[n m](v)`, `expand[b n D](x)`: a built-in given its result's shape in brackets.
     facts.builtin = shaped;
@@ -828,6 +830,120 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
   if (!slices && element->rank() == 1 && elementwise_in(*lambda.operands[0], lambda.text, mentions_index) && mentions_index)
     facts.lowering["elementwise"] = "1";
   return ValueType::of(*element);
+}
+
+// `experts(x, chosen, weights, e => rows => body)`: each token of x ([.. D]) goes to the K experts
+// `chosen` names ([.. K] Index[E]); expert e computes `body` on the rows routed to it ([t D], t known
+// only when it runs) and gives [t D2]; the result is each token's K outputs weighted by `weights`
+// ([.. K]) and summed: [.. D2]. Only the chosen experts compute, so the cost grows with K, not E.
+ValueType Checker::call_experts(const Expr& expr, Scope& scope, CallFacts& facts) {
+  const char* usage = "`experts(x, chosen, weights, e => rows => body)`";
+  std::vector<const Argument*> positional;
+  for (const Argument& argument : expr.arguments) {
+    if (argument.keyword || argument.pattern || !argument.value) {
+      error(DiagnosticCode::E0502, argument.span, "`experts` takes its arguments by position: " + std::string(usage), "not by position");
+      return ValueType::unknown();
+    }
+    positional.push_back(&argument);
+  }
+  if (positional.size() != 4) {
+    report(DiagnosticCode::E0501, expr.span, "`experts` takes 4 arguments, but " + std::to_string(positional.size()) +
+                                                 (positional.size() == 1 ? " was" : " were") + " given")
+        .label(usage);
+    return ValueType::unknown();
+  }
+  std::optional<TensorType> parts[3];
+  for (size_t i = 0; i < 3; ++i) {
+    const Expr& value = *positional[i]->value;
+    ValueType type = eval(value, scope);
+    if (type.is_unknown()) return type;
+    parts[i] = require_tensor(type, &value, value.span);
+  }
+  const Expr& lambda = *positional[3]->value;
+  if (!parts[0] || !parts[1] || !parts[2]) return ValueType::unknown();
+  TensorType &x = *parts[0], &chosen = *parts[1], &weights = *parts[2];
+  Span x_span = positional[0]->value->span, chosen_span = positional[1]->value->span, weights_span = positional[2]->value->span;
+  if (x.rank() == 0 || chosen.rank() == 0) {
+    error(DiagnosticCode::E0306, x.rank() == 0 ? x_span : chosen_span,
+          "`experts` routes the rows of `x: [.. D]` by `chosen: [.. K] Index[E]`, so each needs at least one axis",
+          "this is " + (x.rank() == 0 ? x : chosen).to_string());
+    return ValueType::unknown();
+  }
+  if (chosen.element.kind != ElementKind::index || chosen.element.bound.is_zero()) {
+    report(DiagnosticCode::E0401, chosen_span, "`experts` needs the chosen experts as `Index[E]`, E the number of experts, but these are `" +
+                                                  chosen.element.to_string() + "`")
+        .label("this is " + chosen.to_string())
+        .help("choose them with `topk(scores, k=K, over=E)`, whose indices are `[.. K] Index[E]`");
+    return ValueType::unknown();
+  }
+  auto count = chosen.element.bound.constant_value();
+  if (!count || *count < 1) {
+    error(DiagnosticCode::E0401, chosen_span, "`experts` needs a fixed number of experts, but these are `" + chosen.element.to_string() + "`",
+          "not a fixed number of experts");
+    return ValueType::unknown();
+  }
+  // Every token has its K choices and their K weights: chosen [.. K] and weights [.. K] over x's [..].
+  bool ok = true;
+  if (chosen.rank() != x.rank()) {
+    error(DiagnosticCode::E0306, chosen_span,
+          "`chosen` must be `[.. K]` over the tokens of `x` " + x.to_string() + ", so " + std::to_string(x.rank()) + " axes, but it is " + chosen.to_string(),
+          "this is " + chosen.to_string());
+    return ValueType::unknown();
+  }
+  for (size_t i = 0; i + 1 < x.rank(); ++i)
+    ok = expect_same_size(x.axes[i], chosen.axes[i], chosen_span, "the tokens' " + dim_word(i)) && ok;
+  if (weights.rank() != chosen.rank()) {
+    error(DiagnosticCode::E0306, weights_span, "`weights` must have the shape of `chosen`, " + chosen.to_string() + ", but it is " + weights.to_string(),
+          "this is " + weights.to_string());
+    return ValueType::unknown();
+  }
+  for (size_t i = 0; i < chosen.rank(); ++i)
+    ok = expect_same_size(chosen.axes[i], weights.axes[i], weights_span, "the weights' " + dim_word(i)) && ok;
+  if (!weights.element.is_real()) {
+    error(DiagnosticCode::E0401, weights_span, "`weights` must be real numbers, but they are `" + weights.element.to_string() + "`",
+          "this is " + weights.to_string());
+    ok = false;
+  }
+  const Expr* rows_lambda = lambda.kind == Expr::Kind::lambda && !lambda.operands.empty() ? lambda.operands[0].get() : nullptr;
+  if (!rows_lambda || rows_lambda->kind != Expr::Kind::lambda || rows_lambda->operands.empty()) {
+    error(DiagnosticCode::E0505, lambda.span, "`experts` needs the expert as a lambda of its index and its rows, `e => rows => body`",
+          "not `e => rows => body`");
+    return ValueType::unknown();
+  }
+  // e: Index[E], which indexes the experts' stacked parameters; rows: [t D], t the rows routed to e.
+  Scope inner = scope;
+  ValueType index = ValueType::scalar(ElementKind::index);
+  index.tensor.element = chosen.element;
+  inner.locals[lambda.text] = {index, lambda.text_span};
+  hover(lambda.text_span, "```shapescript\n" + lambda.text + ": " + index.to_string() + "\n```");
+  Axis routed;
+  routed.name = "t";
+  routed.label = "t";
+  routed.size = SizeExpr::variable("?t" + std::to_string(rows_lambda->text_span.begin));
+  routed.bound_at = rows_lambda->text_span;
+  TensorType rows;
+  rows.axes = {routed, x.axes.back()};
+  rows.element = x.element;
+  inner.locals[rows_lambda->text] = {ValueType::of(rows), rows_lambda->text_span};
+  hover(rows_lambda->text_span, "```shapescript\n" + rows_lambda->text + ": " + rows.to_string() +
+                                    "\n```\nthe rows routed to expert `" + lambda.text + "`: `t` is known only when it runs");
+  const Expr& body_expr = *rows_lambda->operands[0];
+  ValueType body = eval(body_expr, inner);
+  a_.semantics.types[&lambda] = body;
+  a_.semantics.types[rows_lambda] = body;
+  auto out = require_tensor(body, &body_expr, body_expr.span);
+  if (!out || !ok) return ValueType::unknown();
+  if (out->rank() != 2 || out->axes[0].size != routed.size) {
+    error(DiagnosticCode::E0306, body_expr.span,
+          "an expert gives one row per row it is given, `[t D2]` for `" + rows_lambda->text + ": " + rows.to_string() + "`, but this is " + out->to_string(),
+          "this is " + out->to_string());
+    return ValueType::unknown();
+  }
+  facts.lowering["experts"] = std::to_string(*count);
+  TensorType result = x;
+  result.axes.back() = out->axes[1];
+  result.element = ElementType{};
+  return ValueType::of(result);
 }
 
 // Whether `e` is built only from numbers, names of scalars, arithmetic and element-wise built-ins,

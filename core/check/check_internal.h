@@ -160,6 +160,7 @@ class Checker {
                          const std::vector<SizeNode>* shape = nullptr);
   const Builtin* shaped_callee(const Expr& callee, const Scope& scope) const;
   ValueType call_map(const Expr& expr, Scope& scope, CallFacts& facts);
+  ValueType call_experts(const Expr& expr, Scope& scope, CallFacts& facts);
   bool elementwise_in(const Expr& e, const std::string& index, bool& mentions_index) const;
   // An `export fn`, or the model forward AnalyzeOptions::model_forward names: what the export rules check.
   bool exported_root(const Item& item) const;

@@ -202,6 +202,7 @@ class Generator : public PythonWriter {
              "        raise ValueError(f\"expected {written}, got {x}\")\n"
              "    return x\n";
     }
+    if (uses_name(body.str(), "_experts")) out << "\n\n" << experts_definition;
     if (uses_check_) {
       out << "\n\ndef _check_shape(x, sizes, written" << (uses_index_check_ ? ", below=None" : "") << "):\n"
              "    # An `as` assertion: torch.export learns the sizes, and the program checks them when it runs.\n"

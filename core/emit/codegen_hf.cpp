@@ -782,6 +782,7 @@ class HfGenerator : public PythonWriter {
     plan_.defines_causal = uses_causal_;
     plan_.defines_window = uses_name(code, "_sliding_window_mask");
     plan_.defines_within_window = uses_name(code, "_within_window");
+    plan_.defines_experts = uses_name(code, "_experts");
     for (auto& [name, value] : a_.semantics.dims) plan_.dims.push_back({python_name(name), value});
     HfFiles files = emit_hf(plan_);
     out.configuration = std::move(files.configuration);

@@ -224,6 +224,17 @@ std::string lower_training(const LowerContext& c) {
   return out + ")";
 }
 
+// topk(x, k=K, over=E): torch's (values, indices), K in place of E.
+std::string lower_topk(const LowerContext& c) {
+  return "torch.topk(" + arg(c, 0) + ", " + c.keywords.at("k") + ", dim=" + fact(c, "dim", "-1") + ")";
+}
+
+// experts(x, chosen, weights, e => rows => body): `_experts` (python_writer.h) runs each expert on
+// the rows routed to it only.
+std::string lower_experts(const LowerContext& c) {
+  return "_experts(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2) + ", " + arg(c, 3) + ", " + fact(c, "experts", "0") + ")";
+}
+
 // A parameter's initializer, or with a shape (`zeros[n D]`) a tensor made in an expression.
 std::string lower_ones(const LowerContext& c) {
   return c.shape.empty() ? "nn.init.ones_({param})" : "torch.ones(" + shape_tuple(c) + device_keyword(c) + ")";

@@ -68,6 +68,23 @@ inline constexpr const char* within_window_definition =
     "    # window=w: besides what the mask hides, keys w or more positions before the query (j <= i - w).\n"
     "    return mask & torch.ones_like(mask).triu(1 - w)\n";
 
+// `experts(x, chosen, weights, e => rows => body)`, as transformers' MixtralExperts computes it:
+// each expert runs on the rows routed to it only, weighted, and added back at their tokens.
+inline constexpr const char* experts_definition =
+    "def _experts(x, chosen, weights, expert, count):\n"
+    "    # Each token goes to the k experts `chosen` names; expert e sees only the rows routed to it.\n"
+    "    flat = x.reshape(-1, x.shape[-1])\n"
+    "    chosen = chosen.reshape(-1, chosen.shape[-1])\n"
+    "    weights = weights.reshape(-1, weights.shape[-1])\n"
+    "    out = None\n"
+    "    for e in range(count):\n"
+    "        token, slot = torch.where(chosen == e)\n"
+    "        rows = expert(e)(flat[token]) * weights[token, slot, None]\n"
+    "        if out is None:\n"
+    "            out = flat.new_zeros(flat.shape[0], rows.shape[-1], dtype=rows.dtype)\n"
+    "        out = out.index_add(0, token, rows)\n"
+    "    return out.reshape(*x.shape[:-1], out.shape[-1])\n";
+
 class PythonWriter {
  public:
   explicit PythonWriter(const Analysis& analysis) : a_(analysis) {}

@@ -52,6 +52,7 @@ ELSEWHERE = {
         "phi3.ss": "forward",       # fused qkv and gate/up projections split by einops (a dim named F)
         "mistral_sliding.ss": "forward",  # a sliding window: a band mask, and the folder's sliding_window
         "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
+        "mixtral.ss": "forward",    # sparse experts: topk routing, `_experts` on the rows routed to each expert
     },
     "tests/python/programs": {
         "as_assert.ss": None,       # an `as` assertion on derived dims

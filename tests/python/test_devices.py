@@ -33,6 +33,9 @@ REFUSED = {"as_refused.ss", "bad_extern.ss"}
 # Programs that read their data (`if` on a value, a `for` to a size, the size nonzero returns):
 # meta tensors hold no data to read, so these run on real devices only.
 READS_DATA = {"cond_if.ss", "if_elif.ss", "if_return.ss", "masked_mean.ss", "nonzero.ss", "while_for.ss"}
+# The rows `experts` routes to each expert are where its tokens chose it: on meta tensors, which
+# hold no choices, torch.where has no size; on real devices it runs, in bfloat16 too.
+ROUTES_ROWS = {"mixtral.ss"}
 
 
 def specs() -> list[tuple[str, str]]:
@@ -63,7 +66,7 @@ def test_every_source_has_a_case():
             ("map_positions.ss", "sinusoid"), ("while_for.ss", "repeat_n"), ("patches.ss", "patchify")} <= names
 
 
-RUNS = [(s, f, d) for s, f in CASES for d in DEVICES if not (d == "meta" and Path(s).name in READS_DATA)]
+RUNS = [(s, f, d) for s, f in CASES for d in DEVICES if not (d == "meta" and Path(s).name in READS_DATA | ROUTES_ROWS)]
 
 
 @pytest.mark.parametrize("source,function,device", RUNS, ids=[f"{Path(s).stem}.{f}-{d}" for s, f, d in RUNS])

@@ -53,6 +53,14 @@ def heads(x, w_qkv, H):
     return qkv[0], qkv[1], qkv[2]
 
 
+def experts_ref(x, router, w_up, w_down):
+    """Every expert on every token, then each token's 2 highest-scored experts' outputs, weighted."""
+    top, chosen = torch.softmax(x @ router.T, -1).topk(2, dim=-1)
+    every = torch.einsum("bnef,edf->bned", torch.relu(torch.einsum("bnd,efd->bnef", x, w_up)), w_down)
+    picked = every.gather(2, chosen[..., None].expand(*chosen.shape, x.shape[-1]))
+    return (top[..., None] * picked).sum(2)
+
+
 def causal_attention_ref(x, w_qkv, w_o, H):
     q, k, v = heads(x, w_qkv, H)
     n, Dh = q.shape[-2], q.shape[-1]
@@ -187,6 +195,11 @@ CASES = [
          [{"n": 4}, {"n": 11}, {"n": 30}],
          lambda s, g: (randn(g, s["n"]),),
          lambda x: torch.nonzero(x > 0), exact=True),
+    # ---- sparse experts: the rows routed to each expert, a data-dependent size (none for some at b = n = 1)
+    Case("experts", PROGRAMS / "experts.ss", "x[0] = b, x[1] = n",
+         [{"b": 1, "n": 1}, {"b": 2, "n": 5}, {"b": 3, "n": 17}],
+         lambda s, g: (randn(g, s["b"], s["n"], 8), randn(g, 4, 8), randn(g, 4, 16, 8), randn(g, 4, 8, 16)),
+         experts_ref),
     Case("masked_mean", PROGRAMS / "masked_mean.ss", "x[0] = b, x[1] = n",
          [{"b": 2, "n": 3, "t": 0.0}, {"b": 3, "n": 9, "t": 0.5}, {"b": 6, "n": 4, "t": -0.5}],
          lambda s, g: (randn(g, s["b"], s["n"]), torch.tensor(s["t"])),

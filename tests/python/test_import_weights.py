@@ -354,14 +354,14 @@ def test_experts_stacked_over_layer_and_expert(tmp_path):
     source = mixtral_source(2, "Mixtral", "".join(f"    param {p}: {s} = normal(std=0.02)\n" for p, s in (
         ("w_router", "[L E D]"), ("w_gate", "[L E F D]"), ("w_up", "[L E F D]"), ("w_down", "[L E D F]"))), """\
 ## Every expert on every token, weighted by a softmax over the router's logits.
-fn experts(x: [b n D], router: [E D], w_gate: [E F D], w_up: [E F D], w_down: [E D F]) -> [b n D]:
+fn dense_experts(x: [b n D], router: [E D], w_gate: [E F D], w_up: [E F D], w_down: [E D F]) -> [b n D]:
     weights = softmax(linear(x, router), over=E)
     gate = einsum(x, w_gate: b n D, E F D -> b n E F)
     up = einsum(x, w_up: b n D, E F D -> b n E F)
     out = einsum(silu(gate) * up, w_down: b n E F, E D F -> b n E D)
     return einsum(weights, out: b n E, b n E D -> b n D)
 
-""", "        x = x + experts(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_router[l], m.w_gate[l], m.w_up[l], m.w_down[l])\n")
+""", "        x = x + dense_experts(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_router[l], m.w_gate[l], m.w_up[l], m.w_down[l])\n")
     (tmp_path / "model.ss").write_text(source)
     result = run("import-weights", "model.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -373,6 +373,26 @@ fn experts(x: [b n D], router: [E D], w_gate: [E F D], w_up: [E F D], w_down: [E
     with torch.no_grad():
         expected = model(input_ids=ids).logits
     assert relative_difference(compiled_logits(tmp_path / "model.ss", "Mixtral", got, ids), expected) < TOLERANCE
+
+
+def test_fused_experts_are_split_onto_gate_and_up(tmp_path):
+    """transformers 5 holds a Mixtral's experts fused, `mlp.experts.gate_up_proj` [E 2F D] and
+    `down_proj` [E D F] per layer; a folder stored that way (as its state_dict is, not as
+    save_pretrained converts it back) imports onto examples/mixtral.ss's [L E F D] w_gate and w_up,
+    each layer's 3-D tensor split along its rows."""
+    from safetensors.torch import save_file
+
+    model, _ = mixtral_folder(tmp_path / "hf", experts=4, seed=24)
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    assert state["model.layers.0.mlp.experts.gate_up_proj"].shape == (4, 192, 64)
+    save_file(state, str(tmp_path / "hf" / "model.safetensors"), metadata={"format": "pt"})
+    (tmp_path / "model.ss").write_text(with_dims("mixtral.ss", F=96, K=4))  # mixtral_folder routes to every expert
+    result = run("import-weights", "model.ss", "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    got = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    gate_up = torch.stack([state[f"model.layers.{n}.mlp.experts.gate_up_proj"] for n in range(2)])
+    assert torch.equal(got["w_gate"], gate_up[:, :, :96]) and torch.equal(got["w_up"], gate_up[:, :, 96:])
+    assert torch.equal(got["w_down"], torch.stack([state[f"model.layers.{n}.mlp.experts.down_proj"] for n in range(2)]))
 
 
 def test_numbered_params_take_the_numbered_tensors(tmp_path):

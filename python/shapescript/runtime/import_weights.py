@@ -296,19 +296,22 @@ def readings_of(sources, head_dim, stacked_layers, heads=None):
     for s in sources:
         t = s.tensor
         per = t.shape[s.stacked:]
+        # A matrix, or experts' matrices stacked in one tensor ([E rows cols]: transformers 5's
+        # fused `experts.gate_up_proj`), whose rows are split and whose last two axes may be swapped.
+        matrix = len(per) in (2, 3)
         base = [(t, set(), "")]
-        if len(per) == 2:
+        if matrix:
             base.append((t.transpose(-1, -2).contiguous(), {"transposed"}, "transposed"))
         for tensor, how, text in base:
             stack = {"stacked"} if s.stacked else set()
             out.append(Reading(tensor, [s], how | stack, _join(s.name, text), s.name))
-            rows = tensor.shape[-2] if len(per) == 2 else tensor.shape[-1]
+            rows = tensor.shape[-2] if matrix else tensor.shape[-1]
             if head_dim and head_dim % 2 == 0 and rows % head_dim == 0 and len(per) in (1, 2):
                 for direction, label in ((True, "rows permuted (i, i+hd/2) -> (2i, 2i+1)"), (False, "rows permuted (2i, 2i+1) -> (i, i+hd/2)")):
                     out.append(Reading(_permute_rows(tensor, head_dim, direction, len(per) == 2), [s], how | stack | {"permuted"},
                                        _join(s.name, text, label), s.name))
-            for sizes in split_sizes(rows, head_dim, heads) if len(per) in (1, 2) else ():
-                parts, dim = len(sizes), -2 if len(per) == 2 else -1
+            for sizes in split_sizes(rows, head_dim, heads) if len(per) in (1, 2, 3) else ():
+                parts, dim = len(sizes), -2 if matrix else -1
                 for i, piece in enumerate(tensor.split(sizes, dim=dim)):
                     rows_said = "" if len(set(sizes)) == 1 else f", rows {sum(sizes[:i])} to {sum(sizes[:i + 1])}"
                     out.append(Reading(piece.contiguous(), [s], how | stack | {"split"},

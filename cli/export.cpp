@@ -398,16 +398,12 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
 int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   std::string function = options.function.empty() ? "forward" : options.function;
   const std::string failed = "error: exporting `" + function + "` failed: ";
-  // The language model's layout (embedding, blocks, output layer) is the one --hf reads, and the
-  // folder's translation is what says whether one can be taken apart into llama.cpp's tensors.
+  // The language model's layout (embedding, blocks, output layer) is the one --hf reads; its facts,
+  // not the Hugging Face generator's translation, are what the search needs (Gemma 2's alternating
+  // window is read by computing, though --hf can't write it).
   ModelLayout layout = describe_model(analysis, function);
   if (std::string why_not = why_not_language_model(analysis, layout); !why_not.empty()) {
     std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models: " << why_not << "\n";
-    return 1;
-  }
-  HfModel model = generate_hf(analysis, layout);
-  if (!model.error.empty() || !model.causal_lm) {
-    std::cerr << "error: can't write `" << function << "` as a GGUF model: " << (model.error.empty() ? "it isn't a language model's forward" : model.error) << "\n";
     return 1;
   }
   InterruptScope interrupts;

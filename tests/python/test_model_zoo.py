@@ -16,7 +16,7 @@ import torch
 import transformers
 
 import shapescript
-from conftest import EXAMPLES, VLLM_VENV, cli
+from conftest import EXAMPLES, VLLM_VENV, cli, llama_cpp_module
 from test_verify import ENGINES, table
 
 # float32: the largest difference may be this fraction of the largest logit.
@@ -187,3 +187,55 @@ def test_verify_agrees_on_qwen3(tmp_path_factory):
         difference, _, outcome = rows[engine]
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
     assert rows["llama.cpp (--gguf)"][2].startswith("skipped: `Qwen3` isn't an architecture llama.cpp has"), rows
+
+
+# llama.cpp's architecture for each example (the runtime finds it by computing; nothing names it).
+# StarCoder2's window is written as wide as its positions, since llama.cpp's starcoder2 has none,
+# and compared over 16 tokens, where transformers' window of 16 masks nothing.
+GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
+        "gpt_neox": "gptneox"}
+
+
+def llama_cpp_run(path, ids, new_tokens):
+    """Real llama.cpp on a GGUF file: the logits at every position of `ids` ([n V]), then greedy tokens."""
+    import numpy as np
+
+    llm = llama_cpp_module().Llama(model_path=str(path), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0,
+                                   flash_attn=False, verbose=False, n_threads=2)
+    llm.reset()
+    llm.eval(list(ids))
+    logits = np.array(llm.scores[: llm.n_tokens])
+    tokens = []
+    for _ in range(new_tokens):
+        tokens.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
+        llm.eval([tokens[-1]])
+    return torch.from_numpy(logits), tokens
+
+
+@pytest.mark.parametrize("name", sorted(GGUF))
+def test_gguf_runs_in_llama_cpp_as_transformers(name, tmp_path_factory):
+    """import-weights, `--gguf --weights`, then real llama.cpp: logits within the tolerance verify
+    uses of transformers' own, and the same greedy tokens."""
+    from shapescript.runtime.verify import GGUF_TOLERANCE
+
+    zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
+    source, sequence = zoo.source, zoo.sequence
+    if name == "starcoder2":
+        source, sequence = folder / "starcoder2_unwindowed.ss", 16
+        source.write_text(zoo.source.read_text().replace("dim W   = 16", "dim W   = 64"))
+    result = cli("export", source, "--gguf", f"{name}.gguf", "--weights", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"llama.cpp's `{GGUF[name]}`" in result.stdout, result.stdout
+    # Token ids past llama.cpp's default vocabulary's control tokens (<unk>, <s>, </s>).
+    ids = torch.randint(3, zoo.V, (1, sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits[0]
+        greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        prompt = ids[:, :8]
+        expected_tokens = model.generate(prompt, generation_config=greedy)[0, prompt.shape[1]:].tolist()
+    got, _ = llama_cpp_run(folder / f"{name}.gguf", ids[0].tolist(), 0)
+    difference = relative_difference(got, expected)
+    print(f"{zoo.example} as llama.cpp's {GGUF[name]}: largest difference {difference:.2e} of the largest logit")
+    assert difference < GGUF_TOLERANCE.get(GGUF[name], TOLERANCE)
+    _, tokens = llama_cpp_run(folder / f"{name}.gguf", prompt[0].tolist(), NEW_TOKENS)
+    assert tokens == expected_tokens

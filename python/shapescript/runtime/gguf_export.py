@@ -1078,13 +1078,20 @@ def _refuse_sliding_window(spec, model):
     positions = model.max_positions if model.takes_positions else 0
     if not window or (positions and window >= positions):
         return  # as wide as every sequence the model takes: no position is masked by it
+    # An architecture with windows (gemma2's even blocks) and the model's number of fields reads it by computing.
+    counts = (len(model.stacked), len(model.others))
+    windowed = [arch for arch in ARCHITECTURES if getattr(arch, "windowed", False)]
+    if any(counts == (len(arch.block), len(arch.other)) for arch in windowed):
+        return
     name = spec["model"] or spec["function"]
     of = f" of its {positions}" if positions else ""
-    names = [f"`{arch.name}`" for arch in ARCHITECTURES]
+    names = [f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed]
+    others = "".join(f" (`{arch.name}`, with a window on its even blocks, has {_plural(len(arch.block), 'tensor')} in each block)"
+                     for arch in windowed)
     raise GgufError(
         f"`{name}` isn't an architecture llama.cpp has: its attention sees only the last {window} positions{of} (`window=`), but "
-        f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position; without the window, or with one "
-        f"as wide as its positions, it would export"
+        f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position{others}; without the window, or "
+        f"with one as wide as its positions, it would export"
     )
 
 

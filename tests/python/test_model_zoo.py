@@ -189,11 +189,12 @@ def test_verify_agrees_on_qwen3(tmp_path_factory):
     assert rows["llama.cpp (--gguf)"][2].startswith("skipped: `Qwen3` isn't an architecture llama.cpp has"), rows
 
 
-# llama.cpp's architecture for each example (the runtime finds it by computing; nothing names it).
+# llama.cpp's architecture for each example (the runtime finds it by computing; nothing names it):
+# Llama 3.1's scaled rotary frequencies are llama's `rope_freqs` tensor.
 # StarCoder2's window is written as wide as its positions, since llama.cpp's starcoder2 has none,
 # and compared over 16 tokens, where transformers' window of 16 masks nothing.
 GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
-        "gpt_neox": "gptneox"}
+        "gpt_neox": "gptneox", "llama31": "llama"}
 
 
 def llama_cpp_run(path, ids, new_tokens):
@@ -226,6 +227,10 @@ def test_gguf_runs_in_llama_cpp_as_transformers(name, tmp_path_factory):
     result = cli("export", source, "--gguf", f"{name}.gguf", "--weights", "ckpt.pt", cwd=folder)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"llama.cpp's `{GGUF[name]}`" in result.stdout, result.stdout
+    if name == "llama31":
+        import gguf
+
+        assert "rope_freqs.weight" in {t.name for t in gguf.GGUFReader(str(folder / f"{name}.gguf")).tensors}
     # Token ids past llama.cpp's default vocabulary's control tokens (<unk>, <s>, </s>).
     ids = torch.randint(3, zoo.V, (1, sequence), generator=torch.Generator().manual_seed(5))
     with torch.no_grad():

@@ -180,12 +180,14 @@ def _attention(q, k, v, heads, kv_heads):
     return out.transpose(1, 2).reshape(q.shape[0], n, heads * hd)
 
 
-def _rope_norm(x, positions, base):
-    """llama.cpp's NORM rotary form: pairs (2i, 2i+1) rotated by pos * base^(-2i/hd)."""
+def _rope_norm(x, positions, base, factors=None):
+    """llama.cpp's NORM rotary form: pairs (2i, 2i+1) rotated by pos * base^(-2i/hd), over
+    `rope_freqs` where the file has it."""
     import torch
 
     hd = x.shape[-1]
     inv = base ** (-torch.arange(0, hd, 2, dtype=x.dtype) / hd)
+    inv = inv if factors is None else inv / factors
     angle = positions[:, :, None, None].to(x.dtype) * inv
     x0, x1 = x[..., 0::2], x[..., 1::2]
     cos, sin = angle.cos(), angle.sin()
@@ -200,6 +202,29 @@ def permute_rows_for_norm_rope(w, heads):
     NORM form, which pairs (2i, 2i+1): llama.cpp's own converter does this to Hugging Face Llamas."""
     rows = w.shape[0]
     return w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+# Llama 3's rope scaling, (factor, low_freq_factor, high_freq_factor, original context), tried
+# after none: the frequencies aren't in the weights, and llama.cpp reads them as `rope_freqs`.
+LLAMA3_SCALINGS = [None] + [(factor, 1.0, 4.0, context) for factor in (8.0, 32.0, 16.0)
+                            for context in (8192, 4096, 2048, 1024, 512, 256, 128, 64, 32)]
+
+
+def llama3_rope_factors(hd, base, factor, low_freq_factor, high_freq_factor, context):
+    """What each rotary frequency is divided by, as llama.cpp's converter computes it (conversion/llama.py)."""
+    import torch
+
+    factors = []
+    for freq in 1.0 / (base ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)):
+        wavelength = 2 * math.pi / freq.item()
+        if wavelength < context / high_freq_factor:
+            factors.append(1.0)
+        elif wavelength > context / low_freq_factor:
+            factors.append(factor)
+        else:
+            smooth = (context / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(factors, dtype=torch.float64)
 
 
 class Llama(Arch):
@@ -227,17 +252,24 @@ class Llama(Arch):
                 continue
             for layout in ("pairs", "halves"):
                 for base in self.bases:
-                    yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base}
+                    for scaling in LLAMA3_SCALINGS:
+                        yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base,
+                               "rope_scaling": scaling}
 
     def describe(self, hp):
         pairs = "(i, i + head size / 2)" if hp["rope"] == "halves" else "(2i, 2i + 1)"
-        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs {pairs}, base {hp['base']:g}"
+        scaling = hp.get("rope_scaling")
+        scaled = f", Llama 3 rope scaling (factor {scaling[0]:g}, original context {scaling[3]})" if scaling else ""
+        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs {pairs}, base {hp['base']:g}{scaled}"
 
     def prepare(self, tensors, hp):
-        """The tensors as the file holds them: Q and K rows in llama.cpp's rotary order."""
-        if hp["rope"] != "halves":
-            return tensors
+        """The tensors as the file holds them: Q and K rows in llama.cpp's rotary order, and Llama 3's
+        scaled frequencies as `rope_freqs` (each rotary frequency divided by its factor)."""
         out = dict(tensors)
+        if hp.get("rope_scaling"):
+            out["rope_freqs.weight"] = llama3_rope_factors(hp["head_dim"], hp["base"], *hp["rope_scaling"])
+        if hp["rope"] != "halves":
+            return out
         for name, value in tensors.items():
             if name.endswith("attn_q.weight"):
                 out[name] = permute_rows_for_norm_rope(value, hp["heads"])
@@ -279,7 +311,8 @@ class Llama(Arch):
             prefix = f"blk.{i}."
             layer = {name[len(prefix):]: value for name, value in t.items() if name.startswith(prefix)}
             q, k, v = self.project_qkv(layer, _rms_norm(x, layer["attn_norm.weight"], eps), hp)
-            q, k = rope(q.reshape(b, n, H, hd), positions, hp["base"]), rope(k.reshape(b, n, Hkv, hd), positions, hp["base"])
+            factors = t.get("rope_freqs.weight")
+            q, k = rope(q.reshape(b, n, H, hd), positions, hp["base"], factors), rope(k.reshape(b, n, Hkv, hd), positions, hp["base"], factors)
             h = x + _attention(q, k, v.reshape(b, n, Hkv, hd), H, Hkv) @ layer["attn_output.weight"].T
             x = h + self.feed_forward(layer, _rms_norm(h, layer["ffn_norm.weight"], eps), hp)
         out = _rms_norm(x, t["output_norm.weight"], eps)
@@ -297,12 +330,13 @@ class Llama(Arch):
         writer.add_rope_freq_base(hp["base"])
 
 
-def _rope_neox(x, positions, base):
+def _rope_neox(x, positions, base, factors=None):
     """llama.cpp's NEOX rotary form: pairs (i, i + hd/2) rotated by pos * base^(-2i/hd), as Hugging Face's rotate_half."""
     import torch
 
     hd = x.shape[-1]
     inv = base ** (-torch.arange(0, hd, 2, dtype=x.dtype) / hd)
+    inv = inv if factors is None else inv / factors
     angle = positions[:, :, None, None].to(x.dtype) * inv
     x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
     cos, sin = angle.cos(), angle.sin()

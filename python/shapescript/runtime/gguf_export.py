@@ -247,14 +247,16 @@ class Llama(Arch):
 
     def variants(self, env):
         d, kv = env["d"], env["kv"]
-        for hd in _head_sizes(d):
-            if hd % 2 or kv % hd:
-                continue
-            for layout in ("pairs", "halves"):
-                for base in self.bases:
-                    for scaling in LLAMA3_SCALINGS:
-                        yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base,
-                               "rope_scaling": scaling}
+        # Every plain reading before any scaled one: a plain Llama's is found within the first few.
+        for scalings in (LLAMA3_SCALINGS[:1], LLAMA3_SCALINGS[1:]):
+            for hd in _head_sizes(d):
+                if hd % 2 or kv % hd:
+                    continue
+                for layout in ("pairs", "halves"):
+                    for base in self.bases:
+                        for scaling in scalings:
+                            yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base,
+                                   "rope_scaling": scaling}
 
     def describe(self, hp):
         pairs = "(i, i + head size / 2)" if hp["rope"] == "halves" else "(2i, 2i + 1)"

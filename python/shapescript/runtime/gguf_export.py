@@ -17,7 +17,7 @@ The CLI runs it with a spec (JSON):
   embedding_tables       the parameters any `embedding` of the forward reads rows of (tokens, positions)
   takes_positions, max_positions, vocab
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
-  builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
+  builtins               [{name, keywords, where}]: the built-ins the forward reaches, keywords as written, and their `file:line:col`
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  a GGUF file whose vocabulary to embed, or null
@@ -85,6 +85,13 @@ class Model:
             if said and said not in found:
                 found.append(said)
         return found
+
+    def said_where(self, kinds, said):
+        """`said` with the line of the forward's first call of it (`rms_norm (tiny.ss:21:16)`), as the CLI gives it."""
+        for call in self.calls:
+            if kinds.get(_call_kind(call)) == said and call.get("where"):
+                return f"{said} ({call['where']})"
+        return said
 
     def epsilons(self, norm):
         return sorted({float(call["keywords"].get("eps", "1e-5")) for call in self.calls if call["name"] == norm})
@@ -952,12 +959,14 @@ def match(arch, model, params, order, ids, logits, budget=400):
     # What it computes with: llama.cpp's architecture has one norm and one activation.
     norms = [said for kind, said in NORMS.items() if kind != arch.norm and said in model.uses(NORMS)]
     if norms:
-        raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses {' and '.join(norms)}")
+        raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses "
+                      f"{' and '.join(model.said_where(NORMS, said) for said in norms)}")
     computes = {arch.activation, *getattr(arch, "also_computes", ())}
     activations = [said for kind, said in ACTIVATIONS.items() if kind not in computes and said in model.uses(ACTIVATIONS)]
     if activations:
         raise Refusal(
-            f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses {' and '.join(activations)}"
+            f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses "
+            f"{' and '.join(model.said_where(ACTIVATIONS, said) for said in activations)}"
         )
     epsilons = model.epsilons(arch.norm)
     if len(epsilons) > 1:
@@ -1177,10 +1186,11 @@ def export_gguf(spec):
     n = min(7, model.max_positions) if model.takes_positions else 7
     ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
     logits, order = model.run(params, ids)
-    reasons = []
+    reasons, skipped = [], []
     windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
     for arch in ARCHITECTURES:
         if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
+            skipped.append(f"`{arch.name}`")
             continue
         rows, expected = ids, logits
         if getattr(arch, "windowed", False):
@@ -1208,6 +1218,8 @@ def export_gguf(spec):
         })
         return 0
     name = spec["model"] or spec["function"]
+    if skipped:  # every architecture is named: these by what tells them apart first
+        reasons.append(f"not {', '.join(skipped[:-1])}{' or ' if len(skipped) > 1 else ''}{skipped[-1]}: other numbers of tensors")
     raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
 
 

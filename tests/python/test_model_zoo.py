@@ -3,7 +3,8 @@ class as the reference: a tiny random model of the example's sizes (eager attent
 weights and biases moved away from their initial values so that a swapped norm shows), saved with
 `save_pretrained`, read by the real `shapescript import-weights` (which computes the mapping: no
 names are written here), then the compiled forward's logits on two rows longer than any window, and
-8 greedy tokens from a prompt, against transformers' own.
+8 greedy tokens from a prompt, against transformers' own; and where llama.cpp has the
+architecture, the same checkpoint written with `--gguf` and run by real llama.cpp.
 
     $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_model_zoo.py
 """

@@ -3,7 +3,8 @@ class as the reference: a tiny random model of the example's sizes (eager attent
 weights and biases moved away from their initial values so that a swapped norm shows), saved with
 `save_pretrained`, read by the real `shapescript import-weights` (which computes the mapping: no
 names are written here), then the compiled forward's logits on two rows longer than any window, and
-8 greedy tokens from a prompt, against transformers' own.
+8 greedy tokens from a prompt, against transformers' own; and where llama.cpp has the
+architecture, the same checkpoint written with `--gguf` and run by real llama.cpp.
 
     $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_model_zoo.py
 """
@@ -16,7 +17,7 @@ import torch
 import transformers
 
 import shapescript
-from conftest import EXAMPLES, VLLM_VENV, cli
+from conftest import EXAMPLES, VLLM_VENV, cli, llama_cpp_module
 from test_verify import ENGINES, table
 
 # float32: the largest difference may be this fraction of the largest logit.
@@ -187,18 +188,17 @@ def test_greedy_tokens_match_transformers(imported):
 
 def test_verify_agrees_on_qwen3(tmp_path_factory):
     """`shapescript verify` with the imported checkpoint: the .pt2, the AOTInductor package, the
-    --hf folder in transformers and in real vLLM agree with the compiled forward; llama.cpp has no
-    Qwen3 here, and its row says why (minutes: AOTInductor compiles C++, vLLM starts)."""
+    --hf folder in transformers and in real vLLM, and the --gguf file in llama.cpp (its `qwen3`), agree
+    with the compiled forward (minutes: AOTInductor compiles C++, vLLM starts)."""
     assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
     zoo, _, _, _, folder = import_zoo("qwen3", tmp_path_factory)
     result = cli("verify", zoo.source, "--weights", "ckpt.pt", "--artifacts", "art", cwd=folder, timeout=1500)
     print(result.stdout, result.stderr)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = table(result.stdout)
-    for engine in ENGINES[:4]:
+    for engine in ENGINES:
         difference, _, outcome = rows[engine]
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
-    assert rows["llama.cpp (--gguf)"][2].startswith("skipped: `Qwen3` isn't an architecture llama.cpp has"), rows
 
 
 def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
@@ -212,3 +212,60 @@ def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
     ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE
+
+
+# llama.cpp's architecture for each example (the runtime finds it by computing; nothing names it):
+# Llama 3.1's scaled rotary frequencies are llama's `rope_freqs` tensor.
+# StarCoder2's window is written as wide as its positions, since llama.cpp's starcoder2 has none,
+# and compared over 16 tokens, where transformers' window of 16 masks nothing.
+GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
+        "gpt_neox": "gptneox", "llama31": "llama"}
+
+
+def llama_cpp_run(path, ids, new_tokens):
+    """Real llama.cpp on a GGUF file: the logits at every position of `ids` ([n V]), then greedy tokens."""
+    import numpy as np
+
+    llm = llama_cpp_module().Llama(model_path=str(path), n_ctx=64, n_batch=64, logits_all=True, type_k=0, type_v=0,
+                                   flash_attn=False, verbose=False, n_threads=2)
+    llm.reset()
+    llm.eval(list(ids))
+    logits = np.array(llm.scores[: llm.n_tokens])
+    tokens = []
+    for _ in range(new_tokens):
+        tokens.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
+        llm.eval([tokens[-1]])
+    return torch.from_numpy(logits), tokens
+
+
+@pytest.mark.parametrize("name", sorted(GGUF))
+def test_gguf_runs_in_llama_cpp_as_transformers(name, tmp_path_factory):
+    """import-weights, `--gguf --weights`, then real llama.cpp: logits within the tolerance verify
+    uses of transformers' own, and the same greedy tokens."""
+    from shapescript.runtime.verify import GGUF_TOLERANCE
+
+    zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
+    source, sequence = zoo.source, zoo.sequence
+    if name == "starcoder2":
+        source, sequence = folder / "starcoder2_unwindowed.ss", 16
+        source.write_text(zoo.source.read_text().replace("dim W   = 16", "dim W   = 64"))
+    result = cli("export", source, "--gguf", f"{name}.gguf", "--weights", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"llama.cpp's `{GGUF[name]}`" in result.stdout, result.stdout
+    if name == "llama31":
+        import gguf
+
+        assert "rope_freqs.weight" in {t.name for t in gguf.GGUFReader(str(folder / f"{name}.gguf")).tensors}
+    # Token ids past llama.cpp's default vocabulary's control tokens (<unk>, <s>, </s>).
+    ids = torch.randint(3, zoo.V, (1, sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits[0]
+        greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        prompt = ids[:, :8]
+        expected_tokens = model.generate(prompt, generation_config=greedy)[0, prompt.shape[1]:].tolist()
+    got, _ = llama_cpp_run(folder / f"{name}.gguf", ids[0].tolist(), 0)
+    difference = relative_difference(got, expected)
+    print(f"{zoo.example} as llama.cpp's {GGUF[name]}: largest difference {difference:.2e} of the largest logit")
+    assert difference < GGUF_TOLERANCE.get(GGUF[name], TOLERANCE)
+    _, tokens = llama_cpp_run(folder / f"{name}.gguf", prompt[0].tolist(), NEW_TOKENS)
+    assert tokens == expected_tokens

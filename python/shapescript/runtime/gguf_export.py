@@ -17,7 +17,7 @@ The CLI runs it with a spec (JSON):
   embedding_tables       the parameters any `embedding` of the forward reads rows of (tokens, positions)
   takes_positions, max_positions, vocab
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
-  builtins               [{name, keywords}]: the built-ins the forward reaches, keywords as written
+  builtins               [{name, keywords, where}]: the built-ins the forward reaches, keywords as written, and their `file:line:col`
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  the tokenizer to embed, or null: a GGUF file (its `tokenizer.*` keys as they are),
@@ -89,6 +89,13 @@ class Model:
             if said and said not in found:
                 found.append(said)
         return found
+
+    def said_where(self, kinds, said):
+        """`said` with the line of the forward's first call of it (`rms_norm (tiny.ss:21:16)`), as the CLI gives it."""
+        for call in self.calls:
+            if kinds.get(_call_kind(call)) == said and call.get("where"):
+                return f"{said} ({call['where']})"
+        return said
 
     def epsilons(self, norm):
         return sorted({float(call["keywords"].get("eps", "1e-5")) for call in self.calls if call["name"] == norm})
@@ -184,12 +191,14 @@ def _attention(q, k, v, heads, kv_heads):
     return out.transpose(1, 2).reshape(q.shape[0], n, heads * hd)
 
 
-def _rope_norm(x, positions, base):
-    """llama.cpp's NORM rotary form: pairs (2i, 2i+1) rotated by pos * base^(-2i/hd)."""
+def _rope_norm(x, positions, base, factors=None):
+    """llama.cpp's NORM rotary form: pairs (2i, 2i+1) rotated by pos * base^(-2i/hd), over
+    `rope_freqs` where the file has it."""
     import torch
 
     hd = x.shape[-1]
     inv = base ** (-torch.arange(0, hd, 2, dtype=x.dtype) / hd)
+    inv = inv if factors is None else inv / factors
     angle = positions[:, :, None, None].to(x.dtype) * inv
     x0, x1 = x[..., 0::2], x[..., 1::2]
     cos, sin = angle.cos(), angle.sin()
@@ -204,6 +213,29 @@ def permute_rows_for_norm_rope(w, heads):
     NORM form, which pairs (2i, 2i+1): llama.cpp's own converter does this to Hugging Face Llamas."""
     rows = w.shape[0]
     return w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+# Llama 3's rope scaling, (factor, low_freq_factor, high_freq_factor, original context), tried
+# after none: the frequencies aren't in the weights, and llama.cpp reads them as `rope_freqs`.
+LLAMA3_SCALINGS = [None] + [(factor, 1.0, 4.0, context) for factor in (8.0, 32.0, 16.0)
+                            for context in (8192, 4096, 2048, 1024, 512, 256, 128, 64, 32)]
+
+
+def llama3_rope_factors(hd, base, factor, low_freq_factor, high_freq_factor, context):
+    """What each rotary frequency is divided by, as llama.cpp's converter computes it (conversion/llama.py)."""
+    import torch
+
+    factors = []
+    for freq in 1.0 / (base ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)):
+        wavelength = 2 * math.pi / freq.item()
+        if wavelength < context / high_freq_factor:
+            factors.append(1.0)
+        elif wavelength > context / low_freq_factor:
+            factors.append(factor)
+        else:
+            smooth = (context / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(factors, dtype=torch.float64)
 
 
 class Llama(Arch):
@@ -226,22 +258,31 @@ class Llama(Arch):
 
     def variants(self, env):
         d, kv = env["d"], env["kv"]
-        for hd in _head_sizes(d):
-            if hd % 2 or kv % hd:
-                continue
-            for layout in ("pairs", "halves"):
-                for base in self.bases:
-                    yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base}
+        # Every plain reading before any scaled one: a plain Llama's is found within the first few.
+        for scalings in (LLAMA3_SCALINGS[:1], LLAMA3_SCALINGS[1:]):
+            for hd in _head_sizes(d):
+                if hd % 2 or kv % hd:
+                    continue
+                for layout in ("pairs", "halves"):
+                    for base in self.bases:
+                        for scaling in scalings:
+                            yield {"heads": d // hd, "kv_heads": kv // hd, "head_dim": hd, "rope": layout, "base": base,
+                                   "rope_scaling": scaling}
 
     def describe(self, hp):
         pairs = "(i, i + head size / 2)" if hp["rope"] == "halves" else "(2i, 2i + 1)"
-        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs {pairs}, base {hp['base']:g}"
+        scaling = hp.get("rope_scaling")
+        scaled = f", Llama 3 rope scaling (factor {scaling[0]:g}, original context {scaling[3]})" if scaling else ""
+        return f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs {pairs}, base {hp['base']:g}{scaled}"
 
     def prepare(self, tensors, hp):
-        """The tensors as the file holds them: Q and K rows in llama.cpp's rotary order."""
-        if hp["rope"] != "halves":
-            return tensors
+        """The tensors as the file holds them: Q and K rows in llama.cpp's rotary order, and Llama 3's
+        scaled frequencies as `rope_freqs` (each rotary frequency divided by its factor)."""
         out = dict(tensors)
+        if hp.get("rope_scaling"):
+            out["rope_freqs.weight"] = llama3_rope_factors(hp["head_dim"], hp["base"], *hp["rope_scaling"])
+        if hp["rope"] != "halves":
+            return out
         for name, value in tensors.items():
             if name.endswith("attn_q.weight"):
                 out[name] = permute_rows_for_norm_rope(value, hp["heads"])
@@ -283,7 +324,8 @@ class Llama(Arch):
             prefix = f"blk.{i}."
             layer = {name[len(prefix):]: value for name, value in t.items() if name.startswith(prefix)}
             q, k, v = self.project_qkv(layer, _rms_norm(x, layer["attn_norm.weight"], eps), hp)
-            q, k = rope(q.reshape(b, n, H, hd), positions, hp["base"]), rope(k.reshape(b, n, Hkv, hd), positions, hp["base"])
+            factors = t.get("rope_freqs.weight")
+            q, k = rope(q.reshape(b, n, H, hd), positions, hp["base"], factors), rope(k.reshape(b, n, Hkv, hd), positions, hp["base"], factors)
             h = x + _attention(q, k, v.reshape(b, n, Hkv, hd), H, Hkv) @ layer["attn_output.weight"].T
             x = h + self.feed_forward(layer, _rms_norm(h, layer["ffn_norm.weight"], eps), hp)
         out = _rms_norm(x, t["output_norm.weight"], eps)
@@ -301,12 +343,13 @@ class Llama(Arch):
         writer.add_rope_freq_base(hp["base"])
 
 
-def _rope_neox(x, positions, base):
+def _rope_neox(x, positions, base, factors=None):
     """llama.cpp's NEOX rotary form: pairs (i, i + hd/2) rotated by pos * base^(-2i/hd), as Hugging Face's rotate_half."""
     import torch
 
     hd = x.shape[-1]
     inv = base ** (-torch.arange(0, hd, 2, dtype=x.dtype) / hd)
+    inv = inv if factors is None else inv / factors
     angle = positions[:, :, None, None].to(x.dtype) * inv
     x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
     cos, sin = angle.cos(), angle.sin()
@@ -489,7 +532,347 @@ class Gpt2(Arch):
         writer.add_layer_norm_eps(hp["eps"])
 
 
-ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2()]
+# ---------------------------------------------------------------------------------------------
+# llama.cpp's other decoders, each its graph (src/models/<arch>.cpp of the llama.cpp that
+# llama-cpp-python 0.3.36 vendors) as flags of one reference: where the norms sit, what feeds the
+# feed-forward layer, q/k norms, partial rotary, softcaps, windows, and an output bias or scale.
+
+
+class Decoder(Arch):
+    """One llama.cpp decoder block with the choices its architectures make; every subclass names
+    its tensors (llama.cpp's names and PyTorch's shapes) and the flags its graph reads."""
+
+    norm = "rms_norm"
+    activation = "silu"
+    also_computes = ()  # built-ins besides `activation` its graph computes (Gemma 2's softcaps: tanh)
+    rope_form = "neox"  # "norm": pairs (2i, 2i+1); "neox": pairs (i, i + rotated / 2)
+    # "pre": norm, attention, residual, norm, feed-forward, residual (llama); "parallel": one norm
+    # feeds both, one residual (phi2, command-r); "parallel_two": a norm each, one residual
+    # (gptneox); "post": no norm before, one after each (olmo2); "sandwich": both (gemma2).
+    residual = "pre"
+    qk_norm = None  # "head": q and k normed over each head (qwen3); "width": over their whole width (olmo2)
+    gated = True  # the feed-forward layer: act(gate) * up, or act(up)
+    embed_scale = False  # the embedding times sqrt(d) (gemma2)
+    norm_offsets = (0.0,)  # added to the norms' weights as the file holds them (gemma2's 1 + w: 1)
+    rotary_fractions = (1.0,)  # of each head rotated (gptneox, phi2: rope.dimension_count)
+    bases = (10000.0, 500000.0, 1000000.0)
+    attention_softcaps = (None,)
+    windowed = False  # alternating sliding window on the even blocks (llama.cpp's set_swa_pattern(2))
+    output_bias = False
+    output_ops = ()  # after the output layer: "scale" (command-r's logit_scale), "softcap" (gemma2)
+    fused_orders = ("blocks",)  # a fused qkv's rows: q|k|v ("blocks"), or per head (H 3 hd): "heads"
+    parallel_choices = (None,)  # gptneox: use_parallel_residual as a hyperparameter
+
+    def head_sizes(self, env):
+        if "hd" in env:  # a per-head norm says it
+            return [env["hd"]]
+        return _head_sizes(env["d"])
+
+    def widths(self, env, hd):
+        """(query width, key/value width) for heads of hd, or None."""
+        if "qkv" in env:  # fused: q|k|v, the key/value width what's left
+            kv2 = env["qkv"] - env["d"]
+            return (env["d"], kv2 // 2) if kv2 > 0 and kv2 % 2 == 0 else None
+        return env.get("q", env["d"]), env.get("kv", env["d"])
+
+    def variants(self, env):
+        after = {op["op"]: op.get("value") for op in env.get("after", [])}
+        for hd in self.head_sizes(env):
+            widths = self.widths(env, hd)
+            if widths is None or widths[0] % hd or widths[1] % hd or hd % 2:
+                continue
+            q, kv = widths
+            for fraction, base, offset, cap, window, order, parallel in itertools.product(
+                    self.rotary_fractions, self.bases, self.norm_offsets, self.attention_softcaps, self.windows(env),
+                    self.fused_orders, self.parallel_choices):
+                rot = int(hd * fraction)
+                if rot % 2 or (order == "heads" and q != kv):
+                    continue
+                yield {"heads": q // hd, "kv_heads": kv // hd, "head_dim": hd, "q": q, "kv": kv, "rot": rot, "base": base,
+                       "norm_offset": offset, "attention_softcap": cap, "window": window, "qkv_order": order,
+                       "parallel": parallel, "logit_scale": after.get("scale"), "final_softcap": after.get("softcap")}
+
+    def windows(self, env):
+        # Read by computation: every width the search's positions can tell apart, then none (0).
+        return list(range(1, env["n"])) + [0] if self.windowed else [0]
+
+    def describe(self, hp):
+        pairs = "(2i, 2i + 1)" if self.rope_form == "norm" else "(i, i + rotated / 2)"
+        said = [f"{hp['heads']} heads of {hp['head_dim']}", f"rotary pairs {pairs} on {hp['rot']} of each head", f"base {hp['base']:g}"]
+        if len(self.norm_offsets) > 1:
+            said.append(f"norm weights {'+ 1' if hp['norm_offset'] else 'as they are'}")
+        if self.windowed:
+            said.append(f"a window of {hp['window']} on the even blocks" if hp["window"] else "no window")
+        if hp["attention_softcap"]:
+            said.append(f"attention scores capped at {hp['attention_softcap']:g}")
+        if hp["qkv_order"] == "heads":
+            said.append("q, k, v grouped per head")
+        if hp["parallel"] is not None:
+            said.append("parallel residual" if hp["parallel"] else "sequential residual")
+        return ", ".join(said)
+
+    def prepare(self, tensors, hp):
+        """The tensors as the file holds them: norms offset, a per-head fused qkv reordered to q|k|v."""
+        out = {}
+        for name, value in tensors.items():
+            if name.endswith("norm.weight"):
+                value = value + hp["norm_offset"]
+            elif hp["qkv_order"] == "heads" and "attn_qkv." in name:
+                H, hd = hp["heads"], hp["head_dim"]
+                value = value.reshape(H, 3, hd, *value.shape[1:]).transpose(0, 1).reshape(value.shape)
+            out[name] = value
+        return out
+
+    def _norm(self, x, tensors, name, hp):
+        weight = tensors[f"{name}.weight"]
+        if self.norm == "rms_norm":
+            return _rms_norm(x, weight, hp["eps"])
+        return _layer_norm(x, weight, tensors.get(f"{name}.bias", 0), hp["eps"])
+
+    def _activate(self, x, hp):
+        import torch
+
+        if self.activation == "silu":
+            return torch.nn.functional.silu(x)
+        # llama.cpp's GELU: the tanh form, read from a float16 table (as near the exact form as to the
+        # tanh form's own values): the reference computes the form the model writes.
+        exact = self.activation == "gelu" and "gelu" in hp["computes"]
+        return torch.nn.functional.gelu(x, approximate="none" if exact else "tanh")
+
+    def _linear(self, x, layer, name):
+        y = x @ layer[f"{name}.weight"].T
+        return y + layer[f"{name}.bias"] if f"{name}.bias" in layer else y
+
+    def _attend(self, layer, a, hp, window):
+        import torch
+
+        b, n, _ = a.shape
+        H, Hkv, hd, rot = hp["heads"], hp["kv_heads"], hp["head_dim"], hp["rot"]
+        if "attn_qkv.weight" in layer:
+            qkv = self._linear(a, layer, "attn_qkv")
+            q, k, v = qkv[..., :hp["q"]], qkv[..., hp["q"]:hp["q"] + hp["kv"]], qkv[..., hp["q"] + hp["kv"]:]
+        else:
+            q, k, v = (self._linear(a, layer, f"attn_{p}") for p in "qkv")
+        if self.qk_norm == "width":
+            q, k = self._norm(q, layer, "attn_q_norm", hp), self._norm(k, layer, "attn_k_norm", hp)
+        q, k, v = q.reshape(b, n, H, hd), k.reshape(b, n, Hkv, hd), v.reshape(b, n, Hkv, hd)
+        if self.qk_norm == "head":
+            q, k = self._norm(q, layer, "attn_q_norm", hp), self._norm(k, layer, "attn_k_norm", hp)
+        positions = torch.arange(n).expand(b, n)
+        rope = _rope_norm if self.rope_form == "norm" else _rope_neox
+        q = torch.cat([rope(q[..., :rot], positions, hp["base"]), q[..., rot:]], dim=-1)
+        k = torch.cat([rope(k[..., :rot], positions, hp["base"]), k[..., rot:]], dim=-1)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
+        if hp["attention_softcap"]:
+            scores = torch.tanh(scores / hp["attention_softcap"]) * hp["attention_softcap"]
+        distance = torch.arange(n)[:, None] - torch.arange(n)[None, :]
+        masked = (distance < 0) | ((distance >= window) if window else False)
+        out = scores.masked_fill(masked, float("-inf")).softmax(-1) @ v
+        return self._linear(out.transpose(1, 2).reshape(b, n, H * hd), layer, "attn_output")
+
+    def _feed_forward(self, layer, f, hp):
+        if self.gated:
+            inner = self._activate(self._linear(f, layer, "ffn_gate"), hp) * self._linear(f, layer, "ffn_up")
+        else:
+            inner = self._activate(self._linear(f, layer, "ffn_up"), hp)
+        return self._linear(inner, layer, "ffn_down")
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        x = t["token_embd.weight"][ids]
+        if self.embed_scale:
+            x = x * math.sqrt(hp["d"])
+        residual = self.residual
+        if hp["parallel"] is not None:
+            residual = "parallel_two" if hp["parallel"] else "pre"
+        for i in range(hp["blocks"]):
+            prefix = f"blk.{i}."
+            layer = {name[len(prefix):]: value for name, value in t.items() if name.startswith(prefix)}
+            norm = lambda v, name: self._norm(v, layer, name, hp)  # noqa: E731
+            window = hp["window"] if i % 2 == 0 else 0
+            if residual == "post":
+                h = x + norm(self._attend(layer, x, hp, window), "post_attention_norm")
+                x = h + norm(self._feed_forward(layer, h, hp), "post_ffw_norm")
+            elif residual == "sandwich":
+                h = x + norm(self._attend(layer, norm(x, "attn_norm"), hp, window), "post_attention_norm")
+                x = h + norm(self._feed_forward(layer, norm(h, "ffn_norm"), hp), "post_ffw_norm")
+            elif residual == "parallel":
+                a = norm(x, "attn_norm")
+                x = x + self._attend(layer, a, hp, window) + self._feed_forward(layer, a, hp)
+            elif residual == "parallel_two":
+                x = x + self._attend(layer, norm(x, "attn_norm"), hp, window) + self._feed_forward(layer, norm(x, "ffn_norm"), hp)
+            else:
+                h = x + self._attend(layer, norm(x, "attn_norm"), hp, window)
+                x = h + self._feed_forward(layer, norm(h, "ffn_norm"), hp)
+        logits = self._norm(x, t, "output_norm", hp) @ t.get("output.weight", t["token_embd.weight"]).T
+        if "output.bias" in t:
+            logits = logits + t["output.bias"]
+        if hp["final_softcap"] and "softcap" in self.output_ops:
+            logits = torch.tanh(logits / hp["final_softcap"]) * hp["final_softcap"]
+        if hp["logit_scale"] and "scale" in self.output_ops:
+            logits = logits * hp["logit_scale"]
+        return logits
+
+    def metadata(self, writer, hp, model):
+        writer.add_context_length(model.max_positions if model.takes_positions else 2048)
+        writer.add_embedding_length(hp["d"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_head_count(hp["heads"])
+        writer.add_head_count_kv(hp["kv_heads"])
+        if self.norm == "rms_norm":
+            writer.add_layer_norm_rms_eps(hp["eps"])
+        else:
+            writer.add_layer_norm_eps(hp["eps"])
+        writer.add_key_length(hp["head_dim"])
+        writer.add_value_length(hp["head_dim"])
+        writer.add_rope_dimension_count(hp["rot"])
+        writer.add_rope_freq_base(hp["base"])
+
+
+_ATTENTION = [("attn_q.weight", ("q", "d")), ("attn_k.weight", ("kv", "d")), ("attn_v.weight", ("kv", "d"))]
+_GATED = [("ffn_gate.weight", ("F", "d")), ("ffn_up.weight", ("F", "d")), ("ffn_down.weight", ("d", "F"))]
+
+
+class Qwen3(Decoder):
+    """llama.cpp's `qwen3`: a Llama (no q/k/v biases, NEOX rotary) whose queries and keys are
+    RMS-normed over each head before the rotary embedding (`attn_q_norm`, `attn_k_norm` of a head's size)."""
+
+    name = "qwen3"
+    variant_of = "llama"
+    qk_norm = "head"
+    block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_q_norm.weight", ("hd",)), ("attn_k_norm.weight", ("hd",)),
+             ("attn_output.weight", ("d", "q")), ("ffn_norm.weight", ("d",)), *_GATED]
+    other = [("output_norm.weight", ("d",))]
+
+
+class Phi2(Decoder):
+    """llama.cpp's `phi2`: layer_norm with biases, one norm feeding attention and the feed-forward
+    layer (GELU, no gate) in parallel, NEOX rotary on part of each head, and an output bias."""
+
+    name = "phi2"
+    variant_of = "gpt2"
+    norm = "layer_norm"
+    activation = "gelu_tanh"
+    residual = "parallel"
+    gated = False
+    rotary_fractions = (1.0, 0.5, 0.25, 0.4)
+    output_bias = True
+    block = [("attn_norm.weight", ("d",)), ("attn_norm.bias", ("d",)),
+             ("attn_q.weight", ("d", "d")), ("attn_q.bias", ("d",)), ("attn_k.weight", ("d", "d")), ("attn_k.bias", ("d",)),
+             ("attn_v.weight", ("d", "d")), ("attn_v.bias", ("d",)), ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",))]
+    other = [("output_norm.weight", ("d",)), ("output_norm.bias", ("d",)), ("output.bias", ("V",))]
+
+
+class Starcoder2(Decoder):
+    """llama.cpp's `starcoder2`: layer_norm with biases, biases on every projection, GELU with no
+    gate, NEOX rotary; no sliding window (llama.cpp attends to every earlier position)."""
+
+    name = "starcoder2"
+    variant_of = "gpt2"
+    norm = "layer_norm"
+    activation = "gelu_tanh"
+    gated = False
+    block = [("attn_norm.weight", ("d",)), ("attn_norm.bias", ("d",)),
+             ("attn_q.weight", ("d", "d")), ("attn_q.bias", ("d",)), ("attn_k.weight", ("kv", "d")), ("attn_k.bias", ("kv",)),
+             ("attn_v.weight", ("kv", "d")), ("attn_v.bias", ("kv",)), ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)),
+             ("ffn_norm.weight", ("d",)), ("ffn_norm.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",))]
+    other = [("output_norm.weight", ("d",)), ("output_norm.bias", ("d",))]
+
+
+class Olmo2(Decoder):
+    """llama.cpp's `olmo2`: no norm before attention or the feed-forward layer, an RMSNorm after
+    each, and q and k RMS-normed over their whole width before the NEOX rotary embedding."""
+
+    name = "olmo2"
+    variant_of = "llama"
+    residual = "post"
+    qk_norm = "width"
+    block = [*_ATTENTION, ("attn_q_norm.weight", ("q",)), ("attn_k_norm.weight", ("kv",)), ("attn_output.weight", ("d", "q")),
+             ("post_attention_norm.weight", ("d",)), *_GATED, ("post_ffw_norm.weight", ("d",))]
+    other = [("output_norm.weight", ("d",))]
+
+
+class CommandR(Decoder):
+    """llama.cpp's `command-r`: layer_norm without a bias, one norm feeding attention and SwiGLU in
+    parallel, NORM rotary (adjacent pairs), the output layer the token embedding, logits times
+    `logit_scale`."""
+
+    name = "command-r"
+    variant_of = "gpt2"
+    norm = "layer_norm"
+    rope_form = "norm"
+    residual = "parallel"
+    tied_output = True
+    output_ops = ("scale",)
+    block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_output.weight", ("d", "q")), *_GATED]
+    other = [("output_norm.weight", ("d",))]
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        writer.add_logit_scale(hp["logit_scale"] or 1.0)
+
+
+class Gemma2(Decoder):
+    """llama.cpp's `gemma2`: Gemma (embedding times sqrt(d), RMSNorm of the file's weights, GELU
+    gate, NEOX rotary) with norms before and after attention and the feed-forward layer, attention
+    scores and logits capped softly, and a sliding window on the even blocks."""
+
+    name = "gemma2"
+    variant_of = "llama"
+    activation = "gelu_tanh"
+    also_computes = ("tanh",)
+    residual = "sandwich"
+    embed_scale = True
+    norm_offsets = (1.0, 0.0)
+    bases = (10000.0,)
+    attention_softcaps = (50.0, None)
+    windowed = True
+    output_ops = ("softcap",)
+    block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_output.weight", ("d", "q")), ("post_attention_norm.weight", ("d",)),
+             ("ffn_norm.weight", ("d",)), *_GATED, ("post_ffw_norm.weight", ("d",))]
+    other = [("output_norm.weight", ("d",))]
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        context = model.max_positions if model.takes_positions else 2048
+        writer.add_sliding_window(hp["window"] or context)  # no window: one as wide as its positions
+        if hp["attention_softcap"]:
+            writer.add_attn_logit_softcapping(hp["attention_softcap"])
+        if hp["final_softcap"]:
+            writer.add_final_logit_softcapping(hp["final_softcap"])
+
+
+class GptNeox(Decoder):
+    """llama.cpp's `gptneox`: layer_norm with biases, one fused q|k|v projection (Hugging Face's is
+    grouped per head, reordered as llama.cpp's converter does), NEOX rotary on part of each head,
+    GELU with no gate, and attention and the feed-forward layer in parallel or one after the other."""
+
+    name = "gptneox"
+    variant_of = "gpt2"
+    norm = "layer_norm"
+    activation = "gelu"
+    also_computes = ("gelu_tanh",)
+    gated = False
+    rotary_fractions = (0.25, 0.5, 1.0)
+    fused_orders = ("heads", "blocks")
+    parallel_choices = (True, False)
+    block = [("attn_norm.weight", ("d",)), ("attn_norm.bias", ("d",)), ("attn_qkv.weight", ("qkv", "d")), ("attn_qkv.bias", ("qkv",)),
+             ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)), ("ffn_norm.weight", ("d",)), ("ffn_norm.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",))]
+    other = [("output_norm.weight", ("d",)), ("output_norm.bias", ("d",))]
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        writer.add_parallel_residual(bool(hp["parallel"]))
+
+
+ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox()]
 
 
 def _head_sizes(d):
@@ -568,14 +951,26 @@ def match(arch, model, params, order, ids, logits, budget=400):
     """The reading of the model as `arch` that computes its logits, or Refusal saying why not."""
     import torch
 
+    # What it computes after its output layer: an architecture with no output bias, scale or softcap can't.
+    output = (model.spec.get("description") or {}).get("output") or {}
+    if output.get("bias") and not getattr(arch, "output_bias", False):
+        raise Refusal(f"{output['where']}: its output layer adds the bias `{output['bias']}`, and `{arch.name}` has no output bias")
+    for op in output.get("after", []):
+        if op["op"] not in getattr(arch, "output_ops", ()):
+            what = {"scale": "scale its logits", "softcap": "cap its logits"}.get(op["op"], "compute anything after the output layer")
+            raise Refusal(f"{op['where']}: it computes `{op['text']}` after the output layer, and `{arch.name}` doesn't {what}")
+
     # What it computes with: llama.cpp's architecture has one norm and one activation.
     norms = [said for kind, said in NORMS.items() if kind != arch.norm and said in model.uses(NORMS)]
     if norms:
-        raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses {' and '.join(norms)}")
-    activations = [said for kind, said in ACTIVATIONS.items() if kind != arch.activation and said in model.uses(ACTIVATIONS)]
+        raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses "
+                      f"{' and '.join(model.said_where(NORMS, said) for said in norms)}")
+    computes = {arch.activation, *getattr(arch, "also_computes", ())}
+    activations = [said for kind, said in ACTIVATIONS.items() if kind not in computes and said in model.uses(ACTIVATIONS)]
     if activations:
         raise Refusal(
-            f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses {' and '.join(activations)}"
+            f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses "
+            f"{' and '.join(model.said_where(ACTIVATIONS, said) for said in activations)}"
         )
     epsilons = model.epsilons(arch.norm)
     if len(epsilons) > 1:
@@ -594,7 +989,7 @@ def match(arch, model, params, order, ids, logits, budget=400):
             f"{_plural(len(arch.other), 'other tensor')}"
         )
 
-    env = {"d": model.width, "V": model.vocab}
+    env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", [])}
     block_fields = [f for f in order if f in model.stacked]
     other_fields = [f for f in order if f in model.others]
     block_reached, other_reached = [0], [0]
@@ -604,7 +999,8 @@ def match(arch, model, params, order, ids, logits, budget=400):
             for other_map, env2 in _assignments(arch.other, other_fields, lambda f: model.shapes[f], env1, other_reached):
                 tensors = file_tensors(model, block_map, other_map, params)
                 for variant in arch.variants(env2):
-                    yield block_map, other_map, tensors, {**env2, **variant, "eps": eps, "blocks": model.layers}
+                    yield block_map, other_map, tensors, {**env2, **variant, "eps": eps, "blocks": model.layers,
+                                                          "computes": {_call_kind(call) for call in model.calls}}
 
     tried, best = 0, None
     for block_map, other_map, tensors, hp in itertools.islice(readings(), budget):
@@ -756,13 +1152,20 @@ def _refuse_sliding_window(spec, model):
     positions = model.max_positions if model.takes_positions else 0
     if not window or (positions and window >= positions):
         return  # as wide as every sequence the model takes: no position is masked by it
+    # An architecture with windows (gemma2's even blocks) and the model's number of fields reads it by computing.
+    counts = (len(model.stacked), len(model.others))
+    windowed = [arch for arch in ARCHITECTURES if getattr(arch, "windowed", False)]
+    if any(counts == (len(arch.block), len(arch.other)) for arch in windowed):
+        return
     name = spec["model"] or spec["function"]
     of = f" of its {positions}" if positions else ""
-    names = [f"`{arch.name}`" for arch in ARCHITECTURES]
+    names = [f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed]
+    others = "".join(f" (`{arch.name}`, with a window on its even blocks, has {_plural(len(arch.block), 'tensor')} in each block)"
+                     for arch in windowed)
     raise GgufError(
         f"`{name}` isn't an architecture llama.cpp has: its attention sees only the last {window} positions{of} (`window=`), but "
-        f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position; without the window, or with one "
-        f"as wide as its positions, it would export"
+        f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position{others}; without the window, or "
+        f"with one as wide as its positions, it would export"
     )
 
 
@@ -774,6 +1177,11 @@ def _refuse_output_head(spec):
     name = spec["model"] or spec["function"]
     names = [f"`{arch.name}`" for arch in ARCHITECTURES]
     archs = f"llama.cpp's {', '.join(names[:-1])} and {names[-1]}"
+    # What some architecture computes (phi2's output bias, command-r's scale, gemma2's softcap) is the search's to read.
+    ops = [op["op"] for op in output.get("after", [])]
+    if any((not output.get("bias") or getattr(arch, "output_bias", False)) and all(op in getattr(arch, "output_ops", ()) for op in ops)
+           for arch in ARCHITECTURES):
+        return
     if output.get("bias"):
         raise GgufError(f"{output['where']}: `{name}` isn't an architecture llama.cpp has: its output layer adds the bias "
                         f"`{output['bias']}`, and {archs} have no output bias")
@@ -801,18 +1209,29 @@ def export_gguf(spec):
     _refuse_output_head(spec)
     file_weights = weights.load_weights(spec, reference)  # a bad checkpoint is said before the search
 
-    # Compare in float64, so that only a different computation can tell the two apart.
+    # Compare in float64, so that only a different computation can tell the two apart. One thread:
+    # the search's tensors are tiny, and threads only wait on each other (100 times slower on a busy machine).
     torch.set_default_dtype(torch.float64)
+    torch.set_num_threads(1)
     params = random_params(model)
     n = min(7, model.max_positions) if model.takes_positions else 7
     ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
     logits, order = model.run(params, ids)
-    reasons = []
+    reasons, skipped = [], []
+    windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
     for arch in ARCHITECTURES:
         if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
+            skipped.append(f"`{arch.name}`")
             continue
+        rows, expected = ids, logits
+        if getattr(arch, "windowed", False):
+            if windowed is None:
+                long = torch.randint(0, model.vocab, (2, min(24, model.max_positions) if model.takes_positions else 24),
+                                     generator=torch.Generator().manual_seed(2))
+                windowed = long, model.run(params, long)[0]
+            rows, expected = windowed
         try:
-            block_map, other_map, hp = match(arch, model, params, order, ids, logits)
+            block_map, other_map, hp = match(arch, model, params, order, rows, expected)
         except Refusal as why:
             reasons.append(f"not `{arch.name}`: {why}")
             continue
@@ -831,6 +1250,8 @@ def export_gguf(spec):
         })
         return 0
     name = spec["model"] or spec["function"]
+    if skipped:  # every architecture is named: these by what tells them apart first
+        reasons.append(f"not {', '.join(skipped[:-1])}{' or ' if len(skipped) > 1 else ''}{skipped[-1]}: other numbers of tensors")
     raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
 
 

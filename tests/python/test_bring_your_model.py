@@ -91,6 +91,9 @@ def test_the_readmes_four_commands(tmp_path):
             wait_until_healthy(f"http://127.0.0.1:{port}/health", server, log_path, 300, "vllm serve")
             answer = post(f"http://127.0.0.1:{port}/v1/completions",
                           {"model": "qwen2-hf", "prompt": text, "max_tokens": 8, "temperature": 0, "ignore_eos": True, "return_token_ids": True})
+            messages = [{"role": "user", "content": "hi there"}]
+            chat = post(f"http://127.0.0.1:{port}/v1/chat/completions",
+                        {"model": "qwen2-hf", "messages": messages, "max_tokens": 6, "temperature": 0, "ignore_eos": True, "return_token_ids": True})
         finally:
             stop(server)
     with torch.no_grad():
@@ -100,3 +103,11 @@ def test_the_readmes_four_commands(tmp_path):
     assert choice["token_ids"] == greedy
     # Text out: random weights end on a partial UTF-8 byte sequence, which vLLM's detokenizer holds back.
     assert choice["text"] and tokenizer.decode(greedy).startswith(choice["text"])
+
+    # A chat request: vLLM renders the folder's chat template and answers with transformers' greedy tokens.
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    chat_ids = torch.tensor([tokenizer.encode(rendered, add_special_tokens=False)])
+    with torch.no_grad():
+        chat_greedy = model.generate(chat_ids, max_new_tokens=6, do_sample=False, min_new_tokens=6)[0, chat_ids.shape[1]:].tolist()
+    assert chat.get("prompt_token_ids") == chat_ids[0].tolist(), chat
+    assert chat["choices"][0]["token_ids"] == chat_greedy

@@ -180,8 +180,15 @@ def test_training_on_a_tokenizers_ids_saves_it_beside_the_checkpoint_and_the_exp
     result = run(["run", "train_tiny.ss"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "tiny.tokenizer.json").read_text()) == json.loads((tmp_path / "tok.json").read_text())
-    exported = run(["export", "train_tiny.ss", "--hf", "tiny_hf", "--weights", "tiny.pt"], tmp_path)
+    exported = run(["export", "train_tiny.ss", "--hf", "tiny_hf", "--vllm", "--weights", "tiny.pt"], tmp_path)
     assert exported.returncode == 0, exported.stderr
-    carried = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tiny_hf" / "tokenizer.json"))
+    carried = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "tiny_hf"))
     for probe in ["The checker points at the shapes.", "  dim D = 64\n", "café 中文 😀"]:
         assert carried.encode(probe, add_special_tokens=False) == trained.encode(probe).ids
+    # Text in, text out, from the folder alone (test_bring_your_model serves such a folder with vLLM).
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "tiny_hf"), trust_remote_code=True).eval()
+    prompt = carried("The checker ", return_tensors="pt", add_special_tokens=False).input_ids
+    with torch.no_grad():
+        # Rows 300..499 are padding (V is larger than the tokenizer): no token to write.
+        written = model.generate(prompt, max_new_tokens=8, do_sample=False, suppress_tokens=list(range(300, 500)))[0, prompt.shape[1]:].tolist()
+    assert len(written) == 8 and carried.decode(written) == trained.decode(written)

@@ -143,10 +143,17 @@ ValueType rule_linear(CallContext& call) {
                w->axes[1].label + "`");
       }
     } else if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
-      d.help("the result is declared " + expected->to_string() + " and the input's last axis is " + describe_axis(in) + ", so declare the weight as `[" +
-             expected->axes.back().label + " " + in.label + "]`");
-    else if (in.size == w->axes[0].size)
-      d.help("this weight looks transposed: declare it as `[" + w->axes[1].label + " " + w->axes[0].label + "]`");
+    {
+      std::string fitting = "[" + expected->axes.back().label + " " + in.label + "]";
+      d.help("the result is declared " + expected->to_string() + " and the input's last axis is " + describe_axis(in) + ", so declare the weight as `" + fitting + "`");
+      if (auto declared = call.declared(1); declared && declared->whole) d.fix("declare it as `" + fitting + "`", declared->axes, fitting);
+    }
+    else if (in.size == w->axes[0].size) {
+      std::string swapped = "[" + w->axes[1].label + " " + w->axes[0].label + "]";
+      d.help("this weight looks transposed: declare it as `" + swapped + "`");
+      if (auto declared = call.declared(1); declared && declared->whole) d.fix("declare it as `" + swapped + "`", declared->axes, swapped);
+    }
+    if (auto declared = call.declared(1)) d.secondary(declared->axes, "the weight is declared here");
     d.emit();
     // The result is still [.. out], out as the help reads the weight: what follows is checked against it.
     x->axes.back() = expected && expected->rank() == x->rank() ? expected->axes.back() : in.size == w->axes[0].size ? w->axes[1] : w->axes[0];

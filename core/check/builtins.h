@@ -67,6 +67,14 @@ class CallContext {
   // The expression that gave the i-th positional argument its value, when the argument is a local a
   // single-name assignment made (`h` of `h = mean(x, over=D)`): where a help looks for the cause.
   virtual const Expr* definition(size_t i) const = 0;
+  // Where the i-th positional argument's type is written, when it names a parameter of the function
+  // being checked or a model's field (`m.w`, `m.w[l]`): the declared type's axes (`[D F]`), and
+  // whether the argument is all of it (not a slice `m.w[l]`). For a label, or a fix of the declaration.
+  struct Declared {
+    Span axes;
+    bool whole = true;
+  };
+  virtual std::optional<Declared> declared(size_t i) const = 0;
   // How many ids the tokenizer file `written` (relative to the source's folder) gives; nullopt with
   // `error` empty when the host checks no files, with `error` set when it can't be read.
   virtual std::optional<int64_t> tokenizer_size(const std::string& written, std::string& error) const = 0;

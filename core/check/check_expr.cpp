@@ -116,6 +116,31 @@ class CallChecker final : public CallContext {
     std::filesystem::path path = std::filesystem::path(checker_.analysis().file.path()).parent_path() / written;
     return checker_.options().tokenizer_size(path.string(), error);
   }
+  std::optional<Declared> declared(size_t i) const override {
+    const Expr* e = i < positional_.size() ? positional_[i]->value.get() : nullptr;
+    bool whole = true;
+    if (e && e->kind == Expr::Kind::subscript && !e->operands.empty()) {
+      e = e->operands[0].get();
+      whole = false;
+    }
+    if (!e) return std::nullopt;
+    if (e->kind == Expr::Kind::name && checker_.current_) {  // a parameter of the function being checked
+      auto local = scope_.locals.find(e->text);
+      if (local == scope_.locals.end() || local->second.value) return std::nullopt;
+      for (const Parameter& p : checker_.current_->parameters)
+        if (p.name == e->text && p.type.is_tensor) return Declared{p.type.axes_span, whole};
+      return std::nullopt;
+    }
+    if (e->kind == Expr::Kind::attribute && !e->operands.empty() && e->operands[0]->kind == Expr::Kind::name) {  // `m.w`
+      auto local = scope_.locals.find(e->operands[0]->text);
+      if (local == scope_.locals.end() || local->second.type.kind != ValueType::Kind::model) return std::nullopt;
+      const Item* model = checker_.analysis().find_item(local->second.type.name);
+      if (!model || model->kind != Item::Kind::model) return std::nullopt;
+      for (const Item::Param& p : model->params)
+        if (p.name == e->text && p.type.is_tensor) return Declared{p.type.axes_span, whole};
+    }
+    return std::nullopt;
+  }
   const Expr* definition(size_t i) const override {
     const Expr* e = i < positional_.size() ? positional_[i]->value.get() : nullptr;
     if (!e || e->kind != Expr::Kind::name) return nullptr;

@@ -90,13 +90,6 @@ class Model:
                 found.append(said)
         return found
 
-    def said_where(self, kinds, said):
-        """`said` with the line of the forward's first call of it (`rms_norm (tiny.ss:21:16)`), as the CLI gives it."""
-        for call in self.calls:
-            if kinds.get(_call_kind(call)) == said and call.get("where"):
-                return f"{said} ({call['where']})"
-        return said
-
     def epsilons(self, norm):
         return sorted({float(call["keywords"].get("eps", "1e-5")) for call in self.calls if call["name"] == norm})
 
@@ -964,13 +957,13 @@ def match(arch, model, params, order, ids, logits, budget=400):
     norms = [said for kind, said in NORMS.items() if kind != arch.norm and said in model.uses(NORMS)]
     if norms:
         raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses "
-                      f"{' and '.join(model.said_where(NORMS, said) for said in norms)}")
+                      f"{' and '.join(norms)}")
     computes = {arch.activation, *getattr(arch, "also_computes", ())}
     activations = [said for kind, said in ACTIVATIONS.items() if kind not in computes and said in model.uses(ACTIVATIONS)]
     if activations:
         raise Refusal(
             f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses "
-            f"{' and '.join(model.said_where(ACTIVATIONS, said) for said in activations)}"
+            f"{' and '.join(activations)}"
         )
     epsilons = model.epsilons(arch.norm)
     if len(epsilons) > 1:
@@ -1217,11 +1210,10 @@ def export_gguf(spec):
     n = min(7, model.max_positions) if model.takes_positions else 7
     ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
     logits, order = model.run(params, ids)
-    reasons, skipped = [], []
+    reasons = []
     windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
     for arch in ARCHITECTURES:
         if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
-            skipped.append(f"`{arch.name}`")
             continue
         rows, expected = ids, logits
         if getattr(arch, "windowed", False):
@@ -1250,8 +1242,8 @@ def export_gguf(spec):
         })
         return 0
     name = spec["model"] or spec["function"]
-    if skipped:  # every architecture is named: these by what tells them apart first
-        reasons.append(f"not {', '.join(skipped[:-1])}{' or ' if len(skipped) > 1 else ''}{skipped[-1]}: other numbers of tensors")
+    # The variants with other numbers of tensors than the model's go unsaid: their families' reasons
+    # (`llama`'s for qwen2, gemma, phi3, ...) already say why, in the words the book's chapter shows.
     raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
 
 

@@ -99,6 +99,7 @@ struct LowerContext {
   std::string pattern_sizes;                    // ", p1=16, H=4": sizes einops can't infer
   bool scalar = false;                          // every argument is a plain Python number
   std::string device;                           // the device of a tensor the call makes (`x.device`), or "" for torch's default
+  std::string dtype;                            // the floating type of the model's values (`x.dtype`), or "" for torch's default
   std::vector<std::string> shape;               // a constructor's result shape (`zeros[n D]`), each size as Python
   std::vector<bool> numbers;                    // per positional argument: a plain Python number, not a tensor
 };

@@ -179,7 +179,10 @@ std::string extremum(const LowerContext& c, const char* python, const char* torc
 
 std::string lower_where(const LowerContext& c) {
   if (is_number_argument(c, 0)) return "(" + python_atom(arg(c, 1)) + " if " + python_atom(arg(c, 0)) + " else " + python_atom(arg(c, 2)) + ")";
-  return "torch.where(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2) + ")";
+  std::string chosen = "torch.where(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2) + ")";
+  // Two numbers make torch's default float type: the model's values' type instead (bfloat16 stays).
+  if (is_number_argument(c, 1) && is_number_argument(c, 2) && !c.dtype.empty()) chosen += ".to(" + c.dtype + ")";
+  return chosen;
 }
 
 // torch.clamp takes both bounds as numbers or both as tensors: one bound per call mixes either.

@@ -630,6 +630,7 @@ std::string PythonWriter::call(const Expr& e) {
     context.keywords = keywords;
     context.facts = facts;
     context.device = anchor_.device;
+    context.dtype = anchor_.dtype;
     context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
     for (const Expr* p : positional) context.numbers.push_back(is_number(*p));
     if (facts->builtin->takes_shape) context.shape = result_shape(e);

@@ -8,12 +8,25 @@
 
 namespace ss {
 
+// As the runtime's reader (hf_tokenizer.MAX_BYTES): the largest vocabularies' are tens of MB.
+constexpr uintmax_t kMaxTokenizerBytes = uintmax_t{256} << 20;
+
 std::optional<int64_t> tokenizer_file_size(const std::string& path, std::string& error) {
   std::error_code ignored;
   std::filesystem::path file = std::filesystem::is_directory(path, ignored) ? std::filesystem::path(path) / "tokenizer.json" : std::filesystem::path(path);
+  // The path comes from an untrusted .ss, read as it is typed: only a regular file, and not a huge
+  // one (a FIFO would block, /dev/zero would never end).
+  if (!std::filesystem::is_regular_file(file, ignored)) {
+    error = std::filesystem::exists(file, ignored) ? "not a regular file" : "no such file";
+    return std::nullopt;
+  }
+  if (std::filesystem::file_size(file, ignored) > kMaxTokenizerBytes) {
+    error = "larger than " + std::to_string(kMaxTokenizerBytes >> 20) + " MB";
+    return std::nullopt;
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    error = "no such file";
+    error = "can't open it";
     return std::nullopt;
   }
   std::ostringstream text;

@@ -829,7 +829,7 @@ ValueType rule_dataset(CallContext& call) {
     std::string error;
     auto size = call.tokenizer_size(path->text, error);
     if (!error.empty()) {
-      call.report(DiagnosticCode::E0804, path->span, "can't read the tokenizer `" + path->text + "`: " + error).label("read from the .ss file's folder");
+      call.report(DiagnosticCode::E0804, path->span, "can't read the tokenizer `" + path->text + "`: " + error).label("a path relative to the .ss file");
       return ValueType::unknown();
     }
     if (size && *size > *vocab->size.constant_value()) {

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,10 @@ namespace ss {
 
 // As the runtime's reader (hf_tokenizer.MAX_BYTES): the largest vocabularies' are tens of MB.
 constexpr uintmax_t kMaxTokenizerBytes = uintmax_t{256} << 20;
+
+namespace {
+std::optional<int64_t> parsed_size(const std::filesystem::path& file, std::string& error);
+}
 
 std::optional<int64_t> tokenizer_file_size(const std::string& path, std::string& error) {
   std::error_code ignored;
@@ -20,10 +26,39 @@ std::optional<int64_t> tokenizer_file_size(const std::string& path, std::string&
     error = std::filesystem::exists(file, ignored) ? "not a regular file" : "no such file";
     return std::nullopt;
   }
-  if (std::filesystem::file_size(file, ignored) > kMaxTokenizerBytes) {
+  uintmax_t bytes = std::filesystem::file_size(file, ignored);
+  if (bytes > kMaxTokenizerBytes) {
     error = "larger than " + std::to_string(kMaxTokenizerBytes >> 20) + " MB";
     return std::nullopt;
   }
+  // The language server checks on every edit: a tokenizer is parsed again only when it changed.
+  struct Read {
+    std::filesystem::file_time_type written;
+    uintmax_t bytes = 0;
+    std::optional<int64_t> size;
+    std::string error;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Read> read;  // one entry per path
+  std::string key = std::filesystem::absolute(file, ignored).string();
+  auto written = std::filesystem::last_write_time(file, ignored);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto known = read.find(key); known != read.end() && known->second.written == written && known->second.bytes == bytes) {
+      error = known->second.error;
+      return known->second.size;
+    }
+  }
+  auto size = parsed_size(file, error);
+  std::lock_guard<std::mutex> lock(mutex);
+  read[key] = {written, bytes, size, error};
+  return size;
+}
+
+namespace {
+
+// Its largest id + 1, read from the file's JSON.
+std::optional<int64_t> parsed_size(const std::filesystem::path& file, std::string& error) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     error = "can't open it";
@@ -53,5 +88,7 @@ std::optional<int64_t> tokenizer_file_size(const std::string& path, std::string&
   }
   return size;
 }
+
+}  // namespace
 
 }  // namespace ss

@@ -52,10 +52,15 @@ class Converter {
   const TextDocument& document_;
 };
 
-inline constexpr const char* kErrorIndex = "https://shapescript.dev/errors/";
+// How diagnostics are shown: the serving codes' severity, and where each code's page is
+// (`docs/errors/`, as a URI prefix; empty: no link, `shapescript explain CODE` shows it).
+struct DiagnosticStyle {
+  ServingSeverity serving;
+  std::string error_docs;
+};
 
-json diagnostic_to_lsp(const Diagnostic& diagnostic, const Converter& at, const ServingSeverity& serving);
-json diagnostics_to_lsp(const Analysis& analysis, const Converter& at, const ServingSeverity& serving);
+json diagnostic_to_lsp(const Diagnostic& diagnostic, const Converter& at, const DiagnosticStyle& style);
+json diagnostics_to_lsp(const Analysis& analysis, const Converter& at, const DiagnosticStyle& style);
 
 json hover(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup = Markup::markdown);
 json definition(const Analysis& analysis, const Converter& at, uint32_t offset);
@@ -63,8 +68,11 @@ json document_symbols(const Analysis& analysis, const Converter& at);
 json completion(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup = Markup::markdown);
 json signature_help(const Analysis& analysis, const Converter& at, uint32_t offset, Markup markup = Markup::markdown);
 json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end, const json& only,
-                  const ServingSeverity& serving);
+                  const DiagnosticStyle& style);
 json inlay_hints(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end);
+json semantic_tokens(const Analysis& analysis, const Converter& at);
+const std::vector<std::string>& semantic_token_types();      // the legend, in the order of the data's indices
+const std::vector<std::string>& semantic_token_modifiers();  // bit i is modifier i
 json references(const Analysis& analysis, const Converter& at, uint32_t offset, bool include_declaration);
 json prepare_rename(const Analysis& analysis, const Converter& at, uint32_t offset);
 json rename(const Analysis& analysis, const Converter& at, uint32_t offset, const std::string& new_name);

@@ -4,7 +4,7 @@
 namespace ss::lsp {
 
 json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin, uint32_t end, const json& only,
-                  const ServingSeverity& serving) {
+                  const DiagnosticStyle& style) {
   json out = json::array();
   if (only.is_array()) {
     bool wanted = false;
@@ -16,7 +16,7 @@ json code_actions(const Analysis& analysis, const Converter& at, uint32_t begin,
   for (const Diagnostic& d : analysis.diagnostics) {
     if (d.fixes.empty()) continue;
     if (d.primary.span.begin > end || begin > d.primary.span.end) continue;
-    json diagnostic = diagnostic_to_lsp(d, at, serving);
+    json diagnostic = diagnostic_to_lsp(d, at, style);
     for (const Fix& fix : d.fixes) {
       json edits = json::array();
       for (const TextEdit& edit : fix.edits) edits.push_back({{"range", at.range(edit.span)}, {"newText", edit.replacement}});

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <cstring>
 #include <map>
 
@@ -41,7 +42,7 @@ struct AnswerContext {
   const Converter& at;
   const json& params;
   const ClientMarkup& markup;
-  const ServingSeverity& serving;
+  const DiagnosticStyle& style;
   uint32_t position() const { return at.offset(params.at("position")); }
   std::pair<uint32_t, uint32_t> range() const {
     const json& r = params.at("range");
@@ -71,13 +72,14 @@ const std::map<std::string, Answer, std::less<>>& analysis_requests() {
       {"textDocument/codeAction",
        [](const AnswerContext& c) {
          auto [begin, end] = c.range();
-         return code_actions(c.analysis, c.at, begin, end, member(member(c.params, "context"), "only"), c.serving);
+         return code_actions(c.analysis, c.at, begin, end, member(member(c.params, "context"), "only"), c.style);
        }},
       {"textDocument/inlayHint",
        [](const AnswerContext& c) {
          auto [begin, end] = c.range();
          return inlay_hints(c.analysis, c.at, begin, end);
        }},
+      {"textDocument/semanticTokens/full", [](const AnswerContext& c) { return semantic_tokens(c.analysis, c.at); }},
   };
   return table;
 }
@@ -145,7 +147,9 @@ Server::Server(uv_loop_t* loop, ServerOptions options)
             if (shutdown_reply_) exit_after_shutdown_ = true;  // answer what is pending first
             else begin_exit(shutdown_ ? 0 : 1);
           },
-          options.input_fd, options.output_fd) {}
+          options.input_fd, options.output_fd) {
+  style_.error_docs = options.error_docs;
+}
 
 Server::~Server() = default;
 
@@ -323,6 +327,8 @@ json Server::initialize(const json& params) {
       {"inlayHintProvider", true},
       {"referencesProvider", true},
       {"renameProvider", {{"prepareProvider", true}}},
+      {"semanticTokensProvider",
+       {{"legend", {{"tokenTypes", semantic_token_types()}, {"tokenModifiers", semantic_token_modifiers()}}}, {"full", true}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "shapescript-lsp"}, {"version", SHAPESCRIPT_VERSION}}}};
 }
@@ -341,8 +347,8 @@ void Server::configure(const json& settings) {
     spdlog::warn("shapescript.servingSeverity must be error, warning, information, hint or off, not {}", dump(*value));
     return;
   }
-  if (parsed->core == serving_.core && parsed->hint == serving_.hint) return;
-  serving_ = *parsed;
+  if (parsed->core == style_.serving.core && parsed->hint == style_.serving.hint) return;
+  style_.serving = *parsed;
   ++generation_;
   spdlog::info("serving rules now reported as {}", value->get<std::string>());
   for (auto& [uri, document] : documents_) {
@@ -507,7 +513,7 @@ void Server::start_check(const std::shared_ptr<Document>& document) {
   if (document->tree.get()) check->old_tree = SyntaxTree(ts_tree_copy(document->tree.get()));
   check->version = document->version;
   check->generation = generation_;
-  check->options.serving_severity = serving_.core;
+  check->options.serving_severity = style_.serving.core;
   read_named_files(check->options);
   document->checking = true;
   document->check_again = false;
@@ -594,7 +600,7 @@ void Server::publish(Document& document) {
   Converter at(document.uri, document.text);
   notify("textDocument/publishDiagnostics", {{"uri", document.uri},
                                             {"version", document.analysis_version},
-                                            {"diagnostics", diagnostics_to_lsp(*document.analysis, at, serving_)}});
+                                            {"diagnostics", diagnostics_to_lsp(*document.analysis, at, style_)}});
 }
 
 void Server::answer(Document& document, Waiting& request) {
@@ -602,7 +608,7 @@ void Server::answer(Document& document, Waiting& request) {
   const Analysis& analysis = *document.analysis;
   Converter at(document.uri, document.text);
   try {
-    json result = analysis_requests().at(request.method)(AnswerContext{analysis, at, request.params, markup_, serving_});
+    json result = analysis_requests().at(request.method)(AnswerContext{analysis, at, request.params, markup_, style_});
     reply(request.id, std::move(result));
   } catch (const RequestFailed& e) {
     reply_error(request.id, error_code::request_failed, e.what());
@@ -619,11 +625,44 @@ void Server::answer(Document& document, Waiting& request) {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// A file:// URI for an absolute path, every byte outside RFC 3986's unreserved set and `/` escaped.
+std::string file_uri(const std::string& path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+// The checkout's docs/errors/, found from where this executable is (build/lsp/shapescript-lsp,
+// build/shapescript): the pages diagnostics link to. Empty where none is found (an installed binary).
+std::string error_docs_beside_executable() {
+  char buffer[4096];
+  size_t size = sizeof buffer;
+  if (uv_exepath(buffer, &size) != 0) return {};
+  std::error_code error;
+  std::filesystem::path dir = std::filesystem::weakly_canonical(std::filesystem::path(std::string(buffer, size)), error).parent_path();
+  for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    std::filesystem::path pages = dir / "docs" / "errors";
+    if (std::filesystem::is_regular_file(pages / "E0101.md", error)) return file_uri(pages.string() + "/");
+    if (dir == dir.parent_path()) break;
+  }
+  return {};
+}
+
+}  // namespace
+
 int run_language_server(int argc, char** argv) {
   std::string log_file, log_level = "info";
+  std::optional<std::string> error_docs;
   ss::lsp::ServerOptions options;
   auto usage = [] {
-    std::fputs("usage: shapescript-lsp [--log-file PATH] [--log-level trace|debug|info|warn|error|off] [--debounce-ms N]\n", stderr);
+    std::fputs("usage: shapescript-lsp [--log-file PATH] [--log-level trace|debug|info|warn|error|off] [--debounce-ms N]\n"
+               "                      [--error-docs URI]  (where diagnostics' codes link: URI + E1701.md; default: this\n"
+               "                                           checkout's docs/errors/, none if not found)\n", stderr);
   };
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -642,6 +681,7 @@ int run_language_server(int argc, char** argv) {
     if (arg == "--log-file" && (v = value())) log_file = v;
     else if (arg == "--log-level" && (v = value())) log_level = v;
     else if (arg == "--debounce-ms" && (v = value())) options.debounce_ms = std::strtoull(v, nullptr, 10);
+    else if (arg == "--error-docs" && (v = value())) error_docs = v;
     else {
       std::fprintf(stderr, "shapescript-lsp: unknown or incomplete option `%s`\n", argv[i]);
       usage();
@@ -660,6 +700,7 @@ int run_language_server(int argc, char** argv) {
     std::fprintf(stderr, "shapescript-lsp: can't log to `%s`: %s\n", log_file.c_str(), e.what());
     return 2;
   }
+  options.error_docs = error_docs ? *error_docs : error_docs_beside_executable();
   std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not kill us mid-write
   uv_loop_t loop;
   uv_loop_init(&loop);

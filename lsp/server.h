@@ -24,6 +24,7 @@ namespace ss::lsp {
 
 struct ServerOptions {
   uint64_t debounce_ms = 30;
+  std::string error_docs;  // URI prefix of docs/errors/ pages that diagnostics link to; empty: none
   int input_fd = 0, output_fd = 1;  // where the protocol is read and written: stdin and stdout
 };
 
@@ -103,7 +104,7 @@ class Server {
   StdioTransport transport_;
   std::map<std::string, std::shared_ptr<Document>> documents_;
   std::vector<Check*> checks_;  // on the thread pool
-  ServingSeverity serving_;
+  DiagnosticStyle style_;  // the serving codes' severity (a setting), and the error pages' location
   ClientMarkup markup_;  // from the client's capabilities at initialize
   uint64_t generation_ = 1;  // bumped when settings change what a check produces
   bool initialized_ = false, shutdown_ = false, exiting_ = false;

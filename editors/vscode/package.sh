@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the ShapeScript VS Code extension: `npm ci` when node_modules is missing or older than
-# package-lock.json, then tsc, then `vsce package` (runtime dependencies included) into
-# editors/vscode/shapescript-VERSION.vsix, or into $1 when given. Idempotent; no network when installed.
+# package-lock.json, then tsc (type check only), then esbuild bundles src/extension.ts and its
+# dependencies into out/extension.js, then `vsce package` (no node_modules: the bundle holds them)
+# into editors/vscode/shapescript-VERSION.vsix, or into $1 when given. Idempotent; no network when installed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -12,8 +13,10 @@ if [ ! -d node_modules ] || [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp
 fi
 if [ "${1:-}" = "--deps-only" ]; then exit 0; fi
 rm -rf out
-node_modules/.bin/tsc -p .
+node_modules/.bin/tsc -p . --noEmit
+node_modules/.bin/esbuild src/extension.ts --bundle --platform=node --format=cjs --target=node18 \
+  --external:vscode --minify --log-level=warning --outfile=out/extension.js
 version=$(node -p 'require("./package.json").version')
 vsix=${1:-$here/shapescript-$version.vsix}
-node_modules/.bin/vsce package --skip-license --allow-missing-repository --out "$vsix" >&2
+node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --out "$vsix" >&2
 echo "$vsix"

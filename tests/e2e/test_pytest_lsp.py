@@ -45,7 +45,7 @@ CONFIG = ClientServerConfig(server_command=[*SERVER, "--log-level", "warn"], cli
 async def start(client: LanguageClient, init_options=None):
     if not os.access(SERVER[0], os.X_OK):
         pytest.fail(f"no server at {SERVER[0]}")
-    await client.initialize_session(types.InitializeParams(
+    client.initialized_with = await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
         root_uri=ROOT.as_uri(),
         initialization_options=init_options,
@@ -128,6 +128,33 @@ async def test_export_bad_e1701(client: LanguageClient):
     assert hits[0].severity == types.DiagnosticSeverity.Error
     assert hits[0].source == "shapescript"
     assert "torch.load" in hits[0].message
+    # The code links to its page in this checkout's docs/errors/, found beside the server.
+    page = ROOT / "docs" / "errors" / "E1701.md"
+    assert hits[0].code_description is not None, "E1701 has no link to its page"
+    assert hits[0].code_description.href == page.as_uri() and page.is_file(), hits[0].code_description.href
+
+
+@pytest.mark.asyncio
+async def test_semantic_tokens_tell_dims_from_axes(client: LanguageClient):
+    uri, text = open_document(client, EXAMPLES / "patches.ss")
+    await wait_diagnostics(client, uri)
+    legend = client.initialized_with.capabilities.semantic_tokens_provider.legend
+    tokens = await asyncio.wait_for(client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))), TIMEOUT)
+    lines, line, column, seen = text.split("\n"), 0, 0, []
+    data = tokens.data
+    for i in range(0, len(data), 5):
+        line, column = line + data[i], (column + data[i + 1] if data[i] == 0 else data[i + 1])
+        modifiers = [m for bit, m in enumerate(legend.token_modifiers) if data[i + 4] >> bit & 1]
+        seen.append((line, lines[line][column:column + data[i + 2]], legend.token_types[data[i + 3]], modifiers))
+    # `dim D = 768`; `export fn patchify(img: [b 3 16gh 16gw]) -> [b (gh gw) D]`; the body's pattern.
+    assert (0, "D", "dim", ["declaration", "readonly"]) in seen, seen
+    assert (3, "patchify", "function", ["declaration"]) in seen, seen
+    assert (3, "img", "parameter", ["declaration"]) in seen, seen
+    assert (3, "b", "axis", ["declaration", "readonly"]) in seen, seen
+    assert (3, "D", "dim", ["readonly"]) in seen, seen
+    assert (4, "img", "parameter", []) in seen, seen
+    assert [t for t in seen if t[0] == 4 and t[1] == "gh"] == [(4, "gh", "axis", ["readonly"])] * 2, seen
 
 
 @pytest.mark.asyncio

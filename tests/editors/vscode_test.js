@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the VS Code extension from the checkout (editors/vscode/package.sh), unzips the .vsix and
 // checks it: the manifest, that every file it names is inside, that out/extension.js loads from the
-// unpacked folder alone (its runtime dependencies are packaged), and the TextMate grammar's scopes
+// unpacked folder alone (esbuild bundled its dependencies into it), and the TextMate grammar's scopes
 // (vscode-tmgrammar-test on tests/editors/grammar/*.test.ss). Exits non-zero on any failure.
 "use strict";
 const { execFileSync } = require("child_process");
@@ -57,12 +57,22 @@ try {
     props["shapescript.server.path"]?.default === "shapescript" &&
     JSON.stringify(props["shapescript.server.args"]?.default) === '["lsp"]');
   check("setting shapescript.python", props["shapescript.python"]?.type === "string");
+  check("setting shapescript.trace.server (read by the client for the id `shapescript`)",
+    JSON.stringify(props["shapescript.trace.server"]?.enum) === '["off","messages","verbose"]');
+  const tokenTypes = Object.fromEntries((pkg.contributes?.semanticTokenTypes || []).map((t) => [t.id, t.superType]));
+  check("semantic token types dim and axis, with standard fallbacks",
+    tokenTypes.dim === "enumMember" && tokenTypes.axis === "typeParameter", JSON.stringify(tokenTypes));
   check("setting shapescript.servingSeverity",
     JSON.stringify(props["shapescript.servingSeverity"]?.enum) === '["error","warning","information","hint","off"]');
   check("main packaged", fs.existsSync(path.join(dir, pkg.main)), pkg.main);
-  check("no sources or dev dependencies packaged",
-    !fs.existsSync(path.join(dir, "src")) && !fs.existsSync(path.join(dir, "node_modules/typescript")) &&
-    !fs.existsSync(path.join(dir, "node_modules/@vscode/vsce")));
+  const packaged = [];
+  (function walk(d) {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }))
+      e.isDirectory() ? walk(path.join(d, e.name)) : packaged.push(path.relative(dir, path.join(d, e.name)));
+  })(dir);
+  check("bundled: no sources, no node_modules, a handful of files",
+    !fs.existsSync(path.join(dir, "src")) && !fs.existsSync(path.join(dir, "node_modules")) && packaged.length <= 8,
+    packaged.join(", "));
 
   // Load the packaged extension with a stand-in `vscode` module and no access to editors/vscode's
   // node_modules: every other require must resolve inside the .vsix.
@@ -82,7 +92,6 @@ try {
   let loaded;
   try {
     loaded = require(path.join(dir, pkg.main));
-    require(path.join(dir, "node_modules/vscode-languageclient/node"));
   } catch (e) {
     check("out/extension.js loads from the .vsix", false, e.message);
   } finally {
@@ -96,6 +105,9 @@ try {
     const body = lines.findIndex((l) => l.includes("scaled_dot_product_attention"));
     check("export fn under the cursor", loaded.exportFunctionAt(lines, body) === "causal_attention" &&
       loaded.exportFunctionAt(lines, 0) === undefined);
+    const running = loaded.statusText("running", "shapescript lsp"), stopped = loaded.statusText("stopped", "shapescript lsp");
+    check("status bar: the server's state", running.text === "$(check) ShapeScript" && stopped.text === "$(error) ShapeScript" &&
+      running.tooltip.includes("`shapescript lsp`") && stopped.tooltip.includes("stopped"), JSON.stringify([running, stopped]));
     check("diagnostic code under the cursor", loaded.codeAt("error[E1701]: an exported", 8) === "E1701" &&
       loaded.codeAt("no code here", 3) === undefined);
   }

@@ -90,8 +90,8 @@ void check_json_outputs(const ss::Analysis& analysis, Downstream downstream) {
   namespace lsp = ss::lsp;
   lsp::TextDocument document(file.text());
   lsp::Converter at("file:///fuzz.ss", document);
-  lsp::ServingSeverity serving;
-  lsp::ServingSeverity hints{ss::Severity::warning, true};
+  lsp::DiagnosticStyle serving;
+  lsp::DiagnosticStyle hints{{ss::Severity::warning, true}, "file:///docs/errors/"};
   json answers = json::array();
   json diagnostics = lsp::diagnostics_to_lsp(analysis, at, serving);
   for (const json& d : diagnostics) {
@@ -107,6 +107,7 @@ void check_json_outputs(const ss::Analysis& analysis, Downstream downstream) {
   answers.push_back(lsp::diagnostics_to_lsp(analysis, at, hints));
   answers.push_back(lsp::document_symbols(analysis, at));
   answers.push_back(lsp::inlay_hints(analysis, at, 0, size));
+  answers.push_back(lsp::semantic_tokens(analysis, at));
   answers.push_back(lsp::code_actions(analysis, at, 0, size, json(), serving));
   answers.push_back(lsp::code_actions(analysis, at, 0, size, json::array({"quickfix"}), hints));
 

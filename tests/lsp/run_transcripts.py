@@ -17,7 +17,8 @@ starting with // are skipped). The runner frames each with Content-Length and se
 Any string "$file:PATH" in a message is replaced by the contents of PATH (relative to the repository
 root), so transcripts stay small. Everything the server sends while a line is handled is recorded
 under that line, in the order it arrived, and compared with NAME.expected.json. Nothing in the
-messages is normalized. --update rewrites the expected files.
+messages is normalized: the server is told where error pages are (ERROR_DOCS), so that diagnostics'
+links don't depend on the checkout's path. --update rewrites the expected files.
 """
 import argparse
 import difflib
@@ -32,6 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TIMEOUT = 20.0
+ERROR_DOCS = "file:///checkout/docs/errors/"
 
 
 def frame(message):
@@ -82,7 +84,7 @@ def describe(message):
 
 class Session:
     def __init__(self, server):
-        self.process = subprocess.Popen([server, "--log-level", "warn"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([server, "--log-level", "warn", "--error-docs", ERROR_DOCS], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.incoming = queue.Queue()
         threading.Thread(target=read_frames, args=(self.process.stdout, self.incoming), daemon=True).start()

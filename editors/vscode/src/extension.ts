@@ -1,5 +1,6 @@
-// ShapeScript for VS Code: starts `shapescript lsp` with vscode-languageclient and adds two commands,
-// `shapescript.exportFunction` and `shapescript.explainCode`.
+// ShapeScript for VS Code: starts `shapescript lsp` with vscode-languageclient, shows the server's
+// state in the status bar (a click shows its output; `shapescript.trace.server` traces messages
+// there), and adds two commands, `shapescript.exportFunction` and `shapescript.explainCode`.
 import * as cp from "child_process";
 import * as path from "path";
 import * as vscode from "vscode";
@@ -7,11 +8,28 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
+  State,
   TransportKind,
 } from "vscode-languageclient/node";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
+let status: vscode.StatusBarItem | undefined;
+
+// The status bar's text and tooltip for a server state.
+export function statusText(state: "starting" | "running" | "stopped", command: string): { text: string; tooltip: string } {
+  const icon = state === "running" ? "$(check)" : state === "starting" ? "$(sync~spin)" : "$(error)";
+  const says = state === "running" ? "running" : state === "starting" ? "starting" : "stopped (see its output)";
+  return { text: `${icon} ShapeScript`, tooltip: `ShapeScript language server \`${command}\`: ${says}. Click for its output.` };
+}
+
+function showStatus(state: "starting" | "running" | "stopped", command: string): void {
+  if (!status) return;
+  const { text, tooltip } = statusText(state, command);
+  status.text = text;
+  status.tooltip = tooltip;
+  status.show();
+}
 
 function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration("shapescript");
@@ -41,10 +59,17 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     synchronize: { configurationSection: "shapescript" },
     outputChannel: output,
   };
+  // The id "shapescript" makes the client read `shapescript.trace.server`.
   client = new LanguageClient("shapescript", "ShapeScript", serverOptions, clientOptions);
+  const shown = `${command} ${args.join(" ")}`.trim();
+  client.onDidChangeState((e) =>
+    showStatus(e.newState === State.Running ? "running" : e.newState === State.Starting ? "starting" : "stopped", shown)
+  );
+  showStatus("starting", shown);
   try {
     await client.start();
   } catch (err) {
+    showStatus("stopped", shown);
     vscode.window.showErrorMessage(
       `ShapeScript: could not start the language server \`${command} ${args.join(" ")}\` ` +
         `(set shapescript.server.path): ${err}`
@@ -141,8 +166,13 @@ async function explainCode(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("ShapeScript");
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
+  status.name = "ShapeScript";
+  status.command = "shapescript.showOutput";
   context.subscriptions.push(
     output,
+    status,
+    vscode.commands.registerCommand("shapescript.showOutput", () => output?.show(true)),
     vscode.commands.registerCommand("shapescript.exportFunction", exportFunction),
     vscode.commands.registerCommand("shapescript.explainCode", explainCode),
     vscode.commands.registerCommand("shapescript.restartServer", async () => {

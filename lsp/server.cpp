@@ -447,7 +447,9 @@ void Server::did_change(const json& params) {
   const json& version = member(params.at("textDocument"), "version");
   document->version = version.is_number_integer() ? version.get<int64_t>() : document->version + 1;
   document->latest_version = document->version;
-  schedule(document, document->waiting.empty() ? options_.debounce_ms : 0);
+  // Typing faster than a check coalesces; a lone edit waits no longer than its check would take.
+  uint64_t debounce = std::min<uint64_t>(options_.debounce_ms, static_cast<uint64_t>(document->check_ms + 0.5));
+  schedule(document, document->waiting.empty() ? debounce : 0);
 }
 
 void Server::did_close(const json& params) {
@@ -565,6 +567,8 @@ void Server::finish_check(uv_work_t* work, int status) {
     }
     spdlog::debug("checked {} version {}: parse {:.2f} ms, analysis {:.2f} ms, {} diagnostics", document->uri, check->version,
                   check->parse_ms, check->analyze_ms, check->result->diagnostics.size());
+    double took = check->parse_ms + check->analyze_ms;
+    document->check_ms = document->check_ms == 0 ? took : 0.7 * document->check_ms + 0.3 * took;
     // A tree the parser gave up on is of no text: the next parse starts afresh.
     if (check->new_tree.get()) document->tree = check->new_tree.gave_up() ? SyntaxTree() : std::move(check->new_tree);
     self->release_later(std::move(document->analysis));
@@ -660,7 +664,7 @@ int run_language_server(int argc, char** argv) {
   std::optional<std::string> error_docs;
   ss::lsp::ServerOptions options;
   auto usage = [] {
-    std::fputs("usage: shapescript-lsp [--log-file PATH] [--log-level trace|debug|info|warn|error|off] [--debounce-ms N]\n"
+    std::fputs("usage: shapescript-lsp [--log-file PATH] [--log-level trace|debug|info|warn|error|off] [--debounce-ms MAX]\n"
                "                      [--error-docs URI]  (where diagnostics' codes link: URI + E1701.md; default: this\n"
                "                                           checkout's docs/errors/, none if not found)\n", stderr);
   };

@@ -151,7 +151,7 @@ def main():
         r = run(args.server, args.lines, args.edits, args.hovers, debounce)
         results[debounce] = r
         if not args.json:
-            print("shapescript-lsp, %d lines (%d bytes), debounce %d ms:" % (r["lines"], r["bytes"], debounce))
+            print("shapescript-lsp, %d lines (%d bytes), debounce %s:" % (r["lines"], r["bytes"], "adaptive, at most 30 ms" if debounce else "none"))
             print("  open → diagnostics     %8.2f ms" % r["open_ms"])
             print("  edit → diagnostics     median %7.2f ms   p99 %7.2f ms   (%d edits)" % (
                 statistics.median(r["edit_ms"]), percentile(r["edit_ms"], 99), len(r["edit_ms"])))

@@ -41,7 +41,7 @@ def cell(row) -> str:
     if row is None:
         return "missing"
     difference, outcome = row
-    word = outcome.split()[0] if outcome else "?"
+    word = (outcome.split() or ["?"])[0].rstrip(":")
     return f"{word} {difference}" if word == "pass" else word
 
 

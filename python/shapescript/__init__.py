@@ -10,7 +10,6 @@ torch is imported only by export() and by the code compile() returns, so check()
 """
 from __future__ import annotations
 
-import builtins
 import json
 import os
 import types
@@ -90,7 +89,9 @@ def compile(path: str | os.PathLike, text: str | None = None) -> types.ModuleTyp
     from .runtime import generated_code  # the code is checked again before it runs
 
     generated_code.check(result["python"], f"`{os.fspath(path)}`'s generated module", python_imports=True)
-    exec(builtins.compile(result["python"], os.fspath(path), "exec"), module.__dict__)
+    # Each statement's code carries its .ss line: a run-time error's traceback shows the .ss line.
+    for code in generated_code.compile_mapped(result["python"], os.fspath(path), text):
+        exec(code, module.__dict__)
     return module
 
 

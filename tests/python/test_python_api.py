@@ -72,3 +72,37 @@ def test_compiled_maps_and_splits_run(tmp_path):
     x = torch.arange(8.0).reshape(2, 4)
     torch.testing.assert_close(compiled.rows(x), x * 2)
     torch.testing.assert_close(compiled.halves(x), x[:, :2] + x[:, 2:])
+
+
+RUNTIME_ERROR = """dim D = 4
+
+fn twice(x: [n D]) -> [n D]:
+    y = x * 2
+    return y
+
+fn project(x: [n D], w: [D D]) -> [n D]:
+    h = twice(x)
+    return linear(h, w)
+"""
+
+
+def test_a_run_time_error_names_the_ss_line(tmp_path):
+    """The compiled code carries the .ss file's lines (generated_code.compile_mapped): a torch
+    error raised by a statement's code shows that statement's .ss line and text in the traceback,
+    with the caller's line above it; runtime helpers keep a `<generated from ...>` name."""
+    import traceback
+
+    path = tmp_path / "mapped.ss"
+    path.write_text(RUNTIME_ERROR)
+    compiled = shapescript.compile(path)
+    with pytest.raises(RuntimeError) as caught:
+        compiled.project(torch.zeros(3, 4), torch.zeros(5, 3))  # the caller's w isn't [D D]
+    frames = [(f.filename, f.lineno, f.name, f.line) for f in traceback.extract_tb(caught.value.__traceback__)]
+    assert frames[-1] == (str(path), 9, "project", "return linear(h, w)"), frames
+    # Text compiled in place of the file: its lines are the ones shown.
+    edited = "\n\n" + RUNTIME_ERROR
+    compiled = shapescript.compile(tmp_path / "elsewhere.ss", edited)
+    with pytest.raises(RuntimeError) as caught:
+        compiled.project(torch.zeros(3, 4), torch.zeros(5, 3))
+    frames = [(f.filename, f.lineno, f.line) for f in traceback.extract_tb(caught.value.__traceback__)]
+    assert frames[-1] == (str(tmp_path / "elsewhere.ss"), 11, "return linear(h, w)"), frames

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import keyword
-import linecache
 import math
 import os
 import sys
@@ -62,25 +61,19 @@ def load_module(source_text: str, name: str) -> types.ModuleType:
     """Execute generated Python source into a fresh module object.
 
     The module is neither put on sys.path nor registered in sys.modules, so it
-    cannot shadow or be shadowed by anything installed.  Its source is put into
-    linecache so that tracebacks (and torch.export's stack traces) show lines.
+    cannot shadow or be shadowed by anything installed.  Its code carries the
+    .ss file's name and lines (generated_code.compile_mapped), so that tracebacks
+    (and torch.export's stack traces) show the .ss line that failed.
     """
     mod_name = "_shapescript_generated_" + "".join(
         c if c.isalnum() or c == "_" else "_" for c in name
     )
-    filename = f"<shapescript:{name}>"
     module = types.ModuleType(mod_name)
-    module.__file__ = filename
-    linecache.cache[filename] = (
-        len(source_text),
-        None,
-        source_text.splitlines(keepends=True),
-        filename,
-    )
+    module.__file__ = name
     # An export's module imports nothing `import python` names (PythonImports::left_out).
     _generated_code().check(source_text, f"`{name}`'s generated module")
-    code = compile(source_text, filename, "exec")
-    exec(code, module.__dict__)
+    for code in _generated_code().compile_mapped(source_text, name):
+        exec(code, module.__dict__)
     return module
 
 

@@ -105,3 +105,69 @@ def check_folder(path):
             except UnicodeDecodeError:
                 raise GeneratedCodeError(f"`{name}` is not UTF-8, which the code generators always write") from None
             check(source, f"`{name}`", folder=True)
+
+
+def source_lines(source, source_name):
+    """{generated line: .ss line}, read off the `# NAME.ss:N: ...` comments the generator writes
+    above each statement's code (and after each `param`'s): a statement's lines take its comment's
+    line; the lines a function runs before its first statement take that statement's."""
+    import re
+
+    marker = re.compile(r"#\s" + re.escape(source_name) + r":(\d+):")
+    mapped, current, pending = {}, None, []
+    for number, line in enumerate(source.split("\n"), start=1):
+        text = line.strip()
+        if line[:1] not in ("", " ", "#"):  # a top-level statement: a new item
+            current, pending = None, []
+        found = marker.search(line)
+        if found and text.startswith("#"):
+            current = int(found.group(1))
+            for waiting in pending:
+                mapped[waiting] = current
+            pending = []
+            continue
+        if found:  # code with its line at its end
+            mapped[number] = int(found.group(1))
+        elif text and current is not None:
+            mapped[number] = current
+        elif text and line[:1] == " ":
+            pending.append(number)
+    return mapped
+
+
+def compile_mapped(source, path, source_text=None):
+    """The code of generated `source` as a list of code objects, one per top-level statement,
+    to run in order: those generated from statements of the .ss file at `path` carry its file
+    name and its line numbers (a traceback shows the .ss line that failed), the rest (imports,
+    sizes, runtime helpers) a `<generated from NAME>` file name. linecache holds both texts: the
+    .ss file's is `source_text` when given (what was compiled, which the file on disk may not
+    be). `source` must have passed check()."""
+    import linecache
+    import os
+
+    if source_text is None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                source_text = f.read()
+        except (OSError, UnicodeDecodeError):
+            source_text = ""
+    ss_lines = source_text.splitlines(keepends=True)
+    linecache.cache[os.fspath(path)] = (len(source_text), None, ss_lines, os.fspath(path))
+    tree = ast.parse(source)
+    mapped = source_lines(source, os.path.basename(path))
+    generated_name = f"<generated from {os.path.basename(path)}>"
+    linecache.cache[generated_name] = (len(source), None, source.splitlines(keepends=True), generated_name)
+    codes = []
+    for statement in tree.body:
+        nodes = [n for n in ast.walk(statement) if hasattr(n, "lineno")]
+        if not any(n.lineno in mapped for n in nodes):
+            codes.append(compile(ast.Module(body=[statement], type_ignores=[]), generated_name, "exec"))
+            continue
+        fallback = next(mapped[n.lineno] for n in nodes if n.lineno in mapped)
+        for node in nodes:
+            line = mapped.get(node.lineno, fallback)
+            # The columns are the generated text's, not the .ss line's: span the whole line.
+            width = len(ss_lines[line - 1].rstrip("\n").encode("utf-8")) if line <= len(ss_lines) else 0
+            node.lineno, node.end_lineno, node.col_offset, node.end_col_offset = line, line, 0, width
+        codes.append(compile(ast.Module(body=[statement], type_ignores=[]), os.fspath(path), "exec"))
+    return codes

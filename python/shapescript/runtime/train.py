@@ -368,17 +368,6 @@ def _on_interrupt(signum, frame):
     print("\ninterrupted: finishing this step, then saving (Ctrl-C again to stop at once)", file=sys.stderr)
 
 
-def _source_line(spec, python_line):
-    """The .ss line of a line of generated code: its statement's `# file.ss:N: ...` comment."""
-    lines = spec["module"].splitlines()
-    name = os.path.basename(spec["source"])
-    for line in reversed(lines[:python_line]):
-        text = line.strip()
-        if text.startswith(f"# {name}:"):
-            return f"{spec['source']}:{text[len(name) + 3:].split(':')[0]}"
-    return f"{spec['source']}"
-
-
 def main(argv):
     global RUN
     verbose = "--verbose" in argv
@@ -396,7 +385,8 @@ def main(argv):
         module = types.ModuleType(os.path.splitext(os.path.basename(spec["source"]))[0])
         module.__dict__["_ss_train"] = sys.modules[__name__]
         _generated_code().check(spec["module"], f"`{spec['source']}`'s generated module", python_imports=True)
-        exec(compile(spec["module"], spec["source"], "exec"), module.__dict__)
+        for code in _generated_code().compile_mapped(spec["module"], spec["source"]):
+            exec(code, module.__dict__)
         function = getattr(module, spec["function"], None)
         if function is None:
             raise RunError(f"`{spec['source']}` has no function `{spec['function']}`")
@@ -431,7 +421,7 @@ def main(argv):
         import traceback
 
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == spec.get("source")]
-        where = f" (at {_source_line(spec, frames[-1].lineno)})" if frames else ""
+        where = f" (at {spec['source']}:{frames[-1].lineno})" if frames else ""  # the code carries .ss lines
         print(f"error: {type(e).__name__}: {e}{where}", file=sys.stderr)
         return 1
     return 0

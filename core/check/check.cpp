@@ -718,6 +718,24 @@ bool Checker::check_block(const Block& block, Scope& scope) {
   return returned;
 }
 
+void Checker::widen_rebound(const Statement& block_statement, Scope& scope) {
+  std::function<void(const Statement&)> visit = [&](const Statement& statement) {
+    for (const auto& [name, span] : statement.targets) {
+      auto local = scope.locals.find(name);
+      if (local == scope.locals.end() || !local->second.type.is_tensor()) continue;
+      ElementType& element = local->second.type.tensor.element;
+      if (element.kind == ElementKind::nonneg || element.kind == ElementKind::logit) element = ElementType{};
+    }
+    auto visit_block = [&](const Block* block) {
+      if (block)
+        for (const Statement& inner : block->statements) visit(inner);
+    };
+    for (const auto& branch : statement.branches) visit_block(branch.second.get());
+    visit_block(statement.body.get());
+  };
+  visit(block_statement);
+}
+
 bool Checker::check_statement(const Statement& statement, Scope& scope) {
   switch (statement.kind) {
     case Statement::Kind::assign: {
@@ -774,6 +792,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
       };
       index.fixed = fixed_end(statement.value.get()) && fixed_end(statement.end.get());
       bind_local(statement.variable, statement.variable_span, index, scope);
+      widen_rebound(statement, scope);
       scope.blocks.emplace_back("the loop", scope.locals);
       if (statement.body) check_block(*statement.body, scope);
       scope.blocks.pop_back();
@@ -781,6 +800,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
     }
     case Statement::Kind::if_: {
       bool all_return = statement.body != nullptr;
+      widen_rebound(statement, scope);
       for (auto& [condition, body] : statement.branches) {
         if (condition) {
           ValueType type = eval(*condition, scope);

@@ -128,6 +128,9 @@ class Checker {
   std::string signature_text(const Item& item) const;
   void check_function(const Item& item);
   bool check_block(const Block& block, Scope& scope);
+  // Before a `for` or `if` block: a name it rebinds may hold any value of its kind after a pass,
+  // so a refined element type (NonNeg, Logit) it had before widens to Real for the block.
+  void widen_rebound(const Statement& block_statement, Scope& scope);
   bool check_statement(const Statement& statement, Scope& scope);
   void bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope, const Expr* value = nullptr);
   void check_return(const Expr& expr, const ValueType& value, Scope& scope);

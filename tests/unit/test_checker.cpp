@@ -230,3 +230,17 @@ TEST_CASE("as .. Index[N] checks the values when it runs, unless they are Index[
   CHECK(code("dim P = 16\n\nfn f(ids: [n] Index[P]) -> [n] Index[P]:\n    return ids as [n] Index[P]\n").find("below=") == std::string::npos);
   CHECK(code("dim P = 16\n\nfn f(ids: [b n] Int) -> [b n] Index[P]:\n    return ids |> map(r => r as [n] Index[P])\n").find("below=") == std::string::npos);
 }
+
+TEST_CASE("a name rebound in a for or an if starts the block widened from NonNeg or Logit to Real") {
+  // exp(x) is NonNeg; after a pass of the loop it may be anything: uses in the block see Real.
+  CHECK(codes_of("dim L = 2\n\nfn f(x: [n]) -> [n]:\n    y = exp(x)\n    for l in 0..L:\n        y = y - 1\n    return y\n").empty());
+  CHECK(codes_of("dim L = 2\n\nfn f(x: [n]) -> [n]:\n    y = exp(x)\n    for l in 0..L:\n        if l % 2 == 0:\n            y = y - 1\n    return y\n")
+            .empty());
+  // Inside the loop, `y` is Real from the start: a use that needs NonNeg sees that it may not be.
+  auto analysis = checked("dim L = 2\n\nfn f(x: [n]) -> [n] NonNeg:\n    y = exp(x)\n    for l in 0..L:\n        z = y\n        y = y - 1\n    return z\n");
+  REQUIRE(analysis->diagnostics.size() == 1);
+  CHECK(analysis->diagnostics[0].message == "`f` returns `Real` elements, but its result type says `NonNeg`");
+  // The shape still may not change.
+  CHECK(codes_of("dim L = 2\n\nfn f(x: [n]) -> [n]:\n    y = exp(x)\n    for l in 0..L:\n        y = concat(y, y, over=n)\n    return y\n") ==
+        std::vector{DiagnosticCode::E0301});
+}

@@ -178,8 +178,17 @@ local function attach_legacy(bufnr)
   vim.lsp.buf_attach_client(bufnr, id)
 end
 
+-- The server's own semantic token types (0.9+ highlights them as @lsp.type.TYPE): a dim as a
+-- constant, an axis as a type; a colorscheme's own links win. Older Neovims have no such groups.
+local function link_semantic_tokens()
+  for group, target in pairs({ ["@lsp.type.dim.shapescript"] = "Constant", ["@lsp.type.axis.shapescript"] = "Type" }) do
+    pcall(vim.cmd, "highlight default link " .. group .. " " .. target)
+  end
+end
+
 function M.setup(opts)
   opts = opts or {}
+  link_semantic_tokens()
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   local cfg = M.config
   if opts.keymaps == false then cfg.keymaps = false end

@@ -536,6 +536,53 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
   return ValueType::unknown();
 }
 
+namespace {
+
+// A size of generic axes (each at least 1) that is negative whatever they are: every term but the
+// constant has a negative coefficient, so it is largest with each axis at 1, and that is below 0.
+bool surely_negative(const SizeExpr& e) {
+  int64_t largest = 0;
+  for (const auto& [monomial, coefficient] : e.terms()) {
+    if (!monomial.empty() && coefficient > 0) return false;
+    largest += coefficient;
+  }
+  return largest < 0;
+}
+
+}  // namespace
+
+std::optional<std::string> Checker::index_out_of_range(const SizeExpr& index, const SizeExpr& size, const Scope& scope) const {
+  // The index's loop indices and Index[N] locals, each with its range 0..N-1; generic axes stay.
+  std::vector<std::pair<std::string, int64_t>> counted;
+  int64_t combinations = 1;
+  for (const std::string& name : index.variables()) {
+    if (scope.axes.count(name)) continue;
+    auto local = scope.locals.find(name);
+    if (local == scope.locals.end() || !local->second.type.is_tensor()) return std::nullopt;
+    const ElementType& element = local->second.type.tensor.element;
+    auto bound = element.kind == ElementKind::index ? element.bound.constant_value() : std::nullopt;
+    if (!bound || *bound <= 0) return std::nullopt;  // an Int of any value: nothing sure
+    counted.emplace_back(name, *bound);
+    combinations *= *bound;
+    if (combinations > 65536) return std::nullopt;
+  }
+  SizeBindings values;
+  for (int64_t k = 0; k < combinations; ++k) {
+    int64_t rest = k;
+    std::string at;
+    for (const auto& [name, bound] : counted) {
+      values[name] = SizeExpr::constant(rest % bound);
+      at += (at.empty() ? "at " : ", ") + name + " = " + std::to_string(rest % bound);
+      rest /= bound;
+    }
+    SizeExpr value = index.substitute(values);
+    std::string is = value.is_constant() ? "it is " + value.to_user_string() : "it is " + value.to_user_string() + ", never below " + size.to_user_string();
+    if (surely_negative(size - SizeExpr::constant(1) - value)) return at.empty() ? is : at + " " + is;
+    if (surely_negative(value)) return (at.empty() ? "" : at + " ") + "it is " + value.to_user_string() + ", below 0";
+  }
+  return std::nullopt;
+}
+
 ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
   const Expr& base = *expr.operands[0];
@@ -591,17 +638,27 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
           .label("out of range")
           .note("indices count from 0, so the last is " + std::to_string(*size - 1))
           .secondary(base.span, "this is " + tensor->to_string());
-    } else if (s.kind == SizeNode::Kind::name) {
+    } else if (s.kind == SizeNode::Kind::name && scope.locals.count(s.name) && scope.locals.at(s.name).type.is_tensor() &&
+               scope.locals.at(s.name).type.tensor.element.kind == ElementKind::index) {
       auto local = scope.locals.find(s.name);
-      if (local == scope.locals.end() || !local->second.type.is_tensor()) continue;
       const ElementType& element = local->second.type.tensor.element;
-      if (element.kind != ElementKind::index || element.bound == axis.size) continue;
+      if (element.bound == axis.size) continue;
       report(DiagnosticCode::E0402, s.span,
              "`" + s.name + "` is an `" + element.to_string() + "`, but it indexes " + dim_word(i) + " of " + tensor->to_string() + ", " +
                  describe_axis(axis))
           .label("below " + element.bound.to_user_string() + ", not " + axis.size.to_user_string())
           .secondary(local->second.at, "`" + s.name + "` is bound here")
           .note("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries")
+          .secondary(base.span, "this is " + tensor->to_string());
+    } else if (auto value = resolve_size(s, scope); value && !value->size.is_constant()) {
+      // An index computed from sizes and loop indices: refused where it surely misses the axis.
+      auto where = index_out_of_range(value->size, axis.size, scope);
+      if (!where) continue;
+      report(DiagnosticCode::E0402, s.span,
+             "index `" + text(s.span) + "` is out of range for " + dim_word(i) + " of " + tensor->to_string() + ", " + describe_axis(axis) +
+                 ": " + *where)
+          .label("out of range")
+          .note("indices count from 0, so the last is " + (axis.size - SizeExpr::constant(1)).to_user_string())
           .secondary(base.span, "this is " + tensor->to_string());
     } else {
       continue;

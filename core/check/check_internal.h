@@ -157,6 +157,9 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType eval_attribute(const Expr& expr, Scope& scope);
   ValueType eval_subscript(const Expr& expr, Scope& scope);
+  // Where an index written as a size (`L - l`, `n`, `l + 1`) surely falls outside an axis of size
+  // `size`: "at l = 0 it is 3", or "it is never below n"; nullopt where it may be in range.
+  std::optional<std::string> index_out_of_range(const SizeExpr& index, const SizeExpr& size, const Scope& scope) const;
   ValueType eval_as(const Expr& expr, Scope& scope);
   ValueType eval_call(const Expr& expr, Scope& scope);
   ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts,

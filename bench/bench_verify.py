@@ -52,6 +52,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("SHAPESCRIPT_BIN", args.bin)
     from test_model_zoo import ZOO, reference_model  # noqa: E402  (the zoo's table and reference weights)
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # save_pretrained's bars would break the table
 
     names = args.only or sorted(ZOO)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cpus)", flush=True)

@@ -452,6 +452,21 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   auto shape = broadcast(*l, *r, expr.text_span.empty() ? expr.span : expr.text_span, expr.operands[0]->span, expr.operands[1]->span, &scope);
   if (!shape) return ValueType::unknown();
   shape->element = combine_elements(l->element, r->element, op);
+  // Python's `%` by a positive N lands in 0..N-1, and an index below M floor-divided by a positive k
+  // is below ceil(M / k): both are indices, so `m.w[(l + 1) % L]` is known to be in range.
+  auto positive = [](const ValueType& v) -> std::optional<int64_t> {
+    auto n = v.known_size ? v.known_size->constant_value() : std::nullopt;
+    return n && *n > 0 ? n : std::nullopt;
+  };
+  if (op == "%")
+    if (auto n = positive(right)) {
+      shape->element = ElementType{ElementKind::index, SizeExpr::constant(*n), text(expr.operands[1]->span), ""};
+    }
+  if (op == "//" && l->element.kind == ElementKind::index)
+    if (auto k = positive(right); k && l->element.bound.constant_value()) {
+      int64_t below = (*l->element.bound.constant_value() + *k - 1) / *k;
+      shape->element = ElementType{ElementKind::index, SizeExpr::constant(below), std::to_string(below), ""};
+    }
   ValueType result = ValueType::of(*shape);
   if (left.known_size && right.known_size) {
     if (op == "+") result.known_size = *left.known_size + *right.known_size;
@@ -643,6 +658,8 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
       auto local = scope.locals.find(s.name);
       const ElementType& element = local->second.type.tensor.element;
       if (element.bound == axis.size) continue;
+      auto bound = element.bound.constant_value(), size = axis.size.constant_value();
+      if (bound && size && *bound <= *size) continue;  // every value is in range
       report(DiagnosticCode::E0402, s.span,
              "`" + s.name + "` is an `" + element.to_string() + "`, but it indexes " + dim_word(i) + " of " + tensor->to_string() + ", " +
                  describe_axis(axis))

@@ -244,3 +244,14 @@ TEST_CASE("a name rebound in a for or an if starts the block widened from NonNeg
   CHECK(codes_of("dim L = 2\n\nfn f(x: [n]) -> [n]:\n    y = exp(x)\n    for l in 0..L:\n        y = concat(y, y, over=n)\n    return y\n") ==
         std::vector{DiagnosticCode::E0301});
 }
+
+TEST_CASE("% by a fixed N is an Index[N], and an index floor-divided by k one of ceil(N / k)") {
+  const std::string head = "dim D = 4\ndim L = 3\n\nmodel M:\n    param w: [L D D] = normal(std=0.5)\n    param h: [1 D D] = normal(std=0.5)\n\n"
+                           "fn f(m: M, x: [n D]) -> [n D]:\n    for l in 0..L:\n";
+  CHECK(codes_of(head + "        j = (l + 1) % L\n        x = linear(x, m.w[j])\n    return x\n").empty());
+  CHECK(codes_of(head + "        j = l // 2\n        x = linear(x, m.w[j])\n    return x\n").empty());      // Index[2] into 3 rows
+  CHECK(codes_of(head + "        j = l // 2\n        x = linear(x, m.h[j])\n    return x\n") ==            // l = 2 gives 1: past [1 ..]
+        std::vector{DiagnosticCode::E0402});
+  CHECK(codes_of(head + "        x = linear(x, m.w[L - l])\n    return x\n") == std::vector{DiagnosticCode::E0402});  // L at l = 0
+  CHECK(codes_of(head + "        x = linear(x, m.w[L - 1 - l])\n    return x\n").empty());
+}

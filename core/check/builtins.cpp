@@ -1165,6 +1165,26 @@ std::optional<Axis> window_axis(CallContext& call, const Axis& in, SizeOrigin st
     return std::nullopt;
   }
   auto fixed = size->constant_value();
+  // A generic size is at its smallest when every axis in it is 1 (when its coefficients are all
+  // positive): a window that doesn't fit then would fail when the program runs with small inputs.
+  bool increasing = std::all_of(in.size.terms().begin(), in.size.terms().end(), [](const auto& term) { return term.first.empty() || term.second > 0; });
+  if (!fixed && step.scale == 0 && increasing) {
+    SizeBindings ones;
+    for (const std::string& v : in.size.variables()) ones[v] = SizeExpr::constant(1);
+    auto smallest = in.size.substitute(ones).constant_value();
+    int64_t needs = step.dilation * (step.kernel - 1) + 1 - 2 * step.padding;
+    if (smallest && *smallest < needs) {
+      std::vector<std::string> vars = in.size.variables();
+      auto d = call.report(DiagnosticCode::E0320, call.positional_span(0),
+                           "`" + name + "` (" + window + ") needs an axis of at least " + std::to_string(needs) + ", but " + describe_axis(in) + " may be " +
+                               std::to_string(*smallest) + ": nothing of the window fits then");
+      d.label("an axis is " + describe_axis(in));
+      if (!in.bound_at.empty()) d.secondary(in.bound_at, describe_axis(in) + " is bound here");
+      if (vars.size() == 1 && in.size == SizeExpr::variable(vars[0]))
+        d.help("promise room for the window where `" + vars[0] + "` is bound, by writing it as `" + vars[0] + "+" + std::to_string(needs - 1) + "`");
+      return std::nullopt;
+    }
+  }
   if (fixed && *fixed < 1) {
     int64_t needs = step.dilation * (step.kernel - 1) + 1 - 2 * step.padding;
     auto d = call.report(DiagnosticCode::E0320, call.positional_span(0),

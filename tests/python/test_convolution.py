@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 import shapescript
-from conftest import EXAMPLES, cli
+from conftest import EXAMPLES, cli, export_pt2
 
 
 def random_weights(model: nn.Module, seed: int) -> None:
@@ -148,3 +148,28 @@ def test_pooling_and_interpolation_equal_torch_modules(tmp_path):
     cases.append((compiled.grouped(signal, conv.weight), conv._conv_forward(signal, conv.weight, None)))
     for got, expected in cases:
         torch.testing.assert_close(got, expected)
+
+
+GENERIC_FRONTEND = """
+## Whisper's two convolutions with the frames generic: 2t frames in, t out ((2t - 1) / 2 + 1, rounded down).
+export fn frontend(mel: [b 16 2t], w1: [32 16 3], w2: [32 32 3]) -> [b 32 t]:
+    h = gelu(conv1d(mel, w1, padding=1))
+    return gelu(conv1d(h, w2, stride=2, padding=1))
+"""
+
+
+def test_generic_sizes_export_as_torch_computes_them(tmp_path):
+    """torch.export traces the strided convolution symbolically and agrees with the checker that 2t
+    frames give t: the .pt2 accepts every even length and returns half of it."""
+    source = tmp_path / "frontend.ss"
+    source.write_text(GENERIC_FRONTEND)
+    result = export_pt2(source, tmp_path / "frontend.pt2")
+    assert result.returncode == 0, result.stderr
+    program = torch.export.load(str(tmp_path / "frontend.pt2")).module()
+    w1, w2 = torch.randn(32, 16, 3), torch.randn(32, 32, 3)
+    for frames in (2, 22, 48):
+        mel = torch.randn(2, 16, frames)
+        expected = torch.nn.functional.gelu(torch.nn.functional.conv1d(
+            torch.nn.functional.gelu(torch.nn.functional.conv1d(mel, w1, padding=1)), w2, stride=2, padding=1))
+        torch.testing.assert_close(program(mel, w1, w2), expected)
+        assert expected.shape[-1] == frames // 2

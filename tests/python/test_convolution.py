@@ -4,7 +4,7 @@ torch's own modules do.
 examples/cnn.ss (conv, relu, pool, conv, relu, pool, a linear head) gives the logits of the same
 network built from torch.nn modules with the same weights; examples/whisper_frontend.ss gives the
 frames transformers' WhisperEncoder feeds its first layer (its own conv1, conv2 and
-embed_positions, at a tiny random config). The checker's output sizes (floor division where torch
+embed_positions, at a tiny random config), and its forward the encoder's last_hidden_state. The checker's output sizes (floor division where torch
 floors) are compared with the shapes torch computes over a grid of sizes, kernels, strides, paddings
 and dilations, and pooling, adaptive pooling and interpolation with torch.nn's modules.
 
@@ -53,11 +53,35 @@ def test_cnn_equals_torch_modules():
     torch.testing.assert_close(logits, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_whisper_frontend_equals_whisper_encoder():
+def whisper_weights(encoder) -> dict:
+    """WhisperEncoder's state dict as examples/whisper_frontend.ss's params: per-layer weights stacked on L."""
+    layers = encoder.layers
+
+    def stacked(name):
+        return torch.stack([layer.get_parameter(name) for layer in layers])
+
+    return {
+        "conv1_w": encoder.conv1.weight, "conv1_b": encoder.conv1.bias,
+        "conv2_w": encoder.conv2.weight, "conv2_b": encoder.conv2.bias,
+        "embed_positions": encoder.embed_positions.weight,
+        "ln1_w": stacked("self_attn_layer_norm.weight"), "ln1_b": stacked("self_attn_layer_norm.bias"),
+        "wq": stacked("self_attn.q_proj.weight"), "bq": stacked("self_attn.q_proj.bias"),
+        "wk": stacked("self_attn.k_proj.weight"),
+        "wv": stacked("self_attn.v_proj.weight"), "bv": stacked("self_attn.v_proj.bias"),
+        "wo": stacked("self_attn.out_proj.weight"), "bo": stacked("self_attn.out_proj.bias"),
+        "ln2_w": stacked("final_layer_norm.weight"), "ln2_b": stacked("final_layer_norm.bias"),
+        "fc1_w": stacked("fc1.weight"), "fc1_b": stacked("fc1.bias"),
+        "fc2_w": stacked("fc2.weight"), "fc2_b": stacked("fc2.bias"),
+        "lnf_w": encoder.layer_norm.weight, "lnf_b": encoder.layer_norm.bias,
+    }
+
+
+def test_whisper_encoder_equals_transformers():
+    """The front end gives what WhisperEncoder's first layer reads; the whole forward its last_hidden_state."""
     from transformers import WhisperConfig
     from transformers.models.whisper.modeling_whisper import WhisperEncoder
 
-    config = WhisperConfig(num_mel_bins=16, d_model=32, max_source_positions=24, encoder_layers=1,
+    config = WhisperConfig(num_mel_bins=16, d_model=32, max_source_positions=24, encoder_layers=2,
                            encoder_attention_heads=2, encoder_ffn_dim=64, decoder_layers=1,
                            decoder_attention_heads=2, decoder_ffn_dim=64, vocab_size=64)
     encoder = WhisperEncoder(config).eval()
@@ -66,18 +90,16 @@ def test_whisper_frontend_equals_whisper_encoder():
     encoder.layers[0].register_forward_pre_hook(lambda module, args, kwargs: frames.append(args[0] if args else kwargs["hidden_states"]), with_kwargs=True)
     mel = torch.randn(2, 16, 2 * 24, generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
-        encoder(mel)
+        expected = encoder(mel).last_hidden_state
     compiled = shapescript.compile(EXAMPLES / "whisper_frontend.ss")
-    model = compiled.WhisperFrontend()
-    model.load_state_dict({
-        "conv1_w": encoder.conv1.weight, "conv1_b": encoder.conv1.bias,
-        "conv2_w": encoder.conv2.weight, "conv2_b": encoder.conv2.bias,
-        "embed_positions": encoder.embed_positions.weight,
-    })
+    model = compiled.WhisperEncoder()
+    model.load_state_dict(whisper_weights(encoder))
     with torch.no_grad():
+        front = compiled.frontend(model, mel)
         out = compiled.forward(model, mel)
-    assert out.shape == (2, 24, 32)
-    torch.testing.assert_close(out, frames[0], rtol=1e-5, atol=1e-5)
+    assert front.shape == out.shape == (2, 24, 32)
+    torch.testing.assert_close(front, frames[0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
 
 
 def torch_out(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:

@@ -1109,17 +1109,34 @@ void explain_head_mismatch(DiagnosticBuilder& d, const Axis& in, int64_t want) {
   d.note("the input's last axis is " + product + " = " + in.size.to_user_string() + ": the steps above make " + joined(started, " × ") + " into " + joined(now, " × ") +
          ", and the weight reads " + std::to_string(want));
   bool same_roots = std::all_of(roots.begin(), roots.end(), [&](const Axis* r) { return r->size == roots[0]->size; });
-  std::vector<int64_t> fits;
-  if (same_roots)
-    fits = fitting_roots(chains, [&](const std::vector<int64_t>& sizes) {
-      int64_t size = others;
-      for (int64_t s : sizes) size *= s;
-      return size == want;
+  std::string fix_weight = "declare the weight's `in` axis as `" + product + "`";
+  auto gives_want = [&](const std::vector<int64_t>& sizes) {
+    int64_t size = others;
+    for (int64_t s : sizes) size *= s;
+    return size == want;
+  };
+  // A square input first (every size the same, as they are now); else one size changed, the rest kept.
+  if (same_roots) {
+    if (auto fits = fitting_roots(chains, gives_want); !fits.empty()) {
+      d.help("input sizes of " + size_ranges(fits) + " in place of " + joined(started, " × ") + " give " + std::to_string(want) + " through these steps: declare the input so, or " + fix_weight);
+      return;
+    }
+  }
+  for (size_t i = 0; i < chains.size() && roots.size() > 1; ++i) {
+    std::vector<int64_t> kept;
+    for (const Axis* s : spatial) kept.push_back(*s->size.constant_value());
+    auto fits = fitting_roots({chains[i]}, [&](const std::vector<int64_t>& sizes) {
+      std::vector<int64_t> all = kept;
+      all[i] = sizes[0];
+      return gives_want(all);
     });
-  if (!fits.empty())
-    d.help("input sizes of " + size_ranges(fits) + " in place of " + joined(started, " × ") + " give " + std::to_string(want) + " through these steps: declare the input so, or the weight's `in` axis as `" + product + "`");
-  else
-    d.help("no input size gives " + std::to_string(want) + " through these steps: declare the weight's `in` axis as `" + product + "`");
+    if (!fits.empty()) {
+      d.help("with the other sizes kept, " + size_ranges(fits) + " in place of " + (i == 0 ? std::string("the first") : i == 1 ? std::string("the second") : "size " + std::to_string(i + 1)) + " of " + joined(started, " × ") + " gives " + std::to_string(want) +
+             " through these steps: declare the input so, or " + fix_weight);
+      return;
+    }
+  }
+  d.help("no input size gives " + std::to_string(want) + " through these steps: " + fix_weight);
 }
 
 // A keyword that must be a fixed integer of at least `minimum` (`stride=2`): its value, `otherwise`

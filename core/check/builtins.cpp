@@ -1052,23 +1052,20 @@ std::string joined(const std::vector<std::string>& parts, std::string_view separ
 void label_steps(DiagnosticBuilder& d, const std::vector<const Axis*>& axes) {
   std::vector<Span> order;
   std::map<std::pair<uint32_t, uint32_t>, std::pair<std::vector<std::string>, std::vector<std::string>>> made;
-  for (const Axis* axis : axes)
-    for (const SizeOrigin* step : window_steps(*axis, nullptr)) {
-      auto key = std::make_pair(step->at.begin, step->at.end);
-      if (!made.count(key)) order.push_back(step->at);
-      made[key].first.push_back(step->inputs[0].size.to_user_string());
-    }
-  // The outputs: each step's input is the previous step's output, so walk again to pair them.
   for (const Axis* axis : axes) {
-    const Axis* at = axis;
-    while (at->origin && !at->origin->step.empty() && at->origin->inputs.size() == 1) {
-      made[{at->origin->at.begin, at->origin->at.end}].second.push_back(at->size.to_user_string());
-      at = &at->origin->inputs[0];
+    // Walked from the last step back: each step's output is the axis whose origin it is.
+    std::vector<std::pair<const SizeOrigin*, const Axis*>> steps;
+    for (const Axis* at = axis; at->origin && !at->origin->step.empty() && at->origin->inputs.size() == 1; at = &at->origin->inputs[0])
+      steps.push_back({at->origin.get(), at});
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      auto key = std::make_pair(it->first->at.begin, it->first->at.end);
+      if (!made.count(key)) order.push_back(it->first->at);
+      made[key].first.push_back(it->first->inputs[0].size.to_user_string());
+      made[key].second.push_back(it->second->size.to_user_string());
     }
   }
   for (const Span& span : order) {
     auto& [ins, outs] = made[{span.begin, span.end}];
-    std::reverse(outs.begin(), outs.end());  // collected last step first per axis; one step per axis per call
     d.secondary(span, joined(ins, " × ") + " → " + joined(outs, " × ") + " here");
   }
 }

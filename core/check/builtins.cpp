@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 namespace ss {
 
@@ -986,13 +987,24 @@ ValueType rule_topk(CallContext& call) {
 
 // ---- convolution and pooling: sizes as exact size arithmetic ----
 
+// How much of the axis a window takes beyond its first position, net of padding: d(k-1) + 1 - 2p,
+// the smallest axis it fits in. Checked arithmetic (std::overflow_error, which the checker reports).
+SizeExpr window_reach(const SizeOrigin& step) {
+  return SizeExpr::constant(step.dilation) * SizeExpr::constant(step.kernel - 1) + SizeExpr::constant(1) - SizeExpr::constant(2) * SizeExpr::constant(step.padding);
+}
+
 // One window step applied to a fixed size: floor((in + 2p - d(k-1) - 1) / s) + 1, or in * scale.
 // nullopt when nothing of the window fits (the result would be below 1).
+// The sizes are a program's own, so the arithmetic is checked: a step that overflows gives nullopt.
 std::optional<int64_t> apply_step(const SizeOrigin& step, int64_t in) {
-  if (step.scale > 0) return in * step.scale;
-  int64_t span = in + 2 * step.padding - step.dilation * (step.kernel - 1) - 1;
-  if (span < 0) return std::nullopt;
-  return span / step.stride + 1;
+  try {
+    SizeExpr size = step.scale > 0 ? SizeExpr::constant(in) * SizeExpr::constant(step.scale) : SizeExpr::constant(in) - window_reach(step);
+    auto value = size.constant_value();
+    if (!value || *value < 0) return std::nullopt;
+    return step.scale > 0 ? *value : *value / step.stride + 1;
+  } catch (const std::overflow_error&) {
+    return std::nullopt;
+  }
 }
 
 // The steps that made `axis` from an axis written in a signature (its root), root first.
@@ -1160,7 +1172,8 @@ std::optional<Axis> window_axis(CallContext& call, const Axis& in, SizeOrigin st
   step.step = name;
   step.at = call.call_span();
   step.inputs = {in};
-  SizeExpr numerator = in.size + SizeExpr::constant(2 * step.padding - step.dilation * (step.kernel - 1) - 1);
+  const int64_t needs = *window_reach(step).constant_value();
+  SizeExpr numerator = in.size - SizeExpr::constant(needs);
   std::optional<SizeExpr> size = step.scale > 0 ? std::optional<SizeExpr>(in.size * SizeExpr::constant(step.scale)) : numerator.floor_divide(step.stride);
   if (size && step.scale == 0) *size += SizeExpr::constant(1);
   std::string window = "kernel " + std::to_string(step.kernel) + (step.stride != 1 ? ", stride " + std::to_string(step.stride) : "") +
@@ -1186,7 +1199,6 @@ std::optional<Axis> window_axis(CallContext& call, const Axis& in, SizeOrigin st
     SizeBindings ones;
     for (const std::string& v : in.size.variables()) ones[v] = SizeExpr::constant(1);
     auto smallest = in.size.substitute(ones).constant_value();
-    int64_t needs = step.dilation * (step.kernel - 1) + 1 - 2 * step.padding;
     if (smallest && *smallest < needs) {
       std::vector<std::string> vars = in.size.variables();
       auto d = call.report(DiagnosticCode::E0320, call.positional_span(0),
@@ -1200,7 +1212,6 @@ std::optional<Axis> window_axis(CallContext& call, const Axis& in, SizeOrigin st
     }
   }
   if (fixed && *fixed < 1) {
-    int64_t needs = step.dilation * (step.kernel - 1) + 1 - 2 * step.padding;
     auto d = call.report(DiagnosticCode::E0320, call.positional_span(0),
                          "`" + name + "` (" + window + ") needs an axis of at least " + std::to_string(needs) + ", but this one is " + describe_axis(in) +
                              ": nothing of the window fits");
@@ -1306,7 +1317,7 @@ ValueType rule_pool2d(CallContext& call) {
   auto padding = fixed_int_keyword(call, "padding", 0, 0);
   auto dilation = fixed_int_keyword(call, "dilation", 1, 1);
   if (!stride || !padding || !dilation) return ValueType::unknown();
-  if (*padding * 2 > *kernel) {  // torch refuses it when it runs
+  if (*padding > *kernel / 2) {  // torch refuses it when it runs
     const Argument* argument = call.keyword("padding");
     call.report(DiagnosticCode::E0320, argument->value ? argument->value->span : argument->span,
                 "`" + std::string(builtin_name(call)) + "`'s padding may be at most half its kernel (" + std::to_string(*kernel) + "), but it is " + std::to_string(*padding))

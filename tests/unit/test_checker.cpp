@@ -285,3 +285,10 @@ TEST_CASE("a linear head that a flatten of pooled sizes doesn't fit names the st
   CHECK(helps.find("input sizes of 32–35 in place of 28 × 28") != std::string::npos);
   CHECK(d.secondary.size() >= 4);  // one label per convolution or pooling step, and the weight
 }
+
+TEST_CASE("a convolution's keywords too large for 64 bits are reported, never overflowed") {
+  std::string big = "dim Big = 4611686018427387904\n\n";
+  CHECK(codes_of(big + "fn f(x: [b 4 10], w: [8 4 3]) -> [b 8 10]:\n    return conv1d(x, w, padding=Big, dilation=Big)\n") == std::vector{DiagnosticCode::E0301});
+  CHECK(codes_of(big + "fn f(x: [b 4 10 10]) -> [b 4 10 10]:\n    return max_pool2d(x, kernel_size=2, padding=Big)\n") == std::vector{DiagnosticCode::E0320});
+  CHECK(codes_of(big + "fn f(x: [b 4 h 10]) -> [b 4 h 10]:\n    return interpolate(x, scale=Big)\n") == std::vector{DiagnosticCode::E0301});
+}

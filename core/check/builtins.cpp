@@ -110,6 +110,7 @@ const Argument* removed_by_reduction(const Expr& e, const std::string& axis) {
 }
 
 void explain_head_mismatch(DiagnosticBuilder& d, const Axis& in, int64_t want);
+bool made_by_windows(const Axis& axis);
 
 ValueType rule_linear(CallContext& call) {
   auto x = call.tensor(0);
@@ -123,8 +124,10 @@ ValueType rule_linear(CallContext& call) {
   }
   const Axis& in = x->axes.back();
   if (in.size != w->axes[1].size) {
+    bool windowed = in.size.is_constant() && w->axes[1].size.is_constant() && made_by_windows(in);
     auto d = call.report(DiagnosticCode::E0301, call.positional_span(1), "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
-            (in.size.is_constant() ? ", so the weight must be `[out " + in.label + "]`" : ", a size each call sets, where the weight reads " + describe_axis(w->axes[1])));
+            (windowed ? ", made by convolution and pooling steps: the sizes stop fitting here, at the head"
+             : in.size.is_constant() ? ", so the weight must be `[out " + in.label + "]`" : ", a size each call sets, where the weight reads " + describe_axis(w->axes[1])));
     d.label("its `in` axis (the second) is " + describe_axis(w->axes[1]))
         .secondary(call.positional_span(0), "the last axis is " + describe_axis(in))
         .note("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
@@ -145,7 +148,7 @@ ValueType rule_linear(CallContext& call) {
         d.help("a weight's sizes are fixed and " + describe_axis(in) + " is set by each call: check which axes the input keeps (`over=`, a rearrange) so that its last is `" +
                w->axes[1].label + "`");
       }
-    } else if (auto want = w->axes[1].size.constant_value(); want && in.origin) {
+    } else if (auto want = w->axes[1].size.constant_value(); want && windowed) {
       explain_head_mismatch(d, in, *want);  // a flatten of convolution or pooling outputs: which input sizes fit
     } else if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
     {
@@ -1018,6 +1021,13 @@ std::vector<const SizeOrigin*> window_steps(const Axis& axis, const Axis** root)
   std::reverse(steps.begin(), steps.end());
   if (root) *root = at;
   return steps;
+}
+
+// Whether a convolution, pooling or interpolation made the axis, or a factor of it (a flatten).
+bool made_by_windows(const Axis& axis) {
+  if (!axis.origin) return false;
+  if (!axis.origin->step.empty()) return true;
+  return std::any_of(axis.origin->inputs.begin(), axis.origin->inputs.end(), [](const Axis& f) { return f.origin && !f.origin->step.empty(); });
 }
 
 // The root size run through `steps`, or nullopt when a step leaves nothing.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 namespace ss {
 
@@ -108,6 +109,9 @@ const Argument* removed_by_reduction(const Expr& e, const std::string& axis) {
   return nullptr;
 }
 
+void explain_head_mismatch(DiagnosticBuilder& d, const Axis& in, int64_t want);
+bool made_by_windows(const Axis& axis);
+
 ValueType rule_linear(CallContext& call) {
   auto x = call.tensor(0);
   auto w = call.tensor(1);
@@ -120,8 +124,10 @@ ValueType rule_linear(CallContext& call) {
   }
   const Axis& in = x->axes.back();
   if (in.size != w->axes[1].size) {
+    bool windowed = in.size.is_constant() && w->axes[1].size.is_constant() && made_by_windows(in);
     auto d = call.report(DiagnosticCode::E0301, call.positional_span(1), "`linear`'s weight is " + w->to_string() + ", but the input's last axis is " + describe_axis(in) +
-            (in.size.is_constant() ? ", so the weight must be `[out " + in.label + "]`" : ", a size each call sets, where the weight reads " + describe_axis(w->axes[1])));
+            (windowed ? ", made by convolution and pooling steps: the sizes stop fitting here, at the head"
+             : in.size.is_constant() ? ", so the weight must be `[out " + in.label + "]`" : ", a size each call sets, where the weight reads " + describe_axis(w->axes[1])));
     d.label("its `in` axis (the second) is " + describe_axis(w->axes[1]))
         .secondary(call.positional_span(0), "the last axis is " + describe_axis(in))
         .note("`linear(x, w)` computes `x @ wᵀ` with `w: [out in]`, as PyTorch stores weights");
@@ -142,6 +148,8 @@ ValueType rule_linear(CallContext& call) {
         d.help("a weight's sizes are fixed and " + describe_axis(in) + " is set by each call: check which axes the input keeps (`over=`, a rearrange) so that its last is `" +
                w->axes[1].label + "`");
       }
+    } else if (auto want = w->axes[1].size.constant_value(); want && windowed) {
+      explain_head_mismatch(d, in, *want);  // a flatten of convolution or pooling outputs: which input sizes fit
     } else if (expected && expected->rank() == x->rank() && expected->axes.back().size != w->axes[1].size)
     {
       std::string fitting = "[" + expected->axes.back().label + " " + in.label + "]";
@@ -979,6 +987,446 @@ ValueType rule_topk(CallContext& call) {
   return pair;
 }
 
+
+// ---- convolution and pooling: sizes as exact size arithmetic ----
+
+// How much of the axis a window takes beyond its first position, net of padding: d(k-1) + 1 - 2p,
+// the smallest axis it fits in. Checked arithmetic (std::overflow_error, which the checker reports).
+SizeExpr window_reach(const SizeOrigin& step) {
+  return SizeExpr::constant(step.dilation) * SizeExpr::constant(step.kernel - 1) + SizeExpr::constant(1) - SizeExpr::constant(2) * SizeExpr::constant(step.padding);
+}
+
+// One window step applied to a fixed size: floor((in + 2p - d(k-1) - 1) / s) + 1, or in * scale.
+// nullopt when nothing of the window fits (the result would be below 1).
+// The sizes are a program's own, so the arithmetic is checked: a step that overflows gives nullopt.
+std::optional<int64_t> apply_step(const SizeOrigin& step, int64_t in) {
+  try {
+    SizeExpr size = step.scale > 0 ? SizeExpr::constant(in) * SizeExpr::constant(step.scale) : SizeExpr::constant(in) - window_reach(step);
+    auto value = size.constant_value();
+    if (!value || *value < 0) return std::nullopt;
+    return step.scale > 0 ? *value : *value / step.stride + 1;
+  } catch (const std::overflow_error&) {
+    return std::nullopt;
+  }
+}
+
+// The steps that made `axis` from an axis written in a signature (its root), root first.
+std::vector<const SizeOrigin*> window_steps(const Axis& axis, const Axis** root) {
+  std::vector<const SizeOrigin*> steps;
+  const Axis* at = &axis;
+  while (at->origin && !at->origin->step.empty() && at->origin->inputs.size() == 1) {
+    steps.push_back(at->origin.get());
+    at = &at->origin->inputs[0];
+  }
+  std::reverse(steps.begin(), steps.end());
+  if (root) *root = at;
+  return steps;
+}
+
+// Whether a convolution, pooling or interpolation made the axis, or a factor of it (a flatten).
+bool made_by_windows(const Axis& axis) {
+  if (!axis.origin) return false;
+  if (!axis.origin->step.empty()) return true;
+  return std::any_of(axis.origin->inputs.begin(), axis.origin->inputs.end(), [](const Axis& f) { return f.origin && !f.origin->step.empty(); });
+}
+
+// The root size run through `steps`, or nullopt when a step leaves nothing.
+std::optional<int64_t> run_steps(const std::vector<const SizeOrigin*>& steps, int64_t root) {
+  std::optional<int64_t> size = root;
+  for (const SizeOrigin* step : steps)
+    if (size) size = apply_step(*step, *size);
+  return size;
+}
+
+// "28–29, 32" for a sorted list of sizes: runs of consecutive sizes as ranges, at most four.
+std::string size_ranges(const std::vector<int64_t>& sizes) {
+  std::string out;
+  size_t runs = 0;
+  for (size_t i = 0; i < sizes.size();) {
+    size_t j = i;
+    while (j + 1 < sizes.size() && sizes[j + 1] == sizes[j] + 1) ++j;
+    if (++runs > 4) return out + ", …";
+    out += (out.empty() ? "" : ", ") + std::to_string(sizes[i]) + (j > i ? "–" + std::to_string(sizes[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+// The fixed sizes up to 4096 of a root that the steps take to a size `fits`, sorted.
+std::vector<int64_t> fitting_roots(const std::vector<std::vector<const SizeOrigin*>>& chains, const std::function<bool(const std::vector<int64_t>&)>& fits) {
+  std::vector<int64_t> found;
+  for (int64_t r = 1; r <= 4096; ++r) {
+    std::vector<int64_t> sizes;
+    for (const auto& chain : chains)
+      if (auto s = run_steps(chain, r)) sizes.push_back(*s);
+    if (sizes.size() == chains.size() && fits(sizes)) found.push_back(r);
+  }
+  return found;
+}
+
+std::string joined(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(separator)) + p;
+  return out;
+}
+
+// Labels each convolution or pooling call that made `axes` with the sizes it made ("28 × 28 → 14 × 14").
+void label_steps(DiagnosticBuilder& d, const std::vector<const Axis*>& axes) {
+  std::vector<Span> order;
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<std::vector<std::string>, std::vector<std::string>>> made;
+  for (const Axis* axis : axes) {
+    // Walked from the last step back: each step's output is the axis whose origin it is.
+    std::vector<std::pair<const SizeOrigin*, const Axis*>> steps;
+    for (const Axis* at = axis; at->origin && !at->origin->step.empty() && at->origin->inputs.size() == 1; at = &at->origin->inputs[0])
+      steps.push_back({at->origin.get(), at});
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      auto key = std::make_pair(it->first->at.begin, it->first->at.end);
+      if (!made.count(key)) order.push_back(it->first->at);
+      made[key].first.push_back(it->first->inputs[0].size.to_user_string());
+      made[key].second.push_back(it->second->size.to_user_string());
+    }
+  }
+  for (const Span& span : order) {
+    auto& [ins, outs] = made[{span.begin, span.end}];
+    d.secondary(span, joined(ins, " × ") + " → " + joined(outs, " × ") + " here");
+  }
+}
+
+// A linear head whose input size `got` (a flatten of convolution or pooling outputs) is not the
+// weight's `want`: which steps made it, and which input sizes would give `want`.
+void explain_head_mismatch(DiagnosticBuilder& d, const Axis& in, int64_t want) {
+  std::vector<Axis> factors = in.origin && in.origin->step.empty() ? in.origin->inputs : std::vector<Axis>{in};
+  int64_t others = 1;
+  std::vector<std::string> other_labels;
+  std::vector<const Axis*> spatial;
+  std::vector<std::vector<const SizeOrigin*>> chains;
+  std::vector<const Axis*> roots;
+  for (const Axis& f : factors) {
+    const Axis* root = nullptr;
+    auto steps = window_steps(f, &root);
+    if (steps.empty()) {
+      auto size = f.size.constant_value();
+      if (!size) return;
+      others *= *size;
+      other_labels.push_back(f.label.empty() ? std::to_string(*size) : f.label);
+      continue;
+    }
+    if (!root->size.constant_value()) return;
+    spatial.push_back(&f);
+    chains.push_back(std::move(steps));
+    roots.push_back(root);
+  }
+  if (spatial.empty()) return;
+  label_steps(d, spatial);
+  std::vector<std::string> started, now;
+  for (const Axis* r : roots) started.push_back(r->size.to_user_string());
+  for (const Axis* s : spatial) now.push_back(s->size.to_user_string());
+  std::set<std::pair<uint32_t, uint32_t>> labelled;
+  for (const Axis* r : roots)
+    if (!r->bound_at.empty() && labelled.insert({r->bound_at.begin, r->bound_at.end}).second) d.secondary(r->bound_at, "the steps start from " + r->size.to_user_string());
+  std::string product = joined(other_labels, "*") + (other_labels.empty() ? "" : "*") + joined(now, "*");
+  d.note("the input's last axis is " + product + " = " + in.size.to_user_string() + ": the steps above make " + joined(started, " × ") + " into " + joined(now, " × ") +
+         ", and the weight reads " + std::to_string(want));
+  bool same_roots = std::all_of(roots.begin(), roots.end(), [&](const Axis* r) { return r->size == roots[0]->size; });
+  std::string fix_weight = "declare the weight's `in` axis as `" + product + "`";
+  auto gives_want = [&](const std::vector<int64_t>& sizes) {
+    int64_t size = others;
+    for (int64_t s : sizes) size *= s;
+    return size == want;
+  };
+  // A square input first (every size the same, as they are now); else one size changed, the rest kept.
+  if (same_roots) {
+    if (auto fits = fitting_roots(chains, gives_want); !fits.empty()) {
+      d.help("input sizes of " + size_ranges(fits) + " in place of " + joined(started, " × ") + " give " + std::to_string(want) + " through these steps: declare the input so, or " + fix_weight);
+      return;
+    }
+  }
+  for (size_t i = 0; i < chains.size() && roots.size() > 1; ++i) {
+    std::vector<int64_t> kept;
+    for (const Axis* s : spatial) kept.push_back(*s->size.constant_value());
+    auto fits = fitting_roots({chains[i]}, [&](const std::vector<int64_t>& sizes) {
+      std::vector<int64_t> all = kept;
+      all[i] = sizes[0];
+      return gives_want(all);
+    });
+    if (!fits.empty()) {
+      d.help("with the other sizes kept, " + size_ranges(fits) + " in place of " + (i == 0 ? std::string("the first") : i == 1 ? std::string("the second") : "size " + std::to_string(i + 1)) + " of " + joined(started, " × ") + " gives " + std::to_string(want) +
+             " through these steps: declare the input so, or " + fix_weight);
+      return;
+    }
+  }
+  d.help("no input size gives " + std::to_string(want) + " through these steps: " + fix_weight);
+}
+
+// A keyword that must be a fixed integer of at least `minimum` (`stride=2`): its value, `otherwise`
+// when the call leaves it out, or nullopt after E0505.
+std::optional<int64_t> fixed_int_keyword(CallContext& call, std::string_view keyword, std::optional<int64_t> otherwise, int64_t minimum) {
+  const Argument* argument = call.keyword(keyword);
+  const ValueType* type = call.keyword_type(keyword);
+  if (!argument || !type) return otherwise;
+  if (type->is_unknown()) return std::nullopt;
+  auto value = type->known_size ? type->known_size->constant_value() : std::nullopt;
+  if (value && *value >= minimum) return value;
+  call.report(DiagnosticCode::E0505, argument->value ? argument->value->span : argument->span,
+              "`" + std::string(keyword) + "=` must be a fixed integer of at least " + std::to_string(minimum) + ", such as a `dim` or a number")
+      .label(value ? "this is " + std::to_string(*value) : "not a fixed size");
+  return std::nullopt;
+}
+
+std::string_view builtin_name(CallContext& call) { return call.facts && call.facts->builtin ? call.facts->builtin->name : "this built-in"; }
+
+// The axis a window makes along `in`: exact size arithmetic, E0320 where nothing fits and E0321
+// where a generic size would have to be rounded down.
+std::optional<Axis> window_axis(CallContext& call, const Axis& in, SizeOrigin step) {
+  std::string name(builtin_name(call));
+  step.step = name;
+  step.at = call.call_span();
+  step.inputs = {in};
+  const int64_t needs = *window_reach(step).constant_value();
+  SizeExpr numerator = in.size - SizeExpr::constant(needs);
+  std::optional<SizeExpr> size = step.scale > 0 ? std::optional<SizeExpr>(in.size * SizeExpr::constant(step.scale)) : numerator.floor_divide(step.stride);
+  if (size && step.scale == 0) *size += SizeExpr::constant(1);
+  std::string window = "kernel " + std::to_string(step.kernel) + (step.stride != 1 ? ", stride " + std::to_string(step.stride) : "") +
+                       (step.padding ? ", padding " + std::to_string(step.padding) : "") + (step.dilation != 1 ? ", dilation " + std::to_string(step.dilation) : "");
+  if (!size) {
+    auto d = call.report(DiagnosticCode::E0321, call.positional_span(0),
+                         "`" + name + "` (" + window + ") makes " + describe_axis(in) + " into (" + numerator.to_user_string() + ") / " + std::to_string(step.stride) +
+                             " + 1 rounded down, which is no size expression for every `" + in.size.to_user_string() + "`");
+    d.label("an axis is " + describe_axis(in));
+    if (!in.bound_at.empty()) d.secondary(in.bound_at, describe_axis(in) + " is bound here");
+    std::vector<std::string> vars = in.size.variables();
+    if (vars.size() == 1 && in.size == SizeExpr::variable(vars[0]))
+      d.help("promise a multiple of " + std::to_string(step.stride) + " where `" + vars[0] + "` is bound, by writing it as `" + std::to_string(step.stride) + vars[0] + "`");
+    else
+      d.help("write the axis so that every term but the number is a multiple of " + std::to_string(step.stride));
+    return std::nullopt;
+  }
+  auto fixed = size->constant_value();
+  // A generic size is at its smallest when every axis in it is 1 (when its coefficients are all
+  // positive): a window that doesn't fit then would fail when the program runs with small inputs.
+  bool increasing = std::all_of(in.size.terms().begin(), in.size.terms().end(), [](const auto& term) { return term.first.empty() || term.second > 0; });
+  if (!fixed && step.scale == 0 && increasing) {
+    SizeBindings ones;
+    for (const std::string& v : in.size.variables()) ones[v] = SizeExpr::constant(1);
+    auto smallest = in.size.substitute(ones).constant_value();
+    if (smallest && *smallest < needs) {
+      std::vector<std::string> vars = in.size.variables();
+      auto d = call.report(DiagnosticCode::E0320, call.positional_span(0),
+                           "`" + name + "` (" + window + ") needs an axis of at least " + std::to_string(needs) + ", but " + describe_axis(in) + " may be " +
+                               std::to_string(*smallest) + ": nothing of the window fits then");
+      d.label("an axis is " + describe_axis(in));
+      if (!in.bound_at.empty()) d.secondary(in.bound_at, describe_axis(in) + " is bound here");
+      if (vars.size() == 1 && in.size == SizeExpr::variable(vars[0]))
+        d.help("promise room for the window where `" + vars[0] + "` is bound, by writing it as `" + vars[0] + "+" + std::to_string(needs - 1) + "`");
+      return std::nullopt;
+    }
+  }
+  if (fixed && *fixed < 1) {
+    auto d = call.report(DiagnosticCode::E0320, call.positional_span(0),
+                         "`" + name + "` (" + window + ") needs an axis of at least " + std::to_string(needs) + ", but this one is " + describe_axis(in) +
+                             ": nothing of the window fits");
+    d.label("an axis is " + describe_axis(in));
+    const Axis* root = nullptr;
+    auto steps = window_steps(in, &root);
+    if (!steps.empty()) {
+      label_steps(d, {&in});
+      if (root->size.constant_value()) {
+        auto fits = fitting_roots({steps}, [&](const std::vector<int64_t>& sizes) { return sizes[0] >= needs; });
+        if (!fits.empty()) d.help("an input size of at least " + std::to_string(fits[0]) + " in place of " + root->size.to_user_string() + " reaches this step with " + std::to_string(needs) + " or more");
+      }
+    } else {
+      d.help("give it an axis of at least " + std::to_string(needs) + ", or pad it (`padding=`)");
+    }
+    return std::nullopt;
+  }
+  Axis out;
+  out.size = *size;
+  out.label = size->to_user_string();
+  std::vector<std::string> vars = size->variables();
+  if (vars.size() == 1 && *size == SizeExpr::variable(vars[0])) out.name = vars[0];
+  out.bound_at = call.call_span();
+  out.origin = std::make_shared<SizeOrigin>(std::move(step));
+  return out;
+}
+
+// `[N C ..spatial]` or `[C ..spatial]`, as torch takes: the index of C, or nullopt after E0306.
+std::optional<size_t> channels_axis(CallContext& call, const TensorType& x, size_t spatial, std::string_view shape) {
+  if (x.rank() == spatial + 1 || x.rank() == spatial + 2) return x.rank() - spatial - 1;
+  wrong_shape(call, DiagnosticCode::E0306, call.positional_span(0),
+              "`" + std::string(builtin_name(call)) + "` takes `" + std::string(shape) + "` or the same without the batch axis, but this is " + x.to_string(), x);
+  return std::nullopt;
+}
+
+// conv1d / conv2d: x [N C ..spatial], w [O C/groups ..kernel], bias [O]?
+ValueType rule_conv(CallContext& call, size_t spatial) {
+  auto x = call.tensor(0);
+  auto w = call.tensor(1);
+  if (!x || !w) return ValueType::unknown();
+  std::string name(builtin_name(call));
+  auto c = channels_axis(call, *x, spatial, spatial == 1 ? "[N C L]" : "[N C H W]");
+  if (!c) return ValueType::unknown();
+  if (w->rank() != spatial + 2) {
+    wrong_shape(call, DiagnosticCode::E0306, call.positional_span(1),
+                "`" + name + "`'s weight must be `" + (spatial == 1 ? "[out in k]" : "[out in kh kw]") + "`, but it is " + w->to_string(), *w);
+    return ValueType::unknown();
+  }
+  auto stride = fixed_int_keyword(call, "stride", 1, 1);
+  auto padding = fixed_int_keyword(call, "padding", 0, 0);
+  auto dilation = fixed_int_keyword(call, "dilation", 1, 1);
+  auto groups = fixed_int_keyword(call, "groups", 1, 1);
+  if (!stride || !padding || !dilation || !groups) return ValueType::unknown();
+  Axis channels = w->axes[1];
+  if (*groups != 1) {
+    channels.size = channels.size * SizeExpr::constant(*groups);
+    channels.label = std::to_string(*groups) + "*" + channels.label;
+    auto out = w->axes[0].size.constant_value();
+    if (out && *out % *groups != 0)
+      call.report(DiagnosticCode::E0303, call.positional_span(1), "`" + name + "`'s " + describe_axis(w->axes[0]) + " output channels don't split into " + std::to_string(*groups) + " groups")
+          .label("its first axis is " + describe_axis(w->axes[0]));
+  }
+  if (!call.expect_same_size(channels, x->axes[*c], call.positional_span(0), "the input's channels (the weight's second axis" + std::string(*groups != 1 ? " times `groups=`" : "") + ")"))
+    return ValueType::unknown();
+  if (call.positional_count() > 2)
+    if (auto bias = call.tensor(2); bias && (bias->rank() != 1 || !call.expect_same_size(w->axes[0], bias->axes[0], call.positional_span(2), "the bias"))) {
+      if (bias->rank() != 1) wrong_shape(call, DiagnosticCode::E0306, call.positional_span(2), "`" + name + "`'s bias must be `[out]`, one axis, but it is " + bias->to_string(), *bias);
+    }
+  works_across(call, x->axes[*c]);
+  TensorType out = *x;
+  out.axes[*c] = w->axes[0];
+  for (size_t i = 0; i < spatial; ++i) {
+    const Axis& kernel = w->axes[2 + i];
+    auto k = kernel.size.constant_value();
+    if (!k || *k < 1) {
+      wrong_shape(call, DiagnosticCode::E0505, call.positional_span(1), "`" + name + "`'s kernel sizes must be fixed, but " + describe_axis(kernel) + " is not", *w);
+      return ValueType::unknown();
+    }
+    works_across(call, x->axes[*c + 1 + i]);
+    SizeOrigin step;
+    step.kernel = *k;
+    step.stride = *stride;
+    step.padding = *padding;
+    step.dilation = *dilation;
+    auto axis = window_axis(call, x->axes[*c + 1 + i], step);
+    if (!axis) return ValueType::unknown();
+    out.axes[*c + 1 + i] = *axis;
+  }
+  out.element = ElementType{};
+  return tensor_value(out);
+}
+ValueType rule_conv1d(CallContext& call) { return rule_conv(call, 1); }
+ValueType rule_conv2d(CallContext& call) { return rule_conv(call, 2); }
+
+// max_pool2d / avg_pool2d: a window of kernel_size×kernel_size over [N C H W], per channel.
+ValueType rule_pool2d(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  auto c = channels_axis(call, *x, 2, "[N C H W]");
+  auto kernel = fixed_int_keyword(call, "kernel_size", std::nullopt, 1);
+  if (!c || !kernel) return ValueType::unknown();
+  auto stride = fixed_int_keyword(call, "stride", kernel, 1);
+  auto padding = fixed_int_keyword(call, "padding", 0, 0);
+  auto dilation = fixed_int_keyword(call, "dilation", 1, 1);
+  if (!stride || !padding || !dilation) return ValueType::unknown();
+  if (*padding > *kernel / 2) {  // torch refuses it when it runs
+    const Argument* argument = call.keyword("padding");
+    call.report(DiagnosticCode::E0320, argument->value ? argument->value->span : argument->span,
+                "`" + std::string(builtin_name(call)) + "`'s padding may be at most half its kernel (" + std::to_string(*kernel) + "), but it is " + std::to_string(*padding))
+        .label("more than half the kernel");
+    return ValueType::unknown();
+  }
+  TensorType out = *x;
+  for (size_t i = 0; i < 2; ++i) {
+    works_across(call, x->axes[*c + 1 + i]);
+    SizeOrigin step;
+    step.kernel = *kernel;
+    step.stride = *stride;
+    step.padding = *padding;
+    step.dilation = *dilation;
+    auto axis = window_axis(call, x->axes[*c + 1 + i], step);
+    if (!axis) return ValueType::unknown();
+    out.axes[*c + 1 + i] = *axis;
+  }
+  if (builtin_name(call) == "avg_pool2d") out.element = ElementType{};
+  return tensor_value(out);
+}
+
+// adaptive_avg_pool2d[h w](x): [N C H W] -> [N C h w], whatever H and W are.
+ValueType rule_adaptive_pool2d(CallContext& call) {
+  auto shape = bracket_shape(call);
+  auto x = call.tensor(0);
+  if (!shape || !x) return ValueType::unknown();
+  auto c = channels_axis(call, *x, 2, "[N C H W]");
+  if (!c) return ValueType::unknown();
+  if (shape->size() != 2) {
+    call.report(DiagnosticCode::E0306, call.callee_span(), "`adaptive_avg_pool2d` takes the two output sizes in brackets, `[h w]`, but these are " + std::to_string(shape->size()))
+        .label("not two sizes");
+    return ValueType::unknown();
+  }
+  TensorType out = *x;
+  for (size_t i = 0; i < 2; ++i) {
+    works_across(call, x->axes[*c + 1 + i]);
+    out.axes[*c + 1 + i] = (*shape)[i];
+  }
+  out.element = ElementType{};
+  return tensor_value(out);
+}
+
+// interpolate[h w](x, mode=..) to a size, or interpolate(x, scale=s, mode=..) by a whole factor:
+// [N C L] (1-d) or [N C H W] (2-d).
+ValueType rule_interpolate(CallContext& call) {
+  auto x = call.tensor(0);
+  if (!x) return ValueType::unknown();
+  if (x->rank() != 3 && x->rank() != 4) {
+    wrong_shape(call, DiagnosticCode::E0306, call.positional_span(0), "`interpolate` takes `[N C L]` or `[N C H W]`, but this is " + x->to_string(), *x);
+    return ValueType::unknown();
+  }
+  size_t spatial = x->rank() - 2;
+  std::string mode = "nearest";
+  if (const Argument* m = call.keyword("mode")) {
+    std::string given = m->value && m->value->kind == Expr::Kind::string ? m->value->text : "";
+    std::string fitting = spatial == 1 ? "linear" : "bilinear";
+    if (given != "nearest" && given != fitting) {
+      call.report(DiagnosticCode::E0505, m->value ? m->value->span : m->span, "`interpolate`'s `mode=` on " + x->to_string() + " is \"nearest\" or \"" + fitting + "\"")
+          .label("not a mode");
+      return ValueType::unknown();
+    }
+    mode = given;
+  }
+  lowering(call, "mode", mode);
+  const std::vector<SizeNode>* sizes = call.shape();
+  const Argument* scale_argument = call.keyword("scale");
+  if ((sizes != nullptr) == (scale_argument != nullptr)) {
+    call.report(DiagnosticCode::E0503, call.call_span(), "`interpolate` takes either an output size in brackets, `interpolate[h w](x)`, or `scale=`, not both or neither")
+        .label(sizes ? "both" : "neither");
+    return ValueType::unknown();
+  }
+  TensorType out = *x;
+  if (sizes) {
+    auto shape = call.resolve_axes(*sizes);
+    if (!shape) return ValueType::unknown();
+    if (shape->size() != spatial) {
+      call.report(DiagnosticCode::E0306, call.callee_span(), "`interpolate` of " + x->to_string() + " takes " + std::to_string(spatial) + " output sizes in brackets, but these are " +
+                                                           std::to_string(shape->size()))
+          .label("not " + std::to_string(spatial));
+      return ValueType::unknown();
+    }
+    for (size_t i = 0; i < spatial; ++i) out.axes[2 + i] = (*shape)[i];
+  } else {
+    auto scale = fixed_int_keyword(call, "scale", std::nullopt, 1);
+    if (!scale) return ValueType::unknown();
+    for (size_t i = 0; i < spatial; ++i) {
+      SizeOrigin step;
+      step.scale = *scale;
+      auto axis = window_axis(call, x->axes[2 + i], step);
+      if (!axis) return ValueType::unknown();
+      out.axes[2 + i] = *axis;
+    }
+  }
+  for (size_t i = 0; i < spatial; ++i) works_across(call, x->axes[2 + i]);
+  if (mode != "nearest") out.element = ElementType{};
+  return tensor_value(out);
+}
+
 }  // namespace
 
 const std::vector<Builtin>& builtins() {
@@ -1026,6 +1474,24 @@ const std::vector<Builtin>& builtins() {
       {"stack", "stack(a, b, .., over=K) -> [K ..]", "stacks tensors of one shape along a new first axis K of size their count", E::pure, 1, 16, {"over"}, {"over"}, false, "", rule_stack, "torch.stack", lower_stack},
       {"full", "full[n m ..](value) -> [n m ..]", "a tensor of that shape, every element value", E::pure, 1, 1, {}, {}, false, "", rule_full, "torch.full", lower_full, {}, BuiltinRole::none, true},
       {"expand", "expand[n m ..](x) -> [n m ..]", "x broadcast to that shape", E::pure, 1, 1, {}, {}, false, "", rule_expand, "torch.Tensor.expand", lower_expand, {}, BuiltinRole::none, true},
+      // Convolution and pooling: output sizes by exact size arithmetic, floor division where torch floors.
+      {"conv1d", "conv1d(x: [N C L], w: [O C k], bias: [O]?, stride=1, padding=0, dilation=1, groups=1) -> [N O L2]",
+       "1-d convolution; L2 = (L + 2*padding - dilation*(k-1) - 1) / stride + 1, rounded down", E::pure, 2, 3, {"stride", "padding", "dilation", "groups"}, {}, false,
+       "the channels and the axis L", rule_conv1d, "torch.nn.functional.conv1d", lower_conv1d},
+      {"conv2d", "conv2d(x: [N C H W], w: [O C kh kw], bias: [O]?, stride=1, padding=0, dilation=1, groups=1) -> [N O H2 W2]",
+       "2-d convolution; each output size is (H + 2*padding - dilation*(k-1) - 1) / stride + 1, rounded down", E::pure, 2, 3, {"stride", "padding", "dilation", "groups"}, {}, false,
+       "the channels and the axes H, W", rule_conv2d, "torch.nn.functional.conv2d", lower_conv2d},
+      {"max_pool2d", "max_pool2d(x: [N C H W], kernel_size=k, stride=k, padding=0, dilation=1) -> [N C H2 W2]",
+       "maximum over each k×k window; sizes as `conv2d`'s", E::pure, 1, 1, {"kernel_size", "stride", "padding", "dilation"}, {"kernel_size"}, false,
+       "the axes H, W", rule_pool2d, "torch.nn.functional.max_pool2d", lower_max_pool2d},
+      {"avg_pool2d", "avg_pool2d(x: [N C H W], kernel_size=k, stride=k, padding=0) -> [N C H2 W2]",
+       "mean over each k×k window (padding counted as zeros); sizes as `conv2d`'s", E::pure, 1, 1, {"kernel_size", "stride", "padding"}, {"kernel_size"}, false,
+       "the axes H, W", rule_pool2d, "torch.nn.functional.avg_pool2d", lower_avg_pool2d},
+      {"adaptive_avg_pool2d", "adaptive_avg_pool2d[h w](x: [N C H W]) -> [N C h w]", "mean over h×w windows that cover H×W, whatever their size", E::pure, 1, 1, {}, {}, false,
+       "the axes H, W", rule_adaptive_pool2d, "torch.nn.functional.adaptive_avg_pool2d", lower_adaptive_avg_pool2d, {}, BuiltinRole::none, true},
+      {"interpolate", "interpolate[h w](x: [N C H W], mode=\"nearest\"|\"bilinear\"), interpolate(x, scale=s, mode=..) -> [N C s*H s*W]",
+       "resizes the last axes to a size, or by a whole factor; also `[N C L]` with \"nearest\"|\"linear\"", E::pure, 1, 1, {"scale", "mode"}, {}, false,
+       "the resized axes", rule_interpolate, "torch.nn.functional.interpolate", lower_interpolate, {}, BuiltinRole::none, true, true},
       // Initializers: only as a model parameter's initializer.
       {"normal", "normal(std=0.02, mean=0)", "initializes a parameter from a normal distribution", E::initializer, 0, 0, {"std", "mean"}, {}, false, "", rule_initializer, "torch.nn.init.normal_", lower_normal, {{"std", "0.02"}, {"mean", "0"}}},
       {"ones", "ones, ones[n m ..] -> [n m ..] NonNeg", "initializes a parameter to ones; `ones[n D]` in an expression is a tensor of ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones, {}, BuiltinRole::none, true},

@@ -128,6 +128,8 @@ struct Builtin {
   BuiltinRole role = BuiltinRole::none;
   // Takes a shape in brackets after its name: `causal[n m]`, `zeros[n D]`, `full[n D](v)`.
   bool takes_shape = false;
+  // The shape in brackets may also be left out (`interpolate(x, scale=2)`); the rule decides.
+  bool shape_optional = false;
 
   std::string_view default_of(std::string_view keyword) const;
 };

@@ -774,7 +774,7 @@ const Builtin* Checker::shaped_callee(const Expr& callee, const Scope& scope) co
 
 ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts, const std::vector<SizeNode>* shape) {
   std::string name(builtin.name);
-  if (builtin.takes_shape && builtin.max_positional > 0 && !shape) {
+  if (builtin.takes_shape && !builtin.shape_optional && builtin.max_positional > 0 && !shape) {
     error(DiagnosticCode::E0504, expr.operands[0]->span, "`" + name + "` takes its result's shape in brackets, as in `" + std::string(builtin.signature) + "`",
           "no shape");
     return ValueType::unknown();
@@ -1513,6 +1513,16 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
     axis.label = text(node.span);
     if (node.kind == SizeNode::Kind::name) axis.name = node.name;
     if (node.kind != SizeNode::Kind::name) axis.bound_at = node.span;  // a new axis: made here
+    // A group of input axes (a flatten, `b c h w -> b (c h w)`) keeps its factors, and so how each came to its size.
+    if (node.kind == SizeNode::Kind::group) {
+      auto origin = std::make_shared<SizeOrigin>();
+      for (const SizeNode& child : node.children)
+        for (size_t i = 0; i < pattern.inputs.size() && i < tensors.size(); ++i)
+          for (size_t a = 0; a < pattern.inputs[i].size(); ++a)
+            if (child.kind == SizeNode::Kind::name && pattern.inputs[i][a].kind == SizeNode::Kind::name && pattern.inputs[i][a].name == child.name)
+              origin->inputs.push_back(tensors[i].axes[a]);
+      if (origin->inputs.size() == node.children.size()) axis.origin = std::move(origin);
+    }
     // An axis carried through unchanged keeps the label the user knows it by.
     if (node.kind == SizeNode::Kind::name)
       for (size_t i = 0; i < pattern.inputs.size() && i < tensors.size(); ++i)

@@ -199,6 +199,19 @@ std::optional<SizeExpr> SizeExpr::divide_exact(const SizeExpr& divisor) const {
   return quotient;
 }
 
+std::optional<SizeExpr> SizeExpr::floor_divide(int64_t divisor) const {
+  if (divisor <= 0) return std::nullopt;
+  SizeExpr quotient;
+  for (const auto& [m, c] : terms()) {
+    if (!m.empty() && c % divisor != 0) return std::nullopt;
+    // C++ truncates toward zero; the constant term rounds toward minus infinity, as floor does.
+    int64_t q = c / divisor;
+    if (m.empty() && c % divisor != 0 && c < 0) --q;
+    if (q != 0) quotient.add_term(m, q);
+  }
+  return quotient;
+}
+
 bool SizeExpr::operator==(const SizeExpr& other) const {
   return terms_ == other.terms_ || terms() == other.terms();  // shared terms are equal without comparing
 }

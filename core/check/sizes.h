@@ -57,6 +57,12 @@ class SizeExpr {
   // Divisibility is in the polynomial ring: (n*n+n)/2 is nullopt although it is an integer for every n.
   std::optional<SizeExpr> divide_exact(const SizeExpr& divisor) const;
 
+  // Floor division by a positive constant, as torch's output sizes round down: floor(*this / k) as a
+  // polynomial. Exact for every value of the variables when each non-constant coefficient is a
+  // multiple of k, since then only the constant term leaves a remainder: (2h-1) floor/ 2 == h-1.
+  // Otherwise (h floor/ 2) no polynomial is it, and the result is nullopt; k <= 0 -> nullopt.
+  std::optional<SizeExpr> floor_divide(int64_t divisor) const;
+
   bool operator==(const SizeExpr& other) const;  // normal forms compare equal
   bool operator!=(const SizeExpr& other) const { return !(*this == other); }
 

@@ -1,5 +1,6 @@
 // The checker's types: tensors whose axes carry symbolic sizes, and the other values a program has.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,12 +22,27 @@ struct ElementType {
   bool is_integer() const { return kind == ElementKind::int_ || kind == ElementKind::index; }
 };
 
+struct SizeOrigin;
+
 // One axis: its size, and the words the user knows it by.
 struct Axis {
   SizeExpr size;
   std::string label;  // as written or derived: "16gh", "D", "(gh gw)", "3*D"
   std::string name;   // the name `over=` and patterns find it by ("n", "D", "m"); may be empty
   Span bound_at;      // where this axis's size was bound, for messages; may be empty
+  // How a size computed from another came about (a convolution's window, a group's factors), so a
+  // mismatch further on can say at which step it stopped fitting; null for a size as written.
+  std::shared_ptr<const SizeOrigin> origin;
+};
+
+// One step of size arithmetic the checker did: a window slid along `inputs[0]` (convolution,
+// pooling: floor((in + 2*padding - dilation*(kernel-1) - 1) / stride) + 1), a scaling (`scale` > 0:
+// in * scale), or a group (`step` empty: the product of `inputs`).
+struct SizeOrigin {
+  std::string step;  // the built-in, "conv2d"; empty for a group
+  Span at;           // the call
+  int64_t kernel = 1, stride = 1, padding = 0, dilation = 1, scale = 0;
+  std::vector<Axis> inputs;
 };
 
 struct TensorType {

@@ -246,4 +246,44 @@ std::string lower_zeros(const LowerContext& c) {
   return c.shape.empty() ? "nn.init.zeros_({param})" : "torch.zeros(" + shape_tuple(c) + device_keyword(c) + ")";
 }
 
+// Convolution and pooling: the keywords the call gives, in torch's own names; the rest are torch's defaults,
+// which are the table's.
+std::string window_keywords(const LowerContext& c, std::initializer_list<const char*> names) {
+  std::string out;
+  for (const char* name : names) out += optional_keyword(c, name);
+  return out;
+}
+
+std::string lower_conv(const char* function, const LowerContext& c) {
+  return std::string(function) + "(" + arg(c, 0) + ", " + arg(c, 1) + (c.args.size() > 2 ? ", " + arg(c, 2) : "") +
+         window_keywords(c, {"stride", "padding", "dilation", "groups"}) + ")";
+}
+std::string lower_conv1d(const LowerContext& c) { return lower_conv("F.conv1d", c); }
+std::string lower_conv2d(const LowerContext& c) { return lower_conv("F.conv2d", c); }
+std::string lower_max_pool2d(const LowerContext& c) {
+  return "F.max_pool2d(" + arg(c, 0) + window_keywords(c, {"kernel_size", "stride", "padding", "dilation"}) + ")";
+}
+std::string lower_avg_pool2d(const LowerContext& c) { return "F.avg_pool2d(" + arg(c, 0) + window_keywords(c, {"kernel_size", "stride", "padding"}) + ")"; }
+
+// The output sizes are the result shape's last two, as the checker resolved them.
+std::string lower_adaptive_avg_pool2d(const LowerContext& c) {
+  size_t n = c.shape.size();
+  return "F.adaptive_avg_pool2d(" + arg(c, 0) + ", (" + (n >= 2 ? c.shape[n - 2] + ", " + c.shape[n - 1] : "") + "))";
+}
+
+// The mode is one the rule accepted, written here from that list, never from the source's text.
+std::string lower_interpolate(const LowerContext& c) {
+  std::string mode = fact(c, "mode", "nearest");
+  std::string call = "F.interpolate(" + arg(c, 0);
+  if (c.keywords.count("scale")) {
+    call += ", scale_factor=" + c.keywords.at("scale");
+  } else {
+    std::string sizes;
+    for (size_t i = 2; i < c.shape.size(); ++i) sizes += c.shape[i] + ", ";
+    call += ", size=(" + sizes + ")";
+  }
+  call += mode == "bilinear" ? ", mode=\"bilinear\", align_corners=False" : mode == "linear" ? ", mode=\"linear\", align_corners=False" : ", mode=\"nearest\"";
+  return call + ")";
+}
+
 }  // namespace ss

@@ -53,6 +53,7 @@ ELSEWHERE = {
         "mistral_sliding.ss": "forward",  # a sliding window: a band mask, and the folder's sliding_window
         "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
         "mixtral.ss": "forward",    # sparse experts: topk routing, `_experts` on the rows routed to each expert
+        "cnn.ss": None,             # conv2d, max_pool2d and a flatten: F.conv2d, F.max_pool2d, einops
     },
     "tests/python/programs": {
         "as_assert.ss": None,       # an `as` assertion on derived dims

@@ -255,3 +255,65 @@ TEST_CASE("% by a fixed N is an Index[N], and an index floor-divided by k one of
   CHECK(codes_of(head + "        x = linear(x, m.w[L - l])\n    return x\n") == std::vector{DiagnosticCode::E0402});  // L at l = 0
   CHECK(codes_of(head + "        x = linear(x, m.w[L - 1 - l])\n    return x\n").empty());
 }
+
+TEST_CASE("convolution and pooling sizes are torch's rounded-down arithmetic, fixed or generic") {
+  // Fixed sizes are computed: (28 + 2 - 3) / 1 + 1 = 28, pooled 14; (14 + 2 - 3) / 2 + 1 = 7.
+  CHECK(codes_of("fn f(x: [b 3 28 28], w: [8 3 3 3]) -> [b 8 14 14]:\n    return max_pool2d(conv2d(x, w, padding=1), kernel_size=2)\n").empty());
+  CHECK(codes_of("fn f(x: [b 8 14 14], w: [8 8 3 3]) -> [b 8 7 7]:\n    return conv2d(x, w, stride=2, padding=1)\n").empty());
+  CHECK(codes_of("fn f(x: [b 8 14 14], w: [8 8 3 3]) -> [b 8 6 6]:\n    return conv2d(x, w, stride=2, padding=1)\n") == std::vector{DiagnosticCode::E0301});
+  // Generic sizes stay expressions when every term but the number divides by the stride.
+  CHECK(codes_of("fn f(x: [b 16 2t], w: [32 16 3]) -> [b 32 t]:\n    return conv1d(x, w, stride=2, padding=1)\n").empty());
+  CHECK(codes_of("fn f(x: [b 16 t], w: [32 16 3]) -> [b 32 t]:\n    return conv1d(x, w, stride=2, padding=1)\n") == std::vector{DiagnosticCode::E0321});
+  CHECK(codes_of("fn f(x: [b 16 t+2], w: [32 16 3]) -> [b 32 t]:\n    return conv1d(x, w)\n").empty());
+  // A generic axis may be as small as 1: a window that doesn't fit then fails when it runs.
+  CHECK(codes_of("fn f(x: [b 16 t], w: [32 16 3]) -> [b 32 t-2]:\n    return conv1d(x, w)\n") == std::vector{DiagnosticCode::E0320});
+  // The input's channels are the weight's second axis (times groups=); a window larger than its axis is E0320.
+  CHECK(codes_of("fn f(x: [b 4 10], w: [8 3 3]) -> [b 8 10]:\n    return conv1d(x, w, padding=1)\n") == std::vector{DiagnosticCode::E0301});
+  CHECK(codes_of("fn f(x: [b 4 10], w: [8 2 3]) -> [b 8 10]:\n    return conv1d(x, w, padding=1, groups=2)\n").empty());
+  CHECK(codes_of("fn f(x: [b 4 2 2]) -> [b 4 1 1]:\n    return max_pool2d(x, kernel_size=3)\n") == std::vector{DiagnosticCode::E0320});
+  CHECK(codes_of("fn f(x: [b t]) -> [b t]:\n    return max_pool2d(x, kernel_size=2)\n") == std::vector{DiagnosticCode::E0306});
+  CHECK(codes_of("fn f(x: [b 4 8 8]) -> [b 4 4 4]:\n    return max_pool2d(x, kernel_size=2, stride=s)\n") == std::vector{DiagnosticCode::E0201});
+}
+
+TEST_CASE("adaptive pooling and interpolate take their sizes from brackets or scale=") {
+  CHECK(codes_of("fn f(x: [b 4 h w]) -> [b 4 7 7]:\n    return adaptive_avg_pool2d[7 7](x)\n").empty());
+  CHECK(codes_of("fn f(x: [b 4 h w]) -> [b 4 2h 2w]:\n    return interpolate(x, scale=2)\n").empty());
+  CHECK(codes_of("fn f(x: [b 4 h w]) -> [b 4 9 9]:\n    return interpolate[9 9](x, mode=\"bilinear\")\n").empty());
+  CHECK(codes_of("fn f(x: [b 4 h w]) -> [b 4 9 9]:\n    return interpolate[9 9](x, mode=\"bicubic\")\n") == std::vector{DiagnosticCode::E0505});
+  CHECK(codes_of("fn f(x: [b 4 h w]) -> [b 4 h w]:\n    return interpolate(x)\n") == std::vector{DiagnosticCode::E0503});
+}
+
+TEST_CASE("convolution and pooling lower to torch.nn.functional with the keywords the call gives") {
+  auto analysis = checked("fn f(x: [b 3 32 32], w: [8 3 3 3], bias: [8]) -> [b 8 2 2]:\n"
+                          "    h = max_pool2d(conv2d(x, w, bias, padding=1), kernel_size=2)\n"
+                          "    h = interpolate[8 8](avg_pool2d(h, kernel_size=2, stride=2), mode=\"bilinear\")\n"
+                          "    return adaptive_avg_pool2d[2 2](h)\n");
+  REQUIRE(analysis->diagnostics.empty());
+  std::string python = generate_python(*analysis).python;
+  CHECK(line_with(python, "F.conv2d(").find("F.conv2d(x, w, bias, padding=1)") != std::string::npos);
+  CHECK(python.find("F.max_pool2d(") != std::string::npos);
+  CHECK(python.find("kernel_size=2)") != std::string::npos);
+  CHECK(python.find("F.interpolate(F.avg_pool2d(h, kernel_size=2, stride=2), size=(8, 8, ), mode=\"bilinear\", align_corners=False)") != std::string::npos);
+  CHECK(python.find("F.adaptive_avg_pool2d(h, (2, 2))") != std::string::npos);
+}
+
+TEST_CASE("a linear head that a flatten of pooled sizes doesn't fit names the steps and the inputs that fit") {
+  auto analysis = checked("fn f(x: [b 3 28 28], w: [8 3 3 3], head: [10 8*8*8]) -> [b 10]:\n"
+                          "    h = max_pool2d(conv2d(x, w, padding=1), kernel_size=2)\n"
+                          "    h = max_pool2d(h, kernel_size=2)\n"
+                          "    return linear(rearrange(h, b c y x -> b (c y x)), head)\n");
+  REQUIRE(analysis->diagnostics.size() == 1);
+  const Diagnostic& d = analysis->diagnostics[0];
+  CHECK(d.code == DiagnosticCode::E0301);
+  std::string helps;
+  for (const std::string& h : d.helps) helps += h + "\n";
+  CHECK(helps.find("input sizes of 32–35 in place of 28 × 28") != std::string::npos);
+  CHECK(d.secondary.size() >= 4);  // one label per convolution or pooling step, and the weight
+}
+
+TEST_CASE("a convolution's keywords too large for 64 bits are reported, never overflowed") {
+  std::string big = "dim Big = 4611686018427387904\n\n";
+  CHECK(codes_of(big + "fn f(x: [b 4 10], w: [8 4 3]) -> [b 8 10]:\n    return conv1d(x, w, padding=Big, dilation=Big)\n") == std::vector{DiagnosticCode::E0301});
+  CHECK(codes_of(big + "fn f(x: [b 4 10 10]) -> [b 4 10 10]:\n    return max_pool2d(x, kernel_size=2, padding=Big)\n") == std::vector{DiagnosticCode::E0320});
+  CHECK(codes_of(big + "fn f(x: [b 4 h 10]) -> [b 4 h 10]:\n    return interpolate(x, scale=Big)\n") == std::vector{DiagnosticCode::E0301});
+}

@@ -99,6 +99,22 @@ TEST_CASE("sizes: to_string renders what the user writes", "[sizes]") {
   }
 }
 
+TEST_CASE("sizes: floor division by a constant, as torch rounds output sizes", "[sizes]") {
+  SizeExpr h = v("h"), w = v("w");
+  CHECK(k(28).floor_divide(2) == k(14));
+  CHECK(k(7).floor_divide(2) == k(3));
+  CHECK(k(-1).floor_divide(2) == k(-1));  // floor, not truncation toward zero
+  CHECK(k(-4).floor_divide(2) == k(-2));
+  CHECK((k(2) * h - k(1)).floor_divide(2) == h - k(1));
+  CHECK((k(4) * h + k(3)).floor_divide(4) == h);
+  CHECK((k(6) * h * w + k(5)).floor_divide(3) == k(2) * h * w + k(1));
+  CHECK(SizeExpr().floor_divide(3) == SizeExpr());
+  CHECK_FALSE(h.floor_divide(2).has_value());  // h/2 rounds differently for odd and even h
+  CHECK_FALSE((k(2) * h + w).floor_divide(2).has_value());
+  CHECK_FALSE(k(5).floor_divide(0).has_value());
+  CHECK_FALSE(k(5).floor_divide(-1).has_value());
+}
+
 TEST_CASE("sizes: exact division", "[sizes]") {
   SizeExpr a = v("a"), b = v("b"), n = v("n"), gh = v("gh"), gw = v("gw");
 

@@ -88,6 +88,9 @@ struct Scope {
   int attention_calls = 0;
   AttentionShape attention;  // of its own attention call
   std::string scaling;
+  // Its attention calls' `sinks=`, as Python ("" for none), where it makes several (one per branch
+  // of an `if` on the block's index): they then share one call of the interface, `attend`.
+  std::set<std::string> shared_sinks;
 };
 
 // A scope's attention, else the first of its submodules' that has one.
@@ -576,6 +579,7 @@ class HfGenerator : public PythonWriter {
     // The block's index, for what a block decides by it (`if l % 2 == 0:`): each layer knows its own.
     if (uses_name(layer_body, python_name(loop.variable)))
       layer_body = indent(2) + python_name(loop.variable) + " = self.layer_idx  # " + source_line(loop.span) + "\n" + layer_body;
+    layer_body = shared_attention(layer) + layer_body;
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
     // How many attentions a block runs: counted per block, where an `if` on its index picks one of several.
@@ -596,11 +600,6 @@ class HfGenerator : public PythonWriter {
     layer_code.inputs = layer_inputs;
     layer_code.body = layer_body + "        return " + python_name(carried[0]) + "\n";
     if (layer_attention > 1) refuse("a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
-    // vLLM 0.32's backend finds a block's attention by reading its forward's source, and takes only a
-    // forward that calls the attention interface exactly once (fusers/attention.py, `interface_call`).
-    if (layer_attention == 1 && scope_attention_calls() > 1)
-      not_servable_ = "a block chooses between " + std::to_string(scope_attention_calls()) +
-                      " attention calls by its index, but vLLM finds a block's attention only where its forward calls it once";
     out.attention_layers = layer_attention == 1 ? layers : 0;
     if (layer_attention != 1)
       not_servable_ = layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
@@ -1014,18 +1013,38 @@ class HfGenerator : public PythonWriter {
       uncapped_attention_ = true;
     }
     // sinks=: vLLM's backend finds them as `s_aux=self.<parameter>` in the call, and loads that parameter.
+    std::string sinks_value;
     if (const Argument* sinks = has_keyword(e, "sinks")) {
       std::string value = python_bare(expression(*sinks->value));
+      sinks_value = value;
       if (!value.starts_with("self.") || value.find_first_of("[(. ", 5) != std::string::npos)
         not_servable_ = where(sinks->span) + ": vLLM finds attention sinks only as a parameter of the attention's module, "
                                              "`sinks=` given a block's own slice such as `m.sinks[l]`";
-      options += ", s_aux=" + value;
       plan_.supports_sdpa = false;
     }
+    if (scope_->attention_calls > 1) {
+      scope_->shared_sinks.insert(sinks_value);  // passed by `attend`'s one call
+      prelude_.push_back("attn_output, _ = attend(" + qkv[0] + ", key, value, " + mask + options + ")");
+      return "_heads_first(attn_output, " + qkv[0] + ")";
+    }
+    if (!sinks_value.empty()) options += ", s_aux=" + sinks_value;
     prelude_.push_back("attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)");
     prelude_.push_back("attn_output, _ = attention_interface(self, " + qkv[0] + ", key, value, " + mask +
                        ", dropout=0.0, scaling=self.scaling" + options + ", **kwargs)");
     return "_heads_first(attn_output, " + qkv[0] + ")";
+  }
+
+  // Several attention calls in one forward (one per branch of an `if` on the block's index) call the
+  // interface through one local function: vLLM 0.32's backend finds a block's attention only in a
+  // forward that calls it once (fusers/attention.py), and reads `s_aux=self.<sinks>` from that call.
+  std::string shared_attention(const Scope& scope) {
+    if (scope.shared_sinks.empty()) return "";
+    if (scope.shared_sinks.size() > 1) refuse("a block's attentions take different `sinks=`; a block's attention has one parameter of sinks");
+    std::string sinks = *scope.shared_sinks.begin();
+    std::string passed = "softcap=softcap" + (sinks.empty() ? "" : ", s_aux=" + sinks);
+    return indent(2) + "attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)\n\n" +
+           indent(2) + "def attend(query, key, value, mask, softcap=None):  # the block's one call of the attention interface, whichever it runs\n" +
+           indent(3) + "return attention_interface(self, query, key, value, mask, dropout=0.0, scaling=self.scaling, " + passed + ", **kwargs)\n\n";
   }
 
   // A function without weights: a plain Python function, as the pt2 code generator writes it.

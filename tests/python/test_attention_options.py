@@ -152,3 +152,24 @@ def test_hf_folder_hands_softcap_and_sinks_to_the_attention_interface(tmp_path):
         for _ in range(4):
             sequence = torch.cat([sequence, compiled.forward(reference, sequence)[:, -1:].argmax(-1)], dim=1)
         assert tokens.tolist() == sequence.tolist()
+
+
+def test_hf_folder_adds_a_bias_itself_and_says_vllm_cant(tmp_path):
+    """examples/bloom.ss's ALiBi (`bias=`): the folder computes it in its own code, equal to the
+    compiled forward, without a key-value cache, and says why vLLM can't serve it (E3308)."""
+    import transformers
+
+    from conftest import EXAMPLES
+
+    compiled = shapescript.compile(EXAMPLES / "bloom.ss")
+    reference = model_class(compiled)()
+    reference.load_state_dict(unit_scale_weights(reference.state_dict(), seed=6))
+    torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
+    result = cli("export", EXAMPLES / "bloom.ss", "--hf", "folder", "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "vLLM can't serve it: its attention adds `bias=alibi` to the scores" in result.stdout, result.stdout
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "folder"), trust_remote_code=True, dtype=torch.float32).eval()
+    ids = torch.randint(0, 128, (2, 10), generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        expected = compiled.forward(reference, ids, torch.arange(10).expand(2, 10))
+        torch.testing.assert_close(model(input_ids=ids).logits, expected, rtol=1e-4, atol=1e-4)

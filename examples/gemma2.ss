@@ -1,12 +1,10 @@
 # A small Gemma 2: examples/gemma.ss (embedding scaled by sqrt(D) and tied to the output, RMSNorm of
 # (1 + w) with eps 1e-6, GeGLU, grouped-query attention) with what Gemma 2 adds: a norm after
 # attention and after the feed-forward layer as well as before each (four per block); attention
-# scores capped softly, 50 * tanh(s / 50), before the mask and softmax; the logits capped the same
-# way at 30 after the output layer; a sliding window (4096 in Gemma 2, here 8 of 128 positions) on
-# every other block, the first of each pair, and full attention on the rest.
-# Workarounds: attention has no `softcap=`, so it is written out (which vLLM can't serve, E3304),
-# with the built-in `tanh` (c - 2c / (exp(2s / c) + 1) loses everything to cancellation in
-# bfloat16). Which blocks slide is said by the block's index: `l % 2 == 0`, decided per block.
+# scores capped softly, 50 * tanh(s / 50), before the mask and softmax (`softcap=50.0`); the logits
+# capped the same way at 30 after the output layer; a sliding window (4096 in Gemma 2, here 8 of 128
+# positions) on every other block, the first of each pair, and full attention on the rest. Which
+# blocks slide is said by the block's index, `if l % 2 == 0:`, decided per block.
 dim D   = 64
 dim H   = 2
 dim Hkv = 1
@@ -42,22 +40,6 @@ fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]:
     x1, x2 = x |> split(b g n (2 h) -> b g n h)
     return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
 
-## Causal attention of G query heads per key/value head, its scores capped at 50 * tanh(s / 50);
-## where `sliding`, each query sees only itself and the W - 1 positions before it.
-fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P], sliding: Bool) -> [b n D]:
-    q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos) |> rearrange(b (Hkv G) n Dh -> b Hkv G n Dh)
-    k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
-    v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
-    scores = einsum(q, k: b Hkv G n Dh, b Hkv m Dh -> b Hkv G n m) |> scale(1 / sqrt(Dh))
-    capped = 50 * tanh(scores / 50)
-    distance = rearrange(pos, b n -> b 1 1 n 1) - rearrange(pos, b m -> b 1 1 1 m)
-    weights = masked_fill(capped, !causal[n m], -inf)
-        |> masked_fill((distance >= W) and sliding, -inf)
-        |> softmax(over=m)
-    return einsum(weights, v: b Hkv G n m, b Hkv m Dh -> b Hkv G n Dh)
-        |> rearrange(b Hkv G n Dh -> b n (Hkv G Dh))
-        |> linear(wo)
-
 ## GeGLU: gelu(x W_gate) * (x W_up), projected back to D.
 fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]:
     return linear(gelu(linear(x, w_gate), approximate="tanh") * linear(x, w_up), w_down)
@@ -65,8 +47,17 @@ fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D
 fn forward(m: Gemma2, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V:
     x = embedding(ids, m.wte) |> scale(sqrt(D))
     for l in 0..L:
+        # Causal attention of G query heads per key/value head, its scores capped at 50 * tanh(s / 50);
+        # on the blocks that slide, each query sees only itself and the W - 1 positions before it.
         h = rms_norm(x, over=D, weight=1 + m.attn_norm[l], eps=1e-6)
-        a = attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, l % 2 == 0)
+        q = linear(h, m.wq[l]) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+        k = linear(h, m.wk[l]) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
+        v = linear(h, m.wv[l]) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
+        if l % 2 == 0:
+            a = scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W, softcap=50.0)
+        else:
+            a = scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], softcap=50.0)
+        a = linear(rearrange(a, b H n Dh -> b n (H Dh)), m.wo[l])
         x = x + rms_norm(a, over=D, weight=1 + m.attn_post[l], eps=1e-6)
         f = feed_forward(rms_norm(x, over=D, weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + rms_norm(f, over=D, weight=1 + m.ffn_post[l], eps=1e-6)

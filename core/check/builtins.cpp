@@ -2,6 +2,7 @@
 
 #include "emit/lowering.h"
 
+#include <sstream>
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -311,6 +312,83 @@ void attention_window(CallContext& call) {
   if (causal) lowering(call, "window", std::to_string(*size));
 }
 
+// `bias=b`: a float tensor added to the scores (ALiBi, a relative-position bias), laid over them as a
+// mask is: it may broadcast to the scores [.. n m], not grow them.
+void attention_bias(CallContext& call, const TensorType& scores) {
+  const Argument* bias = call.keyword("bias");
+  const ValueType* type = call.keyword_type("bias");
+  if (!bias || !bias->value || !type || !type->is_tensor()) return;
+  const Expr& e = *bias->value;
+  if (!type->tensor.element.is_real()) {
+    wrong_shape(call, DiagnosticCode::E0401, e.span, "`bias` is added to the attention scores, so it must be `Real`, but it is `" +
+                                                         type->tensor.element.to_string() + "`", type->tensor);
+    return;
+  }
+  // What the serving rules read: an engine's attention adds no bias of the program's.
+  lowering(call, "bias", "1");
+  auto laid = call.broadcast(type->tensor, scores, e.span, e.span);
+  if (!laid) return;
+  bool fits = laid->rank() == scores.rank();
+  for (size_t i = 0; fits && i < scores.rank(); ++i) fits = laid->axes[i].size == scores.axes[i].size;
+  if (!fits)
+    wrong_shape(call, DiagnosticCode::E0304, e.span,
+                "the bias " + type->tensor.to_string() + " is larger than the attention scores " + scores.to_string(), type->tensor);
+}
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// `softcap=C`: the scores become C * tanh(scores / C), so C is a positive number fixed when traced.
+void attention_softcap(CallContext& call) {
+  const Argument* softcap = call.keyword("softcap");
+  const ValueType* type = call.keyword_type("softcap");
+  if (!softcap || !softcap->value || !type || type->is_unknown()) return;
+  const Expr& e = *softcap->value;
+  bool number = type->is_tensor() && type->tensor.rank() == 0 && type->fixed && type->tensor.element.kind != ElementKind::bool_;
+  if (!number) {
+    call.report(DiagnosticCode::E0312, e.span, "`softcap=` must be a number fixed when the model is built, but this is `" + type->to_string() + "`")
+        .label("not a fixed number")
+        .note("the scores become C * tanh(scores / C), as Gemma 2's `attn_logit_softcapping` caps them; engines take C as one number")
+        .help("write the cap as a number, as in `softcap=50.0`");
+    return;
+  }
+  if (e.kind == Expr::Kind::number && e.number <= 0)
+    call.report(DiagnosticCode::E0312, e.span, "`softcap=` must be positive, but this is " + format_number(e.number))
+        .label("not positive")
+        .note("the scores become C * tanh(scores / C), which lies between -C and C");
+}
+
+// `sinks=s`: one learned logit per query head (gpt-oss) that joins each softmax's denominator and is
+// then dropped, so `s` has the scores' head axes: q's axes between the batch and the positions.
+void attention_sinks(CallContext& call, const TensorType& heads_of, const TensorType& q) {
+  const Argument* sinks = call.keyword("sinks");
+  const ValueType* type = call.keyword_type("sinks");
+  if (!sinks || !sinks->value || !type || !type->is_tensor()) return;
+  const Expr& e = *sinks->value;
+  const TensorType& s = type->tensor;
+  if (!s.element.is_real()) {
+    wrong_shape(call, DiagnosticCode::E0401, e.span, "`sinks` are logits, so they must be `Real`, but they are `" + s.element.to_string() + "`", s);
+    return;
+  }
+  // The query heads: the scores' leading axis just before the positions (and any grouped axes the
+  // sinks name before it, as in `[Hkv G]` for q `[b Hkv G n e]`).
+  bool fits = s.rank() >= 1 && s.rank() <= heads_of.rank();
+  for (size_t i = 0; fits && i < s.rank(); ++i)
+    fits = s.axes[i].size == heads_of.axes[heads_of.rank() - s.rank() + i].size;
+  if (fits) return;
+  std::string expected = heads_of.rank() == 0 ? "" : describe_axis(heads_of.axes.back());
+  auto d = call.report(DiagnosticCode::E0312, e.span,
+                       heads_of.rank() == 0 ? "`sinks=` needs one logit per query head, but `q` " + q.to_string() + " has no heads axis"
+                                            : "`sinks=` needs one logit per query head, `[" + heads_of.axes.back().label + "]`, but it is `" + s.to_string() + "`");
+  d.label("this is " + s.to_string());
+  if (heads_of.rank() > 0) d.secondary(call.positional_span(0), "the query heads are " + expected);
+  d.note("a sink is a logit per query head that joins the softmax's denominator and is then dropped (gpt-oss's `sinks`)");
+  if (heads_of.rank() > 0) d.help("declare the sinks as `[" + heads_of.axes.back().label + "]`, one per query head");
+}
+
 ValueType rule_sdpa(CallContext& call) {
   auto q = call.tensor(0);
   auto k = call.tensor(1);
@@ -404,6 +482,12 @@ ValueType rule_sdpa(CallContext& call) {
       }
     }
   }
+  TensorType scores = out_lead;
+  scores.axes.push_back(q->axes[q->rank() - 2]);
+  scores.axes.push_back(k->axes[k->rank() - 2]);
+  attention_bias(call, scores);
+  attention_softcap(call);
+  attention_sinks(call, out_lead, *q);
   attention_window(call);
   TensorType out = out_lead;
   out.axes.push_back(q->axes[q->rank() - 2]);
@@ -1446,8 +1530,8 @@ const std::vector<Builtin>& builtins() {
       {"embedding", "embedding(ids: [..] Index[V], table: [V D]) -> [.. D]", "looks up each id's row", E::pure, 2, 2, {}, {}, false, "", rule_embedding, "torch.nn.functional.embedding", lower_embedding, {}, BuiltinRole::embedding},
       {"rms_norm", "rms_norm(x, over=A, weight=[A]?, eps=1e-5)", "root-mean-square normalization along A", E::pure, 1, 1, {"over", "weight", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.rms_norm", lower_rms_norm, {{"eps", "1e-5"}}},
       {"layer_norm", "layer_norm(x, over=A, weight=[A]?, bias=[A]?, eps=1e-5)", "layer normalization along A", E::pure, 1, 1, {"over", "weight", "bias", "eps"}, {"over"}, false, "the axis `over=`", rule_norm, "torch.nn.functional.layer_norm", lower_layer_norm, {{"eps", "1e-5"}}},
-      {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?, window=Int?) -> [.. n f]",
-       "attention: softmax(q k^T * scale, masked) v; `window=W` also masks keys W or more positions before the query", E::pure, 3, 3, {"attn_mask", "scale", "window"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention, {}, BuiltinRole::attention},
+      {"scaled_dot_product_attention", "scaled_dot_product_attention(q: [.. n e], k: [.. m e], v: [.. m f], attn_mask=[n m] Bool?, scale=?, window=Int?, softcap=?, sinks=[H]?, bias=[.. n m]?) -> [.. n f]",
+       "attention: softmax(q k^T * scale, masked) v; `window=W` also masks keys W or more positions before the query; `softcap=C` caps the scores at C * tanh(s / C); `bias=b` adds a float bias (ALiBi) to them; `sinks=s`, a logit per query head, joins each softmax's denominator", E::pure, 3, 3, {"attn_mask", "scale", "window", "softcap", "sinks", "bias"}, {}, false, "the keys' positions `m`", rule_sdpa, "torch.nn.functional.scaled_dot_product_attention", lower_scaled_dot_product_attention, {}, BuiltinRole::attention},
       {"sqrt", "sqrt(x) -> NonNeg", "square root, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.sqrt", lower_sqrt, {}, BuiltinRole::sqrt},
       {"exp", "exp(x) -> NonNeg", "exponential, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_nonneg, "torch.exp", lower_exp, {}, BuiltinRole::exp},
       {"log", "log(x)", "natural logarithm, elementwise", E::pure, 1, 1, {}, {}, false, "", rule_real, "torch.log", lower_log, {}, BuiltinRole::log},

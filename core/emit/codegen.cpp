@@ -184,7 +184,7 @@ class Generator : public PythonWriter {
       if (line != "import math" && line != "import torch") imports.push_back(line);
     imports.push_back("");
     imports.push_back("import torch");
-    if (uses_name(code, "F.")) imports.push_back("import torch.nn.functional as F");
+    if (uses_name(code, "F.") || uses_name(code, "_attention")) imports.push_back("import torch.nn.functional as F");
     if (uses_name(code, "nn.")) imports.push_back("from torch import nn");
     if (uses_einops_) imports.push_back("import einops");
     if (imports.front().empty()) imports.erase(imports.begin());
@@ -195,6 +195,7 @@ class Generator : public PythonWriter {
     // Helpers only where the code calls them (`causal[n n]` in attention becomes is_causal=True).
     if (uses_causal_ && uses_name(body.str(), "_causal")) out << "\n\n" << causal_definition;
     if (uses_name(body.str(), "_within_window")) out << "\n\n" << within_window_definition;
+    if (uses_name(body.str(), "_attention")) out << "\n\n" << attention_definition;
     if (uses_check_number_) {
       out << "\n\ndef _check_number(x, bound, written):\n"
              "    # An `as` on a plain number (a block's index): checked while the program is traced.\n"

@@ -3,6 +3,7 @@
 #include "model/tensor_parallel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -87,6 +88,9 @@ struct Scope {
   int attention_calls = 0;
   AttentionShape attention;  // of its own attention call
   std::string scaling;
+  // Its attention calls' `sinks=`, as Python ("" for none), where it makes several (one per branch
+  // of an `if` on the block's index): they then share one call of the interface, `attend`.
+  std::set<std::string> shared_sinks;
 };
 
 // A scope's attention, else the first of its submodules' that has one.
@@ -139,6 +143,8 @@ class HfGenerator : public PythonWriter {
   std::vector<const Item*> plain_queue_;
   std::set<const Item*> plain_done_;
   std::string not_servable_;  // what the translation found that an engine can't replace
+  std::string attention_softcap_;   // the `softcap=` of the attention calls, as Python; empty: none
+  bool uncapped_attention_ = false;  // some attention call has no `softcap=`
 
   // The one verdict on serving: the serving rules' first reason (E33xx, when the caller ran them),
   // else what the translation found. Empty: servable, so a key-value cache is sound.
@@ -153,7 +159,12 @@ class HfGenerator : public PythonWriter {
   }
   bool engine_attention(const Expr& e) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
-    return f && f->builtin && f->builtin->role == BuiltinRole::attention && f->lowering.count("causal");
+    return f && f->builtin && f->builtin->role == BuiltinRole::attention && f->lowering.count("causal") && !f->lowering.count("bias");
+  }
+  static const Argument* has_keyword(const Expr& e, std::string_view name) {
+    for (const Argument& argument : e.arguments)
+      if (argument.keyword && *argument.keyword == name && argument.value) return &argument;
+    return nullptr;
   }
   const Item* user_function(const Expr& e) const {
     const CallFacts* f = e.kind == Expr::Kind::call ? facts_of(e) : nullptr;
@@ -568,12 +579,13 @@ class HfGenerator : public PythonWriter {
     // The block's index, for what a block decides by it (`if l % 2 == 0:`): each layer knows its own.
     if (uses_name(layer_body, python_name(loop.variable)))
       layer_body = indent(2) + python_name(loop.variable) + " = self.layer_idx  # " + source_line(loop.span) + "\n" + layer_body;
+    layer_body = shared_attention(layer) + layer_body;
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
     // How many attentions a block runs: counted per block, where an `if` on its index picks one of several.
     std::vector<std::vector<int64_t>> block_windows = attention_windows_per_block(a_, layout);
     int layer_attention = scope_attention_calls();
-    if (!block_windows.empty()) {
+    if (!block_windows.empty() && layer_attention > 0) {  // none: no attention an engine replaces (one with `bias=`)
       size_t most = 0;
       for (const auto& windows : block_windows) most = std::max(most, windows.size());
       layer_attention = static_cast<int>(most);
@@ -707,6 +719,14 @@ class HfGenerator : public PythonWriter {
     if (logits_processor_lacks(layout))
       not_servable_ = "it computes `" + text(logits_processor_lacks(layout)->first->span) + "` after the output layer, which vLLM can't";
 
+    // Attention's softcap: one for every block in config.json, which vLLM's attention applies.
+    if (!attention_softcap_.empty()) {
+      out.config.push_back({"attn_logit_softcapping", json_real(std::stod(attention_softcap_))});
+      if (uncapped_attention_)
+        not_servable_ = "some attention is capped at " + attention_softcap_ + " and some isn't, but vLLM caps every block's at "
+                        "config.json's one `attn_logit_softcapping`";
+    }
+
     // A sliding window: what vLLM reads to slide its own attention's, block by block (`layer_types`).
     std::vector<int64_t> windows(static_cast<size_t>(layers), layer_attention == 1 ? window : 0);
     if (layer_attention == 1 && block_windows.size() == windows.size())
@@ -783,6 +803,7 @@ class HfGenerator : public PythonWriter {
     plan_.defines_window = uses_name(code, "_sliding_window_mask");
     plan_.defines_within_window = uses_name(code, "_within_window");
     plan_.defines_experts = uses_name(code, "_experts");
+    plan_.defines_attention = uses_name(code, "_attention");
     for (auto& [name, value] : a_.semantics.dims) plan_.dims.push_back({python_name(name), value});
     HfFiles files = emit_hf(plan_);
     out.configuration = std::move(files.configuration);
@@ -973,10 +994,57 @@ class HfGenerator : public PythonWriter {
       prelude_.push_back("window_mask = _sliding_window_mask(self, " + qkv[0] + ", key)");
       mask = "window_mask";
     }
+    // softcap=: config.json's attn_logit_softcapping, which vLLM applies to every block's attention.
+    std::string options;
+    if (const Argument* softcap = has_keyword(e, "softcap")) {
+      if (!is_number(*softcap->value)) refuse(where(softcap->span) + ": `softcap=` must be a number known when the model is built");
+      std::string cap = python_bare(expression(*softcap->value));
+      char* end = nullptr;
+      bool plain = !cap.empty() && (std::strtod(cap.c_str(), &end), end == cap.c_str() + cap.size());
+      if (!plain)
+        not_servable_ = where(softcap->span) + ": vLLM reads the attention's softcap from config.json, which needs it written as a number";
+      else if (!attention_softcap_.empty() && attention_softcap_ != cap)
+        not_servable_ = where(softcap->span) + ": attention capped at " + cap + " here and at " + attention_softcap_ +
+                        " elsewhere, but vLLM caps every block's at config.json's one `attn_logit_softcapping`";
+      if (attention_softcap_.empty() && plain) attention_softcap_ = cap;
+      options += ", softcap=" + cap;
+      plan_.supports_sdpa = false;
+    } else {
+      uncapped_attention_ = true;
+    }
+    // sinks=: vLLM's backend finds them as `s_aux=self.<parameter>` in the call, and loads that parameter.
+    std::string sinks_value;
+    if (const Argument* sinks = has_keyword(e, "sinks")) {
+      std::string value = python_bare(expression(*sinks->value));
+      sinks_value = value;
+      if (!value.starts_with("self.") || value.find_first_of("[(. ", 5) != std::string::npos)
+        not_servable_ = where(sinks->span) + ": vLLM finds attention sinks only as a parameter of the attention's module, "
+                                             "`sinks=` given a block's own slice such as `m.sinks[l]`";
+      plan_.supports_sdpa = false;
+    }
+    if (scope_->attention_calls > 1) {
+      scope_->shared_sinks.insert(sinks_value);  // passed by `attend`'s one call
+      prelude_.push_back("attn_output, _ = attend(" + qkv[0] + ", key, value, " + mask + options + ")");
+      return "_heads_first(attn_output, " + qkv[0] + ")";
+    }
+    if (!sinks_value.empty()) options += ", s_aux=" + sinks_value;
     prelude_.push_back("attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)");
     prelude_.push_back("attn_output, _ = attention_interface(self, " + qkv[0] + ", key, value, " + mask +
-                       ", dropout=0.0, scaling=self.scaling, **kwargs)");
+                       ", dropout=0.0, scaling=self.scaling" + options + ", **kwargs)");
     return "_heads_first(attn_output, " + qkv[0] + ")";
+  }
+
+  // Several attention calls in one forward (one per branch of an `if` on the block's index) call the
+  // interface through one local function: vLLM 0.32's backend finds a block's attention only in a
+  // forward that calls it once (fusers/attention.py), and reads `s_aux=self.<sinks>` from that call.
+  std::string shared_attention(const Scope& scope) {
+    if (scope.shared_sinks.empty()) return "";
+    if (scope.shared_sinks.size() > 1) refuse("a block's attentions take different `sinks=`; a block's attention has one parameter of sinks");
+    std::string sinks = *scope.shared_sinks.begin();
+    std::string passed = "softcap=softcap" + (sinks.empty() ? "" : ", s_aux=" + sinks);
+    return indent(2) + "attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)\n\n" +
+           indent(2) + "def attend(query, key, value, mask, softcap=None):  # the block's one call of the attention interface, whichever it runs\n" +
+           indent(3) + "return attention_interface(self, query, key, value, mask, dropout=0.0, scaling=self.scaling, " + passed + ", **kwargs)\n\n";
   }
 
   // A function without weights: a plain Python function, as the pt2 code generator writes it.

@@ -86,11 +86,13 @@ std::string causal_lm(const HfModelingPlan& plan) {
                  {"after_output_doc", docstring(plan.after_output_doc, 2)},
                  {"causal", helper(causal_definition)},
                  {"within_window", helper(within_window_definition)},
+                 {"attention", helper(attention_definition)},
+                 {"supports_sdpa", plan.supports_sdpa ? "True" : "False"},
                  {"experts", helper(experts_definition)}};
   // The cache goes by position into CausalLMOutputWithPast: its keyword is `past_key_values`
   // before transformers 5.24 and `cache` since.
   values.flags = {{"imports_math", plan.imports_math}, {"imports_einops", plan.imports_einops}, {"defines_causal", plan.defines_causal}, {"defines_mode", plan.defines_mode},
-                  {"defines_window", plan.defines_window}, {"defines_within_window", plan.defines_within_window},
+                  {"defines_window", plan.defines_window}, {"defines_within_window", plan.defines_within_window}, {"defines_attention", plan.defines_attention},
                   {"defines_experts", plan.defines_experts},
                   {"positions", !plan.positions.empty()},   {"tied", plan.tied},                   {"cache", plan.cache},
                   {"after_output", !plan.after_output.empty()}};

@@ -39,7 +39,9 @@ struct HfModelingPlan {
 
   // The module's top: what the code below uses.
   bool imports_math = false, imports_einops = false, defines_mode = false, defines_causal = false, defines_window = false,
-       defines_within_window = false, defines_experts = false;
+       defines_within_window = false, defines_experts = false, defines_attention = false;
+  // torch's fused attention has no softcap or sinks, so transformers must pick the eager one.
+  bool supports_sdpa = true;
   std::vector<std::pair<std::string, int64_t>> dims;  // Python name and value
   std::vector<std::string> functions;                 // functions without weights, as Python
 

@@ -104,6 +104,19 @@ std::string lower_layer_norm(const LowerContext& c) {
 }
 
 std::string lower_scaled_dot_product_attention(const LowerContext& c) {
+  // softcap=, sinks= and bias= aren't torch's: _attention writes them out (python_writer.h), and
+  // calls torch's fused attention itself when only a bias is added.
+  if (c.keywords.count("softcap") || c.keywords.count("sinks") || c.keywords.count("bias")) {
+    std::string window = fact(c, "window");
+    std::string mask = !window.empty() ? "_within_window(" + c.keywords.at("attn_mask") + ", " + window + ")"
+                       : c.keywords.count("attn_mask") ? c.keywords.at("attn_mask")
+                                                       : "None";
+    std::string call = "_attention(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2) + ", " + mask;
+    for (const char* option : {"scale", "softcap", "sinks", "bias"})
+      if (c.keywords.count(option)) call += std::string(", ") + option + "=" + c.keywords.at(option);
+    if (fact(c, "gqa") == "1") call += ", gqa=True";
+    return call + ")";
+  }
   std::string call = "F.scaled_dot_product_attention(" + arg(c, 0) + ", " + arg(c, 1) + ", " + arg(c, 2);
   // causal[n n] is torch's own causal mask: is_causal=True needs no mask tensor, unless a window narrows it.
   std::string window = fact(c, "window");

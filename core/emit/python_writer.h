@@ -68,6 +68,36 @@ inline constexpr const char* within_window_definition =
     "    # window=w: besides what the mask hides, keys w or more positions before the query (j <= i - w).\n"
     "    return mask & torch.ones_like(mask).triu(1 - w)\n";
 
+// Attention with what torch's fused attention lacks: scores capped softly (`softcap=C`, before the
+// bias and mask, as Gemma 2 caps them), a float bias added (ALiBi), and sinks, a logit per query
+// head that joins the softmax's denominator and is then dropped (gpt-oss). With only a bias, torch's
+// fused attention adds it as a float mask. Both code generators define it where their code calls it.
+inline constexpr const char* attention_definition =
+    "def _attention(q, k, v, mask, scale=None, softcap=None, sinks=None, bias=None, gqa=False):\n"
+    "    # q [.. H n e], k [.. Hkv m e], v [.. Hkv m f] -> [.. H n f]; mask [n m] Bool (True: seen) or None.\n"
+    "    if softcap is None and sinks is None:\n"
+    "        bias = bias.to(q.dtype)\n"
+    "        if mask is not None:\n"
+    "            bias = torch.where(mask, bias, float(\"-inf\"))\n"
+    "        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale, enable_gqa=gqa)\n"
+    "    if gqa:  # each group of query heads reads one key/value head, as torch's enable_gqa does\n"
+    "        k = k.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3)\n"
+    "        v = v.repeat_interleave(q.shape[-3] // v.shape[-3], dim=-3)\n"
+    "    scores = torch.matmul(q, k.transpose(-2, -1)) * (q.shape[-1] ** -0.5 if scale is None else scale)\n"
+    "    if softcap is not None:\n"
+    "        scores = torch.tanh(scores / softcap) * softcap\n"
+    "    if bias is not None:\n"
+    "        scores = scores + bias\n"
+    "    if mask is not None:\n"
+    "        scores = scores.masked_fill(mask.logical_not(), float(\"-inf\"))\n"
+    "    if sinks is not None:\n"
+    "        sink = sinks.to(scores.dtype).reshape(sinks.shape + (1, 1)).expand(scores.shape[:-1] + (1,))\n"
+    "        scores = torch.cat([scores, sink], dim=-1)\n"
+    "    weights = torch.softmax(scores, dim=-1)\n"
+    "    if sinks is not None:\n"
+    "        weights = weights[..., :-1]\n"
+    "    return torch.matmul(weights.to(v.dtype), v)\n";
+
 // `experts(x, chosen, weights, e => rows => body)`, as transformers' MixtralExperts computes it:
 // each expert runs on the rows routed to it only, weighted, and added back at their tokens.
 inline constexpr const char* experts_definition =

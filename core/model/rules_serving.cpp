@@ -236,6 +236,28 @@ class ServingRules {
       }
       if (!f->builtin || reported) return;
       bool engine_attention = f->builtin->role == BuiltinRole::attention && f->lowering.count("causal");
+      if (engine_attention && f->lowering.count("bias")) {
+        // vLLM's CPU and GPU attention take ALiBi slopes, but its Transformers backend passes its
+        // `Attention` none, and no other bias: the scores would lack it.
+        const Argument* bias = nullptr;
+        for (const Argument& argument : e.arguments)
+          if (argument.keyword && *argument.keyword == "bias") bias = &argument;
+        Span at = bias ? bias->span : f->callee_span;
+        Diagnostic d;
+        d.code = DiagnosticCode::E3308;
+        d.severity = severity_;
+        std::string reason = "its attention adds `" + std::string(a_.file.text().substr(at.begin, at.end - at.begin)) + "` to the scores, and vLLM's attention adds no bias of the model's";
+        d.message = kCantRun + reason;
+        record(at, reason);
+        d.primary = {at, "the engine runs attention itself, without this bias"};
+        d.notes.push_back("vLLM's Transformers backend builds each block's `Attention` from config.json alone (heads, scale, softcap, "
+                          "window, sinks): its kernels take ALiBi slopes, but the backend passes none, and no other bias");
+        d.helps.push_back("serve the model without the bias (rotary positions instead of ALiBi), or run it with `export --pt2` or the "
+                          "folder's own transformers code; `shapescript check --serving error` lists everything an engine can't serve");
+        checker_.report(std::move(d));
+        reported = true;
+        return;
+      }
       if (engine_attention) return;
       for (const Axis& axis : f->works_across)
         if (auto v = token_variable_in(axis.size, tokens)) {
@@ -269,7 +291,7 @@ void check_cpu_attention_head_sizes(Checker& checker) {
     return;
   std::set<int64_t> reported;
   for_each_builtin_call_reached(a, *forward, [&](const Expr& e, const CallFacts& f) {
-    if (f.builtin->role != BuiltinRole::attention || !f.lowering.count("causal") || e.arguments.empty() ||
+    if (f.builtin->role != BuiltinRole::attention || !f.lowering.count("causal") || f.lowering.count("bias") || e.arguments.empty() ||
         !e.arguments[0].value)
       return;
     auto q = a.semantics.types.find(e.arguments[0].value.get());

@@ -359,13 +359,13 @@ def test_gemma2s_window_is_read_by_computing(tmp_path):
     the model computes (the source's `l % 2 == 0` says nothing it reads), and a model whose window is on
     the odd blocks computes something llama.cpp's gemma2 can't."""
     gemma2 = (EXAMPLES / "gemma2.ss").read_text()
-    assert "dim W   = 8\n" in gemma2 and "pos, l % 2 == 0)" in gemma2
+    assert "dim W   = 8\n" in gemma2 and "if l % 2 == 0:" in gemma2
     result, out = export(tmp_path, gemma2.replace("dim W   = 8\n", "dim W   = 5\n"), name="five")
     assert result.returncode == 0, result.stderr
     assert "llama.cpp's `gemma2`" in result.stdout
     _, meta = fields(out)
     assert meta["gemma2.attention.sliding_window"] == 5
     assert (meta["gemma2.attn_logit_softcapping"], meta["gemma2.final_logit_softcapping"]) == (50.0, 30.0)
-    result, out = export(tmp_path, gemma2.replace("pos, l % 2 == 0)", "pos, l % 2 == 1)"), name="odd")
+    result, out = export(tmp_path, gemma2.replace("if l % 2 == 0:", "if l % 2 == 1:"), name="odd")
     assert "not `gemma2`: it computes something else: of " in refusal(result)
     assert not out.exists()

@@ -471,7 +471,10 @@ fn forward(m: Alternating, ids: [b n] Index[V]) -> [b n V] Logit over V:
 
 def test_a_window_on_every_other_block_is_layer_types(tmp_path):
     """An `if l % 2 == 0:` around two attentions: one per block, which --hf writes as transformers'
-    `layer_types` (what vLLM slides by), and whose logits are the compiled forward's."""
+    `layer_types` (what vLLM slides by), and whose logits are the compiled forward's. vLLM 0.32 finds a
+    block's attention only in a forward that calls the attention interface once (with two calls:
+    "Layer 0 (sliding_attention) does not dispatch through the Transformers attention interface"), so
+    both branches call it through the block's one `attend`."""
     sys.path.insert(0, str(REPO / "python"))
     import shapescript
 
@@ -482,6 +485,7 @@ def test_a_window_on_every_other_block_is_layer_types(tmp_path):
     reference.load_state_dict(unit_scale_weights(reference.state_dict(), seed=2))
     torch.save(reference.state_dict(), tmp_path / "ckpt.pt")
     folder, result = export(tmp_path, tmp_path / "src" / "alternating.ss", "hf", ["--vllm", "--weights", "ckpt.pt"])
+    assert (folder / "modeling_shapescript.py").read_text().count("attention_interface(self") == 1
     config = json.loads((folder / "config.json").read_text())
     assert config["sliding_window"] == 4
     assert config["layer_types"] == ["sliding_attention", "full_attention"] * 2

@@ -108,6 +108,14 @@ ZOO = {
         num_attention_heads=2, num_key_value_heads=1, head_dim=32, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True,
         decoder_sparse_step=1, mlp_only_layers=[], max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
         use_sliding_window=False, rope_parameters={"rope_type": "default", "rope_theta": 1e6}), V=128),
+    # Attention sinks (`sinks=`), a window on every other block, experts with biases and a clamped
+    # SwiGLU whose gate and up are interleaved in one projection, stored [E D 2F] (transposed).
+    "gpt_oss": Zoo("gpt_oss.ss", "GptOss", "GptOssForCausalLM", "GptOssConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=128,
+        rms_norm_eps=1e-5, sliding_window=8, layer_types=["sliding_attention", "full_attention"], attention_bias=True,
+        swiglu_limit=7.0, tie_word_embeddings=False, pad_token_id=0, eos_token_id=1, bos_token_id=2,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 

@@ -317,3 +317,39 @@ TEST_CASE("a convolution's keywords too large for 64 bits are reported, never ov
   CHECK(codes_of(big + "fn f(x: [b 4 10 10]) -> [b 4 10 10]:\n    return max_pool2d(x, kernel_size=2, padding=Big)\n") == std::vector{DiagnosticCode::E0320});
   CHECK(codes_of(big + "fn f(x: [b 4 h 10]) -> [b 4 h 10]:\n    return interpolate(x, scale=Big)\n") == std::vector{DiagnosticCode::E0301});
 }
+
+TEST_CASE("attention's softcap=, sinks= and bias= lower to the written-out attention, checked against the scores") {
+  auto options = checked(
+      "dim H = 4\ndim Hkv = 2\n\n"
+      "fn attend(q: [b H n e], k: [b Hkv n e], v: [b Hkv n e], s: [H], a: [H 1 n]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], softcap=50.0, sinks=s, bias=a)\n");
+  REQUIRE(options->diagnostics.empty());
+  std::string python = generate_python(*options).python;
+  std::string call = line_with(python, "return _attention(q");
+  CHECK(call.find("softcap=50.0") != std::string::npos);
+  CHECK(call.find("sinks=s") != std::string::npos);
+  CHECK(call.find("bias=a") != std::string::npos);
+  CHECK(call.find("gqa=True") != std::string::npos);
+  CHECK(python.find("def _attention(") != std::string::npos);
+  CHECK(call.find("F.scaled_dot_product_attention") == std::string::npos);
+
+  auto codes = [](const Analysis& a) {
+    std::vector<DiagnosticCode> out;
+    for (const Diagnostic& d : a.diagnostics) out.push_back(d.code);
+    return out;
+  };
+  // Sinks of the key/value heads, not the query heads; a softcap of 0; an Index bias; a bias wider than the scores.
+  auto wrong = checked(
+      "dim H = 4\ndim Hkv = 2\n\n"
+      "fn sinks(q: [b H n e], k: [b Hkv n e], v: [b Hkv n e], s: [Hkv]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, sinks=s)\n\n"
+      "fn cap(q: [b H n e], k: [b H n e], v: [b H n e]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, softcap=0)\n\n"
+      "fn index_bias(q: [b H n e], k: [b H n e], v: [b H n e], a: [n n] Index[H]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, bias=a)\n\n"
+      "fn wide_bias(q: [b H n e], k: [b H n e], v: [b H n e], a: [2 b H n n]) -> [b H n e]:\n"
+      "    return scaled_dot_product_attention(q, k, v, bias=a)\n");
+  CHECK(codes(*wrong) == std::vector<DiagnosticCode>{DiagnosticCode::E0312, DiagnosticCode::E0312, DiagnosticCode::E0401, DiagnosticCode::E0304});
+  REQUIRE(!wrong->diagnostics.empty());
+  CHECK(wrong->diagnostics[0].message == "`sinks=` needs one logit per query head, `[H]`, but it is `[Hkv]`");
+}

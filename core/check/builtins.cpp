@@ -507,10 +507,70 @@ ValueType rule_rearrange(CallContext& call) {
   return tensor_value(out);
 }
 
+// split(x, S1, S2, .., over=A): the axis A cut into pieces of the sizes given, in order; they must
+// add up to A, as concat's result is named by the sum of its parts (DeepSeek's `(Dn + Dr)` heads).
+ValueType split_sizes(CallContext& call, const TensorType& x) {
+  auto axis = call.axis_argument(x, "over", call.positional_span(0));
+  if (!axis) return ValueType::unknown();
+  const Axis& cut = x.axes[*axis];
+  ValueType tuple;
+  tuple.kind = ValueType::Kind::tuple;
+  SizeExpr total = SizeExpr::constant(0);
+  std::string written;
+  for (size_t i = 1; i < call.positional_count(); ++i) {
+    const ValueType& size = call.positional(i);
+    auto value = size.known_size ? size.known_size->constant_value() : std::nullopt;
+    if (!size.known_size || (value && *value < 1)) {
+      call.report(DiagnosticCode::E0505, call.positional_span(i), "`split` cuts " + describe_axis(cut) + " into pieces of the sizes given, but this is " +
+                                                                       (size.known_size ? "`" + size.known_size->to_user_string() + "`" : size.to_string()))
+          .label(size.known_size ? "not positive" : "not a size")
+          .help("give each piece's size as a dim, an axis name or a number, as in `split(x, Dn, Dr, over=E)`");
+      return ValueType::unknown();
+    }
+    TensorType piece = x;
+    Axis& axis_of_piece = piece.axes[*axis];
+    axis_of_piece.size = *size.known_size;
+    // Labelled as written (`Dn`), as topk's `k=K` labels its axis.
+    const Expr* value_expr = call.positional_value(i);
+    bool named = value_expr && value_expr->kind == Expr::Kind::name;
+    axis_of_piece.label = named ? value_expr->text : size_label(axis_of_piece.size);
+    axis_of_piece.name = named ? value_expr->text : "";
+    tuple.elements.push_back(tensor_value(piece));
+    total = total + *size.known_size;
+    written += (written.empty() ? "" : " + ") + axis_of_piece.label;
+  }
+  if (total != cut.size) {
+    Span sizes{call.positional_span(1).begin, call.positional_span(call.positional_count() - 1).end};
+    call.report(DiagnosticCode::E0301, sizes, "`split`'s pieces must add up to the axis they cut, but `" + written + "` is " + size_label(total) +
+                                                  " and the axis is " + describe_axis(cut))
+        .label("these add up to " + size_label(total))
+        .secondary(call.positional_span(0), "the axis `over=` is " + describe_axis(cut))
+        .help("give sizes that add up to `" + size_label(cut.size) + "`, or cut another axis with `over=`");
+    return ValueType::unknown();
+  }
+  // Cut along the tokens, a packed batch's requests would be cut at the wrong places (E3304).
+  works_across(call, cut);
+  lowering(call, "dim", std::to_string(static_cast<int64_t>(*axis) - static_cast<int64_t>(x.rank())));
+  return tuple;
+}
+
 ValueType rule_split(CallContext& call) {
   auto x = call.tensor(0);
   const AxisPattern* pattern = call.pattern();
-  if (!x || !pattern) return ValueType::unknown();
+  if (!x) return ValueType::unknown();
+  if (!pattern) {
+    if (call.positional_count() < 3) {
+      call.report(DiagnosticCode::E0501, call.call_span(), "`split` with `over=` takes the tensor and the size of each piece, at least two")
+          .label("`split(x, S1, S2, .., over=A)`");
+      return ValueType::unknown();
+    }
+    return split_sizes(call, *x);
+  }
+  if (call.positional_count() > 1 || call.keyword("over")) {
+    call.report(DiagnosticCode::E0504, call.call_span(), "`split` takes either an axis pattern (equal pieces) or the pieces' sizes with `over=`, not both")
+        .label("`split(x, a (k b) -> a b)` or `split(x, S1, S2, .., over=A)`");
+    return ValueType::unknown();
+  }
   // The factor of a group that the output lacks is the number of pieces.
   std::set<std::string> output_names;
   for (const SizeNode& s : pattern->output) {
@@ -1519,7 +1579,7 @@ const std::vector<Builtin>& builtins() {
       // name, signature, summary, effect, min/max positional, keywords, required keywords, pattern, works across, rule, torch,
       // lowering, defaults, role
       {"rearrange", "rearrange(x, in -> out)", "reorders, groups and splits axes (einops)", E::pure, 1, 1, {}, {}, true, "", rule_rearrange, "einops.rearrange", lower_rearrange},
-      {"split", "split(x, a (k b) -> a b)", "splits a group into k tensors, returned as a tuple", E::pure, 1, 1, {}, {}, true, "", rule_split, "einops.rearrange", lower_split},
+      {"split", "split(x, a (k b) -> a b), split(x, S1, S2, .., over=A)", "splits a group into k equal tensors, or the axis A into pieces of sizes S1, S2, .. (adding up to A); returned as a tuple", E::pure, 1, 17, {"over"}, {}, true, "the axis `over=`, cut by sizes", rule_split, "torch.split", lower_split},
       {"einsum", "einsum(a, b: in_a, in_b -> out)", "sums products over the axes the output lacks", E::pure, 1, 8, {}, {}, true, "the axes the output lacks", rule_einsum, "torch.einsum", lower_einsum, {}, BuiltinRole::einsum},
       {"scale", "scale(x, s)", "multiplies by a scalar or broadcastable factor", E::pure, 2, 2, {}, {}, false, "", rule_scale, "torch.mul", lower_scale, {}, BuiltinRole::scale},
       {"masked_fill", "masked_fill(x, mask: Bool, value)", "replaces x where mask is true", E::pure, 3, 3, {}, {}, false, "", rule_masked_fill, "torch.Tensor.masked_fill", lower_masked_fill},

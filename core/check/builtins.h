@@ -29,6 +29,8 @@ class CallContext {
   virtual size_t positional_count() const = 0;
   virtual const ValueType& positional(size_t i) const = 0;
   virtual Span positional_span(size_t i) const = 0;
+  // The expression the i-th positional argument is written as (a name's text labels a size by it).
+  virtual const Expr* positional_value(size_t i) const = 0;
   virtual const Argument* keyword(std::string_view name) const = 0;
   virtual const ValueType* keyword_type(std::string_view name) const = 0;
   virtual const AxisPattern* pattern() const = 0;

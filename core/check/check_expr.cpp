@@ -58,6 +58,7 @@ class CallChecker final : public CallContext {
   size_t positional_count() const override { return positional_.size(); }
   const ValueType& positional(size_t i) const override { return positional_types_.at(i); }
   Span positional_span(size_t i) const override { return positional_.at(i)->span; }
+  const Expr* positional_value(size_t i) const override { return positional_.at(i)->value.get(); }
   const Argument* keyword(std::string_view name) const override {
     auto it = keywords_.find(std::string(name));
     return it == keywords_.end() ? nullptr : it->second.first;
@@ -840,7 +841,9 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     positional_types.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
   }
   // A missing pattern explains a surplus argument (a pattern written as a string) better than a count.
-  if (builtin.takes_pattern && !pattern) {
+  // `split(x, S1, S2, over=A)` cuts by sizes instead: a built-in that takes `over=` needs one or the other.
+  bool cuts_over = keywords.count("over") && std::find(builtin.keywords.begin(), builtin.keywords.end(), "over") != builtin.keywords.end();
+  if (builtin.takes_pattern && !pattern && !cuts_over) {
     const Argument* string_pattern = nullptr;
     for (const Argument* a : positional)
       if (a->value && a->value->kind == Expr::Kind::string) string_pattern = a;

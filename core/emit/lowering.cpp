@@ -58,6 +58,12 @@ std::string lower_rearrange(const LowerContext& c) {
 
 // The pieces axis is moved to the front by the pattern (see the code generator), then unbound.
 std::string lower_split(const LowerContext& c) {
+  // Pieces of the sizes given along `over=` (checked to add up to it): torch.split with the sizes.
+  if (c.pattern.empty()) {
+    std::string sizes;
+    for (size_t i = 1; i < c.args.size(); ++i) sizes += (i > 1 ? ", " : "") + c.args[i];
+    return "torch.split(" + arg(c, 0) + ", [" + sizes + "], dim=" + fact(c, "dim", "-1") + ")";
+  }
   return "einops.rearrange(" + arg(c, 0) + ", \"" + c.pattern + "\"" + c.pattern_sizes + ").unbind(0)";
 }
 

@@ -139,6 +139,14 @@ struct Planner {
       if (args[0].split == args[1].split && args[1].split == args[2].split && args[0].split != Split::features) return {args[0].split, ""};
       return fail();
     }
+    // Cut by sizes (no pattern): the heads stay split unless the cut is along them (axis 1).
+    if (name == "split" && facts->second.lowering.count("dim") && !args.empty()) {
+      if (args[0].split == Split::whole) return {};
+      const ValueType* t = type_of(arg_exprs[0]);
+      if (args[0].split != Split::heads || !t || !t->is_tensor()) return fail();
+      long rank = static_cast<long>(t->tensor.rank());
+      return (std::stol(facts->second.lowering.at("dim")) + rank) % rank != 1 ? Value{Split::heads, ""} : fail();
+    }
     if (name == "rearrange" || name == "split") return regroup(e, name, args.empty() ? Value{} : args[0]);
     if (name == "concat") {
       for (const Value& v : args)

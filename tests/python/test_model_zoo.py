@@ -116,6 +116,15 @@ ZOO = {
         rms_norm_eps=1e-5, sliding_window=8, layer_types=["sliding_attention", "full_attention"], attention_bias=True,
         swiglu_limit=7.0, tie_word_embeddings=False, pad_token_id=0, eos_token_id=1, bos_token_id=2,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    # Multi-head latent attention (unequal `split`s), interleaved rotary on the shared key part, a
+    # dense first block, then sigmoid-routed experts stored per expert, a shared expert beside them.
+    "deepseek_v3": Zoo("deepseek_v3.ss", "DeepseekV3", "DeepseekV3ForCausalLM", "DeepseekV3Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, moe_intermediate_size=24, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, q_lora_rank=40, kv_lora_rank=24, qk_nope_head_dim=16,
+        qk_rope_head_dim=8, v_head_dim=16, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1, n_group=1,
+        topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5, first_k_dense_replace=1, rope_interleave=True,
+        max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 
@@ -133,6 +142,11 @@ def reference_model(zoo: Zoo, seed: int):
                 value.add_(0.2 * torch.randn_like(value))
             else:
                 value.copy_(torch.randn_like(value) / value.shape[-1] ** 0.5)
+        # Vectors saved as buffers (DeepSeek's router bias, e_score_correction_bias) move too.
+        saved = model.state_dict()
+        for name, value in model.named_buffers():
+            if name in saved and value.dim() == 1 and value.is_floating_point():
+                value.add_(0.2 * torch.randn_like(value))
     return model
 
 

@@ -123,6 +123,8 @@ CONCEPTS = {
     "norm": "norm", "ln_f": "normf", "lnf": "normf", "final_layernorm": "normf", "final_norm": "normf",
     "lm_head": "head", "w_out": "head", "output": "head", "out": "head", "head": "head",
     "weight": "weight", "w": "weight", "bias": "bias", "b": "bias",
+    # DeepSeek's and Qwen2-MoE's shared expert beside the routed ones.
+    "shared_experts": "shared", "shared_expert": "shared", "shared": "shared", "experts": "experts", "expert": "experts",
     "attn": "attn", "self_attn": "attn", "attention": "attn", "mlp": "mlp", "ffn": "mlp", "feed_forward": "mlp",
 }
 ALIASES = {"normf": {"norm"}, "proj": {"o", "down"}, "head": {"out"}}
@@ -212,14 +214,17 @@ def sources_of(tensors, module_order):
                 pattern = tuple("*" if i in numbered else w for i, w in enumerate(words))
                 groups.setdefault(pattern, {})[tuple(int(words[i]) for i in numbered)] = key
         for pattern, by_index in groups.items():
-            sizes = [max(index[level] for index in by_index) + 1 for level in range(levels)]
-            grid = list(itertools.product(*(range(n) for n in sizes)))
+            # A run of indices, not always from 0: DeepSeek's sparse layers start after its dense ones.
+            lows = [min(index[level] for index in by_index) for level in range(levels)]
+            highs = [max(index[level] for index in by_index) for level in range(levels)]
+            sizes = [high - low + 1 for low, high in zip(lows, highs)]
+            grid = list(itertools.product(*(range(low, high + 1) for low, high in zip(lows, highs))))
             if len(grid) != len(by_index) or any(index not in by_index for index in grid):
                 continue
             keys = [by_index[index] for index in grid]
             if len({tuple(tensors[k].shape) for k in keys}) != 1:
                 continue
-            placeholders = iter(f"{{0..{n - 1}}}" for n in sizes)
+            placeholders = iter(f"{{{low}..{high}}}" for low, high in zip(lows, highs))
             name = ".".join(next(placeholders) if w == "*" else w for w in pattern)
             tensor = torch.stack([tensors[k] for k in keys]).reshape(*sizes, *tensors[keys[0]].shape)
             sources.append(Source(name, tensor, keys, min(rank.get(k, len(rank)) for k in keys), levels))

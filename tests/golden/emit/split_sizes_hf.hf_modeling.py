@@ -18,12 +18,15 @@ L = 2
 V = 128
 
 
-def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, softcap=None, s_aux=None, **kwargs):
     # transformers' eager attention: query [b H n Dh], key and value [b Hkv m Dh] -> [b n H Dh]; causal
-    # (later positions masked) when no mask is given.
+    # (later positions masked) when no mask is given. Scores capped at softcap * tanh(s / softcap) as
+    # Gemma 2's are; s_aux, a sink logit per head, joins each softmax's denominator as gpt-oss's does.
     key = key.repeat_interleave(module.num_key_value_groups, dim=1)
     value = value.repeat_interleave(module.num_key_value_groups, dim=1)
     scores = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
     if attention_mask is None:
         n, m = query.shape[-2], key.shape[-2]
         later = torch.ones(n, m, dtype=torch.bool, device=query.device).tril(m - n).logical_not()
@@ -32,7 +35,11 @@ def eager_attention_forward(module, query, key, value, attention_mask, scaling, 
         scores = scores.masked_fill(attention_mask.logical_not(), float("-inf"))
     else:
         scores = scores + attention_mask[:, :, :, : key.shape[-2]]
+    if s_aux is not None:
+        scores = torch.cat([scores, s_aux.to(scores.dtype).reshape(1, -1, 1, 1).expand(scores.shape[0], -1, scores.shape[2], 1)], dim=-1)
     weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    if s_aux is not None:
+        weights = weights[..., :-1]
     weights = F.dropout(weights, p=dropout, training=module.training)
     return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
 

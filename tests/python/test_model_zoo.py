@@ -108,6 +108,14 @@ ZOO = {
         num_attention_heads=2, num_key_value_heads=1, head_dim=32, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True,
         decoder_sparse_step=1, mlp_only_layers=[], max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
         use_sliding_window=False, rope_parameters={"rope_type": "default", "rope_theta": 1e6}), V=128),
+    # A rotary base per block: the sliding blocks the local one, the full-attention blocks the global.
+    "gemma3": Zoo("gemma3.ss", "Gemma3", "Gemma3ForCausalLM", "Gemma3TextConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32, max_position_embeddings=128, rms_norm_eps=1e-6,
+        hidden_activation="gelu_pytorch_tanh", sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+        tie_word_embeddings=True, pad_token_id=0, eos_token_id=1, bos_token_id=2, rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+            "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}}), V=128),
 }
 
 

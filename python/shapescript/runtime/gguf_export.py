@@ -551,6 +551,7 @@ class Decoder(Arch):
     bases = (10000.0, 500000.0, 1000000.0)
     attention_softcaps = (None,)
     windowed = False  # alternating sliding window on the even blocks (llama.cpp's set_swa_pattern(2))
+    window_said = "on its even blocks"
     output_bias = False
     output_ops = ()  # after the output layer: "scale" (command-r's logit_scale), "softcap" (gemma2)
     fused_orders = ("blocks",)  # a fused qkv's rows: q|k|v ("blocks"), or per head (H 3 hd): "heads"
@@ -636,7 +637,11 @@ class Decoder(Arch):
         y = x @ layer[f"{name}.weight"].T
         return y + layer[f"{name}.bias"] if f"{name}.bias" in layer else y
 
-    def _attend(self, layer, a, hp, window):
+    def block_attention(self, hp, i):
+        """Block i's (window, rotary base): 0 for no window; with `windowed`, the even blocks slide."""
+        return (hp["window"] if self.windowed and i % 2 == 0 else 0), hp["base"]
+
+    def _attend(self, layer, a, hp, window, base):
         import torch
 
         b, n, _ = a.shape
@@ -653,8 +658,8 @@ class Decoder(Arch):
             q, k = self._norm(q, layer, "attn_q_norm", hp), self._norm(k, layer, "attn_k_norm", hp)
         positions = torch.arange(n).expand(b, n)
         rope = _rope_norm if self.rope_form == "norm" else _rope_neox
-        q = torch.cat([rope(q[..., :rot], positions, hp["base"]), q[..., rot:]], dim=-1)
-        k = torch.cat([rope(k[..., :rot], positions, hp["base"]), k[..., rot:]], dim=-1)
+        q = torch.cat([rope(q[..., :rot], positions, base), q[..., rot:]], dim=-1)
+        k = torch.cat([rope(k[..., :rot], positions, base), k[..., rot:]], dim=-1)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
@@ -685,20 +690,20 @@ class Decoder(Arch):
             prefix = f"blk.{i}."
             layer = {name[len(prefix):]: value for name, value in t.items() if name.startswith(prefix)}
             norm = lambda v, name: self._norm(v, layer, name, hp)  # noqa: E731
-            window = hp["window"] if i % 2 == 0 else 0
+            window, base = self.block_attention(hp, i)
             if residual == "post":
-                h = x + norm(self._attend(layer, x, hp, window), "post_attention_norm")
+                h = x + norm(self._attend(layer, x, hp, window, base), "post_attention_norm")
                 x = h + norm(self._feed_forward(layer, h, hp), "post_ffw_norm")
             elif residual == "sandwich":
-                h = x + norm(self._attend(layer, norm(x, "attn_norm"), hp, window), "post_attention_norm")
+                h = x + norm(self._attend(layer, norm(x, "attn_norm"), hp, window, base), "post_attention_norm")
                 x = h + norm(self._feed_forward(layer, norm(h, "ffn_norm"), hp), "post_ffw_norm")
             elif residual == "parallel":
                 a = norm(x, "attn_norm")
-                x = x + self._attend(layer, a, hp, window) + self._feed_forward(layer, a, hp)
+                x = x + self._attend(layer, a, hp, window, base) + self._feed_forward(layer, a, hp)
             elif residual == "parallel_two":
-                x = x + self._attend(layer, norm(x, "attn_norm"), hp, window) + self._feed_forward(layer, norm(x, "ffn_norm"), hp)
+                x = x + self._attend(layer, norm(x, "attn_norm"), hp, window, base) + self._feed_forward(layer, norm(x, "ffn_norm"), hp)
             else:
-                h = x + self._attend(layer, norm(x, "attn_norm"), hp, window)
+                h = x + self._attend(layer, norm(x, "attn_norm"), hp, window, base)
                 x = h + self._feed_forward(layer, norm(h, "ffn_norm"), hp)
         logits = self._norm(x, t, "output_norm", hp) @ t.get("output.weight", t["token_embd.weight"]).T
         if "output.bias" in t:
@@ -841,6 +846,62 @@ class Gemma2(Decoder):
             writer.add_final_logit_softcapping(hp["final_softcap"])
 
 
+class Gemma3(Decoder):
+    """llama.cpp's `gemma3`: Gemma 2's blocks without softcaps, with queries and keys RMS-normed over
+    each head, and per-block attention: the blocks that slide (the file's `sliding_window_pattern`)
+    rotate with the local base `rope.freq_base_swa` (10000 in llama.cpp), the others see every earlier
+    position and rotate with `rope.freq_base`. Which blocks slide, and how far, is the model
+    description's (its `layer_windows`); the search checks it by computing."""
+
+    name = "gemma3"
+    variant_of = "llama"
+    activation = "gelu_tanh"
+    residual = "sandwich"
+    qk_norm = "head"
+    embed_scale = True
+    tied_output = True
+    norm_offsets = (1.0, 0.0)
+    bases = (1000000.0, 10000.0, 500000.0)
+    local_bases = (10000.0,)  # llama.cpp's gemma3 rotates its sliding blocks with 10000, whatever the file says
+    windowed = True
+    window_said = "on the blocks the model slides"
+    block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_q_norm.weight", ("hd",)), ("attn_k_norm.weight", ("hd",)),
+             ("attn_output.weight", ("d", "q")), ("post_attention_norm.weight", ("d",)),
+             ("ffn_norm.weight", ("d",)), *_GATED, ("post_ffw_norm.weight", ("d",))]
+    other = [("output_norm.weight", ("d",))]
+
+    def windows(self, env):
+        # The blocks' windows as the description says them (one width, as llama.cpp's one `sliding_window`).
+        windows = tuple(env.get("layer_windows") or [0] * env["blocks"])
+        return [windows] if len({w for w in windows if w}) <= 1 else []
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for local in self.local_bases:
+                yield {**hp, "local_base": local}
+
+    def block_attention(self, hp, i):
+        window = hp["window"][i]
+        return window, hp["local_base"] if window else hp["base"]
+
+    def describe(self, hp):
+        windows = hp["window"]
+        sliding = [i for i, w in enumerate(windows) if w]
+        said = [f"{hp['heads']} heads of {hp['head_dim']}", f"base {hp['base']:g}",
+                f"norm weights {'+ 1' if hp['norm_offset'] else 'as they are'}"]
+        if sliding:
+            said.append(f"a window of {windows[sliding[0]]} and base {hp['local_base']:g} on blocks {', '.join(map(str, sliding))}")
+        return ", ".join(said)
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        windows = hp["window"]
+        context = model.max_positions if model.takes_positions else 2048
+        writer.add_sliding_window(max(windows) or context)
+        writer.add_sliding_window_pattern([bool(w) for w in windows])
+        writer.add_rope_freq_base_swa(hp["local_base"])
+
+
 class GptNeox(Decoder):
     """llama.cpp's `gptneox`: layer_norm with biases, one fused q|k|v projection (Hugging Face's is
     grouped per head, reordered as llama.cpp's converter does), NEOX rotary on part of each head,
@@ -865,7 +926,8 @@ class GptNeox(Decoder):
         writer.add_parallel_residual(bool(hp["parallel"]))
 
 
-ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox()]
+ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
+                 Gemma3()]
 
 
 def _head_sizes(d):
@@ -982,7 +1044,8 @@ def match(arch, model, params, order, ids, logits, budget=400):
             f"{_plural(len(arch.other), 'other tensor')}"
         )
 
-    env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", [])}
+    env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", []), "blocks": model.layers,
+           "layer_windows": model.spec.get("layer_windows")}
     block_fields = [f for f in order if f in model.stacked]
     other_fields = [f for f in order if f in model.others]
     block_reached, other_reached = [0], [0]
@@ -1153,8 +1216,8 @@ def _refuse_sliding_window(spec, model):
     name = spec["model"] or spec["function"]
     of = f" of its {positions}" if positions else ""
     names = [f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed]
-    others = "".join(f" (`{arch.name}`, with a window on its even blocks, has {_plural(len(arch.block), 'tensor')} in each block)"
-                     for arch in windowed)
+    others = " (" + "; ".join(f"`{arch.name}`, with a window {arch.window_said}, has {_plural(len(arch.block), 'tensor')} in each block"
+                              for arch in windowed) + ")"
     raise GgufError(
         f"`{name}` isn't an architecture llama.cpp has: its attention sees only the last {window} positions{of} (`window=`), but "
         f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position{others}; without the window, or "

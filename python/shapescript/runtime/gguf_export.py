@@ -208,6 +208,35 @@ def permute_rows_for_norm_rope(w, heads):
     return w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+# A sparse mixture of experts as llama.cpp's build_moe_ffn computes it with softmax gating: the
+# router's softmax over the E experts, the `expert_used` highest kept and renormalized to sum to 1
+# (Mixtral's and Qwen3-MoE's graphs), each a gated feed-forward layer stacked over experts.
+_EXPERTS = [("ffn_gate_inp.weight", ("E", "d")), ("ffn_gate_exps.weight", ("E", "F", "d")), ("ffn_up_exps.weight", ("E", "F", "d")),
+            ("ffn_down_exps.weight", ("E", "d", "F"))]
+
+
+def _expert_counts(env):
+    """How many experts each token may use (not in the weights): 2 first, as Mixtral and most MoEs."""
+    return sorted(range(1, env["E"] + 1), key=lambda k: (k != 2, k))
+
+
+def _sparse_experts(layer, f, used, activate):
+    import torch
+
+    top, chosen = (f @ layer["ffn_gate_inp.weight"].T).softmax(-1).topk(used, dim=-1)
+    top = top / top.sum(-1, keepdim=True)
+    # Every expert on every row (tiny sizes), then the chosen ones gathered and weighted.
+    inner = activate(torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"])) * torch.einsum(
+        "bnd,efd->bnef", f, layer["ffn_up_exps.weight"])
+    out = torch.einsum("bnef,edf->bned", inner, layer["ffn_down_exps.weight"])
+    return (out.gather(2, chosen[..., None].expand(*chosen.shape, out.shape[-1])) * top[..., None]).sum(2)
+
+
+def _add_experts(writer, hp):
+    writer.add_expert_count(hp["E"])
+    writer.add_expert_used_count(hp["expert_used"])
+
+
 # Llama 3's rope scaling, (factor, low_freq_factor, high_freq_factor, original context), tried
 # after none: the frequencies aren't in the weights, and llama.cpp reads them as `rope_freqs`.
 LLAMA3_SCALINGS = [None] + [(factor, 1.0, 4.0, context) for factor in (8.0, 32.0, 16.0)
@@ -347,6 +376,29 @@ def _rope_neox(x, positions, base, factors=None):
     x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
     cos, sin = angle.cos(), angle.sin()
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class LlamaExperts(Llama):
+    """llama.cpp's `llama` with experts (Mixtral): each block's feed-forward layer a sparse mixture
+    of SwiGLU experts, `ffn_*_exps` stacked over experts, and the router `ffn_gate_inp`."""
+
+    variant_of = "llama"
+    block = [*Llama.block[:6], *_EXPERTS]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for used in _expert_counts(env):
+                yield {**hp, "expert_used": used}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token"
+
+    def feed_forward(self, layer, f, hp):
+        return _sparse_experts(layer, f, hp["expert_used"], self.activate)
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
 
 
 class Qwen2(Llama):
@@ -747,6 +799,31 @@ class Qwen3(Decoder):
     other = [("output_norm.weight", ("d",))]
 
 
+class Qwen3Moe(Qwen3):
+    """llama.cpp's `qwen3moe`: a `qwen3` whose feed-forward layer in every block is a sparse
+    mixture of SwiGLU experts (the router's top `expert_used`, renormalized)."""
+
+    name = "qwen3moe"
+    variant_of = "qwen3"
+    block = [*Qwen3.block[:8], *_EXPERTS]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for used in _expert_counts(env):
+                yield {**hp, "expert_used": used}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token"
+
+    def _feed_forward(self, layer, f, hp):
+        return _sparse_experts(layer, f, hp["expert_used"], lambda x: self._activate(x, hp))
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
+        writer.add_expert_feed_forward_length(hp["F"])
+
+
 class Phi2(Decoder):
     """llama.cpp's `phi2`: layer_norm with biases, one norm feeding attention and the feed-forward
     layer (GELU, no gate) in parallel, NEOX rotary on part of each head, and an output bias."""
@@ -927,7 +1004,7 @@ class GptNeox(Decoder):
 
 
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe()]
 
 
 def _head_sizes(d):

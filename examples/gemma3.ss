@@ -44,10 +44,6 @@ fn rope(x: [b g n Dh], pos: [b n] Index[P], base: Real) -> [b g n Dh]:
     x1, x2 = x |> split(b g n (2 h) -> b g n h)
     return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
 
-## The g heads of a projection, each RMS-normalized over Dh with the weight (1 + w).
-fn heads(x: [b n D], w: [(g Dh) D], norm: [Dh]) -> [b g n Dh]:
-    return linear(x, w) |> rearrange(b n (g Dh) -> b g n Dh) |> rms_norm(over=Dh, weight=1 + norm, eps=1e-6)
-
 ## GeGLU: gelu(x W_gate) * (x W_up), projected back to D.
 fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]:
     return linear(gelu(linear(x, w_gate), approximate="tanh") * linear(x, w_up), w_down)
@@ -56,8 +52,9 @@ fn forward(m: Gemma3, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit
     x = embedding(ids, m.wte) |> scale(sqrt(D))
     for l in 0..L:
         h = rms_norm(x, over=D, weight=1 + m.attn_norm[l], eps=1e-6)
-        q = heads(h, m.wq[l], m.q_norm[l])
-        k = heads(h, m.wk[l], m.k_norm[l])
+        # Each head of the queries and of the keys RMS-normalized over Dh with the weight (1 + w).
+        q = linear(h, m.wq[l]) |> rearrange(b n (H Dh) -> b H n Dh) |> rms_norm(over=Dh, weight=1 + m.q_norm[l], eps=1e-6)
+        k = linear(h, m.wk[l]) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rms_norm(over=Dh, weight=1 + m.k_norm[l], eps=1e-6)
         v = linear(h, m.wv[l]) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
         # The sliding blocks: local rotary base and a window; the others: global base, every position.
         if l % 2 == 0:

@@ -598,6 +598,8 @@ class Decoder(Arch):
     qk_norm = None  # "head": q and k normed over each head (qwen3); "width": over their whole width (olmo2)
     gated = True  # the feed-forward layer: act(gate) * up, or act(up)
     embed_scale = False  # the embedding times sqrt(d) (gemma2)
+    embed_norm = False  # a norm of the embedding before the blocks, `token_embd_norm` (bloom)
+    alibi = False  # a bias of slope(head) * the key's position on the scores, no rotary embedding (bloom)
     norm_offsets = (0.0,)  # added to the norms' weights as the file holds them (gemma2's 1 + w: 1)
     rotary_fractions = (1.0,)  # of each head rotated (gptneox, phi2: rope.dimension_count)
     bases = (10000.0, 500000.0, 1000000.0)
@@ -710,11 +712,14 @@ class Decoder(Arch):
             q, k = self._norm(q, layer, "attn_q_norm", hp), self._norm(k, layer, "attn_k_norm", hp)
         positions = torch.arange(n).expand(b, n)
         rope = _rope_norm if self.rope_form == "norm" else _rope_neox
-        q = torch.cat([rope(q[..., :rot], positions, base), q[..., rot:]], dim=-1)
-        k = torch.cat([rope(k[..., :rot], positions, base), k[..., rot:]], dim=-1)
+        if rot:
+            q = torch.cat([rope(q[..., :rot], positions, base), q[..., rot:]], dim=-1)
+            k = torch.cat([rope(k[..., :rot], positions, base), k[..., rot:]], dim=-1)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
+        if self.alibi:
+            scores = scores + _alibi_slopes(H, 8.0)[:, None, None] * torch.arange(n, dtype=scores.dtype)
         if hp["attention_softcap"]:
             scores = torch.tanh(scores / hp["attention_softcap"]) * hp["attention_softcap"]
         distance = torch.arange(n)[:, None] - torch.arange(n)[None, :]
@@ -735,6 +740,8 @@ class Decoder(Arch):
         x = t["token_embd.weight"][ids]
         if self.embed_scale:
             x = x * math.sqrt(hp["d"])
+        if self.embed_norm:
+            x = self._norm(x, t, "token_embd_norm", hp)
         residual = self.residual
         if hp["parallel"] is not None:
             residual = "parallel_two" if hp["parallel"] else "pre"
@@ -781,6 +788,16 @@ class Decoder(Arch):
         writer.add_value_length(hp["head_dim"])
         writer.add_rope_dimension_count(hp["rot"])
         writer.add_rope_freq_base(hp["base"])
+
+
+def _alibi_slopes(heads, max_bias):
+    """ALiBi's slope per head as llama.cpp computes it (ggml_soft_max_ext's max_bias): m0^(h+1) for
+    the first power of two of heads, then m1^(2(h - that) + 1) (BLOOM's own for any number of heads)."""
+    import torch
+
+    power = 2 ** math.floor(math.log2(heads))
+    m0, m1 = 2 ** (-max_bias / power), 2 ** (-max_bias / 2 / power)
+    return torch.tensor([m0 ** (h + 1) if h < power else m1 ** (2 * (h - power) + 1) for h in range(heads)], dtype=torch.float64)
 
 
 _ATTENTION = [("attn_q.weight", ("q", "d")), ("attn_k.weight", ("kv", "d")), ("attn_v.weight", ("kv", "d"))]
@@ -923,6 +940,42 @@ class Gemma2(Decoder):
             writer.add_final_logit_softcapping(hp["final_softcap"])
 
 
+class Bloom(Decoder):
+    """llama.cpp's `bloom`: layer_norm with biases, also of the embedding (`token_embd_norm`), one
+    fused q|k|v projection (Hugging Face's grouped per head, reordered as llama.cpp's converter
+    does), ALiBi (llama.cpp's max bias 8) instead of a rotary embedding, GELU with no gate, biases
+    on every projection."""
+
+    name = "bloom"
+    variant_of = "gpt2"
+    norm = "layer_norm"
+    activation = "gelu_tanh"
+    gated = False
+    embed_norm = True
+    alibi = True
+    rotary_fractions = (0.0,)
+    bases = (10000.0,)  # unused: no rotary embedding
+    fused_orders = ("heads", "blocks")
+    block = [("attn_norm.weight", ("d",)), ("attn_norm.bias", ("d",)), ("attn_qkv.weight", ("qkv", "d")), ("attn_qkv.bias", ("qkv",)),
+             ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)), ("ffn_norm.weight", ("d",)), ("ffn_norm.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",))]
+    other = [("token_embd_norm.weight", ("d",)), ("token_embd_norm.bias", ("d",)), ("output_norm.weight", ("d",)),
+             ("output_norm.bias", ("d",))]
+
+    def describe(self, hp):
+        return f"{hp['heads']} heads of {hp['head_dim']} with ALiBi" + (", q, k, v grouped per head" if hp["qkv_order"] == "heads" else "")
+
+    def metadata(self, writer, hp, model):
+        # What llama.cpp's converter writes for BLOOM: no rotary keys (llama.cpp's bloom has none).
+        writer.add_context_length(model.max_positions if model.takes_positions else 2048)
+        writer.add_embedding_length(hp["d"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_head_count(hp["heads"])
+        writer.add_head_count_kv(hp["kv_heads"])
+        writer.add_layer_norm_eps(hp["eps"])
+
+
 class Gemma3(Decoder):
     """llama.cpp's `gemma3`: Gemma 2's blocks without softcaps, with queries and keys RMS-normed over
     each head, and per-block attention: the blocks that slide (the file's `sliding_window_pattern`)
@@ -1004,7 +1057,7 @@ class GptNeox(Decoder):
 
 
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom()]
 
 
 def _head_sizes(d):

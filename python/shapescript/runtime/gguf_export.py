@@ -979,7 +979,7 @@ class Bloom(Decoder):
 class Gemma3(Decoder):
     """llama.cpp's `gemma3`: Gemma 2's blocks without softcaps, with queries and keys RMS-normed over
     each head, and per-block attention: the blocks that slide (the file's `sliding_window_pattern`)
-    rotate with the local base `rope.freq_base_swa` (10000 in llama.cpp), the others see every earlier
+    rotate with the local base `rope.freq_base_swa` (10000 where a file has none), the others see every earlier
     position and rotate with `rope.freq_base`. Which blocks slide, and how far, is the model
     description's (its `layer_windows`); the search checks it by computing."""
 
@@ -992,7 +992,7 @@ class Gemma3(Decoder):
     tied_output = True
     norm_offsets = (1.0, 0.0)
     bases = (1000000.0, 10000.0, 500000.0)
-    local_bases = (10000.0,)  # llama.cpp's gemma3 rotates its sliding blocks with 10000, whatever the file says
+    local_bases = (10000.0, 1000000.0, 500000.0)  # the sliding blocks' base: llama.cpp reads `rope.freq_base_swa` (10000 without it)
     windowed = True
     window_said = "on the blocks the model slides"
     block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_q_norm.weight", ("hd",)), ("attn_k_norm.weight", ("hd",)),

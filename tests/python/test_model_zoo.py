@@ -116,6 +116,12 @@ ZOO = {
         tie_word_embeddings=True, pad_token_id=0, eos_token_id=1, bos_token_id=2, rope_parameters={
             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
             "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}}), V=128),
+    # Rotary embeddings on the sliding blocks only; the full-attention blocks have none.
+    "cohere2": Zoo("cohere2.ss", "Cohere2", "Cohere2ForCausalLM", "Cohere2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=128, layer_norm_eps=1e-5, logit_scale=0.0625, attention_bias=False,
+        sliding_window=8, layer_types=["sliding_attention", "full_attention"], tie_word_embeddings=True,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 

@@ -712,7 +712,7 @@ class Decoder(Arch):
             q, k = self._norm(q, layer, "attn_q_norm", hp), self._norm(k, layer, "attn_k_norm", hp)
         positions = torch.arange(n).expand(b, n)
         rope = _rope_norm if self.rope_form == "norm" else _rope_neox
-        if rot:
+        if rot and base is not None:  # None: a block with no rotary embedding (cohere2's full attention)
             q = torch.cat([rope(q[..., :rot], positions, base), q[..., rot:]], dim=-1)
             k = torch.cat([rope(k[..., :rot], positions, base), k[..., rot:]], dim=-1)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
@@ -976,6 +976,46 @@ class Bloom(Decoder):
         writer.add_layer_norm_eps(hp["eps"])
 
 
+def _described_windows(env):
+    """The blocks' windows as the model's description says them (`layer_windows`), one reading; none
+    when they differ in width, as llama.cpp's one `sliding_window` can't say."""
+    windows = tuple(env.get("layer_windows") or [0] * env["blocks"])
+    return [windows] if len({w for w in windows if w}) <= 1 else []
+
+
+def _add_described_windows(writer, hp, model):
+    windows = hp["window"]
+    context = model.max_positions if model.takes_positions else 2048
+    writer.add_sliding_window(max(windows) or context)
+    writer.add_sliding_window_pattern([bool(w) for w in windows])
+
+
+class Cohere2(CommandR):
+    """llama.cpp's `cohere2`: `command-r`'s parallel block, with attention per block: the blocks
+    that slide (the file's `sliding_window_pattern`, from the description's `layer_windows`) rotate
+    their queries and keys, the others see every earlier position and use no rotary embedding."""
+
+    name = "cohere2"
+    windowed = True
+    window_said = "and rotary embeddings on the blocks the model slides only"
+
+    def windows(self, env):
+        return _described_windows(env)
+
+    def block_attention(self, hp, i):
+        window = hp["window"][i]
+        return window, hp["base"] if window else None
+
+    def describe(self, hp):
+        sliding = [str(i) for i, w in enumerate(hp["window"]) if w]
+        said = f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs (2i, 2i + 1), base {hp['base']:g}"
+        return said + (f", a window of {max(hp['window'])} and rotary on blocks {', '.join(sliding)} only" if sliding else "")
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_described_windows(writer, hp, model)
+
+
 class Gemma3(Decoder):
     """llama.cpp's `gemma3`: Gemma 2's blocks without softcaps, with queries and keys RMS-normed over
     each head, and per-block attention: the blocks that slide (the file's `sliding_window_pattern`)
@@ -1001,9 +1041,7 @@ class Gemma3(Decoder):
     other = [("output_norm.weight", ("d",))]
 
     def windows(self, env):
-        # The blocks' windows as the description says them (one width, as llama.cpp's one `sliding_window`).
-        windows = tuple(env.get("layer_windows") or [0] * env["blocks"])
-        return [windows] if len({w for w in windows if w}) <= 1 else []
+        return _described_windows(env)
 
     def variants(self, env):
         for hp in super().variants(env):
@@ -1025,10 +1063,7 @@ class Gemma3(Decoder):
 
     def metadata(self, writer, hp, model):
         super().metadata(writer, hp, model)
-        windows = hp["window"]
-        context = model.max_positions if model.takes_positions else 2048
-        writer.add_sliding_window(max(windows) or context)
-        writer.add_sliding_window_pattern([bool(w) for w in windows])
+        _add_described_windows(writer, hp, model)
         writer.add_rope_freq_base_swa(hp["local_base"])
 
 
@@ -1057,7 +1092,7 @@ class GptNeox(Decoder):
 
 
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2()]
 
 
 def _head_sizes(d):
@@ -1345,7 +1380,7 @@ def _refuse_sliding_window(spec, model):
         return
     name = spec["model"] or spec["function"]
     of = f" of its {positions}" if positions else ""
-    names = [f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed]
+    names = list(dict.fromkeys(f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed))  # `llama` once, with experts or not
     others = " (" + "; ".join(f"`{arch.name}`, with a window {arch.window_said}, has {_plural(len(arch.block), 'tensor')} in each block"
                               for arch in windowed) + ")"
     raise GgufError(
@@ -1361,7 +1396,7 @@ def _refuse_output_head(spec):
     each is refused with its line before any search."""
     output = (spec.get("description") or {}).get("output") or {}
     name = spec["model"] or spec["function"]
-    names = [f"`{arch.name}`" for arch in ARCHITECTURES]
+    names = list(dict.fromkeys(f"`{arch.name}`" for arch in ARCHITECTURES))
     archs = f"llama.cpp's {', '.join(names[:-1])} and {names[-1]}"
     # What some architecture computes (phi2's output bias, command-r's scale, gemma2's softcap) is the search's to read.
     ops = [op["op"] for op in output.get("after", [])]

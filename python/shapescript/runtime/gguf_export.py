@@ -17,6 +17,7 @@ The CLI runs it with a spec (JSON):
   embedding_tables       the parameters any `embedding` of the forward reads rows of (tokens, positions)
   takes_positions, max_positions, vocab
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
+  layer_windows          each block's `window=` (0: none), as the description decides it per block (gemma3, cohere2)
   builtins               [{name, keywords, where}]: the built-ins the forward reaches, keywords as written, and their `file:line:col`
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers

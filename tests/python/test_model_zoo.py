@@ -328,13 +328,15 @@ def test_gguf_has_the_tensors_llama_cpp_converter_writes(name, tmp_path_factory)
         assert np.allclose(np.asarray(t.data), np.asarray(theirs_tensors[n].data), atol=1e-6), n
 
 
-def test_hf_folder_with_a_rotary_base_per_block_gives_transformers_logits(tmp_path_factory):
-    """examples/gemma3.ss's `--hf` folder: its config says which blocks slide as Gemma3's does
-    (`layer_types`, `sliding_window`), and its modeling file, which computes each block's rotary
-    embedding with that block's base, gives Gemma3ForCausalLM's logits past the window."""
+@pytest.mark.parametrize("name", ["gemma3", "cohere2"])
+def test_hf_folder_with_attention_per_block_gives_transformers_logits(name, tmp_path_factory):
+    """examples/gemma3.ss's and cohere2.ss's `--hf` folders: the config says which blocks slide as
+    transformers' does (`layer_types`, `sliding_window`), and the modeling file, which computes each
+    block's rotary embedding as the block says (Gemma 3: its base; Cohere 2: none on full attention),
+    gives transformers' logits past the window."""
     import json
 
-    zoo, model, _, _, folder = import_zoo("gemma3", tmp_path_factory)
+    zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
     result = cli("export", zoo.source, "--hf", "hf_out", "--weights", "ckpt.pt", cwd=folder)
     assert result.returncode == 0, result.stdout + result.stderr
     config = json.loads((folder / "hf_out" / "config.json").read_text())

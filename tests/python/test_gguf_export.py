@@ -369,3 +369,25 @@ def test_gemma2s_window_is_read_by_computing(tmp_path):
     result, out = export(tmp_path, gemma2.replace("if l % 2 == 0:", "if l % 2 == 1:"), name="odd")
     assert "not `gemma2`: it computes something else: of " in refusal(result)
     assert not out.exists()
+
+
+def test_gemma3s_blocks_and_bases_are_the_models(tmp_path, llama_cpp):
+    """llama.cpp's gemma3 slides the blocks the file's `sliding_window_pattern` says and rotates them
+    with `rope.freq_base_swa`: both come from the model (here the odd block slides, with base 500000),
+    not from llama.cpp's defaults (five blocks in six, 10000), and llama.cpp computes its logits."""
+    gemma3 = (EXAMPLES / "gemma3.ss").read_text()
+    assert "if l % 2 == 0:" in gemma3 and gemma3.count("pos, 10000)") == 2
+    source = place(tmp_path, gemma3.replace("if l % 2 == 0:", "if l % 2 == 1:").replace("pos, 10000)", "pos, 500000)"), "odd.ss")
+    ckpt = random_checkpoint(source, seed=7)
+    torch.save(ckpt, tmp_path / "ckpt.pt")
+    result, out = export(tmp_path, source.read_text(), "--weights", tmp_path / "ckpt.pt", name="odd")
+    assert result.returncode == 0, result.stderr
+    assert "llama.cpp's `gemma3`" in result.stdout
+    _, meta = fields(out)
+    assert meta["gemma3.attention.sliding_window_pattern"] == [False, True]
+    assert (meta["gemma3.attention.sliding_window"], meta["gemma3.rope.freq_base_swa"], meta["gemma3.rope.freq_base"]) == (8, 500000.0, 1e6)
+    ids = torch.randint(3, ckpt["wte"].shape[0], (1, 24), generator=torch.Generator().manual_seed(11))
+    expected = compiled_forward(source, ckpt, ids)[0].numpy()
+    relative = np.abs(llama_cpp_logits(out, ids[0].tolist()) - expected).max() / np.abs(expected).max()
+    print(f"gemma3.ss, odd block sliding: largest difference {relative:.2e} of the largest logit")
+    assert relative < 2e-3  # llama.cpp's GELU reads a float16 table

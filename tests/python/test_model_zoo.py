@@ -125,6 +125,20 @@ ZOO = {
         topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5, first_k_dense_replace=1, rope_interleave=True,
         max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    # A rotary base per block: the sliding blocks the local one, the full-attention blocks the global.
+    "gemma3": Zoo("gemma3.ss", "Gemma3", "Gemma3ForCausalLM", "Gemma3TextConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32, max_position_embeddings=128, rms_norm_eps=1e-6,
+        hidden_activation="gelu_pytorch_tanh", sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+        tie_word_embeddings=True, pad_token_id=0, eos_token_id=1, bos_token_id=2, rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+            "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}}), V=128),
+    # Rotary embeddings on the sliding blocks only; the full-attention blocks have none.
+    "cohere2": Zoo("cohere2.ss", "Cohere2", "Cohere2ForCausalLM", "Cohere2Config", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=128, layer_norm_eps=1e-5, logit_scale=0.0625, attention_bias=False,
+        sliding_window=8, layer_types=["sliding_attention", "full_attention"], tie_word_embeddings=True,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
 }
 
 
@@ -241,7 +255,8 @@ def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
 # StarCoder2's window is written as wide as its positions, since llama.cpp's starcoder2 has none,
 # and compared over 16 tokens, where transformers' window of 16 masks nothing.
 GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
-        "gpt_neox": "gptneox", "llama31": "llama"}
+        "gpt_neox": "gptneox", "llama31": "llama", "gemma3": "gemma3", "mixtral": "llama", "qwen3_moe": "qwen3moe",
+        "bloom": "bloom", "cohere2": "cohere2"}
 
 
 def llama_cpp_run(path, ids, new_tokens):
@@ -291,3 +306,64 @@ def test_gguf_runs_in_llama_cpp_as_transformers(name, tmp_path_factory):
     assert difference < GGUF_TOLERANCE.get(GGUF[name], TOLERANCE)
     _, tokens = llama_cpp_run(folder / f"{name}.gguf", prompt[0].tolist(), NEW_TOKENS)
     assert tokens == expected_tokens
+
+
+@pytest.mark.parametrize("name", ["gemma3", "mixtral"])
+def test_gguf_has_the_tensors_llama_cpp_converter_writes(name, tmp_path_factory):
+    """`--gguf` of the imported weights against llama.cpp's own convert_hf_to_gguf.py on the same
+    save_pretrained folder: the same architecture, tensors (names, shapes, values) and the keys both
+    write. (Gemma 3's converter writes no `sliding_window_pattern`, so llama.cpp slides five blocks in
+    six; ours says which blocks the model slides.)"""
+    import io
+    import re
+
+    import numpy as np
+    import sentencepiece
+    from test_convert_compare import converter_gguf, fields, tensors
+
+    zoo, _, _, _, folder = import_zoo(name, tmp_path_factory)
+    ours = folder / f"{name}.gguf"
+    if not ours.exists():
+        result = cli("export", zoo.source, "--gguf", ours.name, "--weights", "ckpt.pt", cwd=folder)
+        assert result.returncode == 0, result.stdout + result.stderr
+    # The converter needs a vocabulary of the model's size: SentencePiece on the docs' letters (128 pieces
+    # leave no room for byte fallback).
+    text = [re.sub(r"[^a-z ]", "", line.lower()) for path in sorted((EXAMPLES.parent / "docs").glob("*.md"))
+            for line in path.read_text().splitlines() if line.strip()]
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(text), model_writer=model, vocab_size=zoo.V, model_type="bpe",
+                                             character_coverage=0.98, minloglevel=2)
+    (folder / "hf" / "tokenizer.model").write_bytes(model.getvalue())
+    theirs = converter_gguf(folder)
+    ours_fields, theirs_fields = fields(ours), fields(theirs)
+    arch = ours_fields["general.architecture"]
+    assert theirs_fields["general.architecture"] == arch == GGUF[name]
+    # Every key the converter writes (its head sizes aside, which llama.cpp's llama computes as ours leaves them).
+    missing = {key for key in theirs_fields if key.startswith(arch + ".") and key not in ours_fields}
+    assert missing <= {f"{arch}.attention.key_length", f"{arch}.attention.value_length"}, missing
+    for key in sorted(set(ours_fields) & set(theirs_fields)):
+        if key.startswith(arch + "."):
+            assert ours_fields[key] == pytest.approx(theirs_fields[key], rel=1e-6), key
+    ours_tensors, theirs_tensors = tensors(ours), tensors(theirs)
+    assert {n: tuple(t.shape) for n, t in ours_tensors.items()} == {n: tuple(t.shape) for n, t in theirs_tensors.items()}
+    for n, t in ours_tensors.items():
+        assert np.allclose(np.asarray(t.data), np.asarray(theirs_tensors[n].data), atol=1e-6), n
+
+
+@pytest.mark.parametrize("name", ["gemma3", "cohere2"])
+def test_hf_folder_with_attention_per_block_gives_transformers_logits(name, tmp_path_factory):
+    """examples/gemma3.ss's and cohere2.ss's `--hf` folders: the config says which blocks slide as
+    transformers' does (`layer_types`, `sliding_window`), and the modeling file, which computes each
+    block's rotary embedding as the block says (Gemma 3: its base; Cohere 2: none on full attention),
+    gives transformers' logits past the window."""
+    import json
+
+    zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
+    result = cli("export", zoo.source, "--hf", "hf_out", "--weights", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    config = json.loads((folder / "hf_out" / "config.json").read_text())
+    assert (config["layer_types"], config["sliding_window"]) == (model.config.layer_types, model.config.sliding_window)
+    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder / "hf_out"), trust_remote_code=True, dtype=torch.float32).eval()
+    ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE

@@ -17,6 +17,7 @@ The CLI runs it with a spec (JSON):
   embedding_tables       the parameters any `embedding` of the forward reads rows of (tokens, positions)
   takes_positions, max_positions, vocab
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
+  layer_windows          each block's `window=` (0: none), as the description decides it per block (gemma3, cohere2)
   builtins               [{name, keywords, where}]: the built-ins the forward reaches, keywords as written, and their `file:line:col`
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
@@ -208,6 +209,35 @@ def permute_rows_for_norm_rope(w, heads):
     return w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+# A sparse mixture of experts as llama.cpp's build_moe_ffn computes it with softmax gating: the
+# router's softmax over the E experts, the `expert_used` highest kept and renormalized to sum to 1
+# (Mixtral's and Qwen3-MoE's graphs), each a gated feed-forward layer stacked over experts.
+_EXPERTS = [("ffn_gate_inp.weight", ("E", "d")), ("ffn_gate_exps.weight", ("E", "F", "d")), ("ffn_up_exps.weight", ("E", "F", "d")),
+            ("ffn_down_exps.weight", ("E", "d", "F"))]
+
+
+def _expert_counts(env):
+    """How many experts each token may use (not in the weights): 2 first, as Mixtral and most MoEs."""
+    return sorted(range(1, env["E"] + 1), key=lambda k: (k != 2, k))
+
+
+def _sparse_experts(layer, f, used, activate):
+    import torch
+
+    top, chosen = (f @ layer["ffn_gate_inp.weight"].T).softmax(-1).topk(used, dim=-1)
+    top = top / top.sum(-1, keepdim=True)
+    # Every expert on every row (tiny sizes), then the chosen ones gathered and weighted.
+    inner = activate(torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"])) * torch.einsum(
+        "bnd,efd->bnef", f, layer["ffn_up_exps.weight"])
+    out = torch.einsum("bnef,edf->bned", inner, layer["ffn_down_exps.weight"])
+    return (out.gather(2, chosen[..., None].expand(*chosen.shape, out.shape[-1])) * top[..., None]).sum(2)
+
+
+def _add_experts(writer, hp):
+    writer.add_expert_count(hp["E"])
+    writer.add_expert_used_count(hp["expert_used"])
+
+
 # Llama 3's rope scaling, (factor, low_freq_factor, high_freq_factor, original context), tried
 # after none: the frequencies aren't in the weights, and llama.cpp reads them as `rope_freqs`.
 LLAMA3_SCALINGS = [None] + [(factor, 1.0, 4.0, context) for factor in (8.0, 32.0, 16.0)
@@ -347,6 +377,29 @@ def _rope_neox(x, positions, base, factors=None):
     x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
     cos, sin = angle.cos(), angle.sin()
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class LlamaExperts(Llama):
+    """llama.cpp's `llama` with experts (Mixtral): each block's feed-forward layer a sparse mixture
+    of SwiGLU experts, `ffn_*_exps` stacked over experts, and the router `ffn_gate_inp`."""
+
+    variant_of = "llama"
+    block = [*Llama.block[:6], *_EXPERTS]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for used in _expert_counts(env):
+                yield {**hp, "expert_used": used}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token"
+
+    def feed_forward(self, layer, f, hp):
+        return _sparse_experts(layer, f, hp["expert_used"], self.activate)
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
 
 
 class Qwen2(Llama):
@@ -546,11 +599,14 @@ class Decoder(Arch):
     qk_norm = None  # "head": q and k normed over each head (qwen3); "width": over their whole width (olmo2)
     gated = True  # the feed-forward layer: act(gate) * up, or act(up)
     embed_scale = False  # the embedding times sqrt(d) (gemma2)
+    embed_norm = False  # a norm of the embedding before the blocks, `token_embd_norm` (bloom)
+    alibi = False  # a bias of slope(head) * the key's position on the scores, no rotary embedding (bloom)
     norm_offsets = (0.0,)  # added to the norms' weights as the file holds them (gemma2's 1 + w: 1)
     rotary_fractions = (1.0,)  # of each head rotated (gptneox, phi2: rope.dimension_count)
     bases = (10000.0, 500000.0, 1000000.0)
     attention_softcaps = (None,)
     windowed = False  # alternating sliding window on the even blocks (llama.cpp's set_swa_pattern(2))
+    window_said = "on its even blocks"
     output_bias = False
     output_ops = ()  # after the output layer: "scale" (command-r's logit_scale), "softcap" (gemma2)
     fused_orders = ("blocks",)  # a fused qkv's rows: q|k|v ("blocks"), or per head (H 3 hd): "heads"
@@ -636,7 +692,11 @@ class Decoder(Arch):
         y = x @ layer[f"{name}.weight"].T
         return y + layer[f"{name}.bias"] if f"{name}.bias" in layer else y
 
-    def _attend(self, layer, a, hp, window):
+    def block_attention(self, hp, i):
+        """Block i's (window, rotary base): 0 for no window; with `windowed`, the even blocks slide."""
+        return (hp["window"] if self.windowed and i % 2 == 0 else 0), hp["base"]
+
+    def _attend(self, layer, a, hp, window, base):
         import torch
 
         b, n, _ = a.shape
@@ -653,11 +713,14 @@ class Decoder(Arch):
             q, k = self._norm(q, layer, "attn_q_norm", hp), self._norm(k, layer, "attn_k_norm", hp)
         positions = torch.arange(n).expand(b, n)
         rope = _rope_norm if self.rope_form == "norm" else _rope_neox
-        q = torch.cat([rope(q[..., :rot], positions, hp["base"]), q[..., rot:]], dim=-1)
-        k = torch.cat([rope(k[..., :rot], positions, hp["base"]), k[..., rot:]], dim=-1)
+        if rot and base is not None:  # None: a block with no rotary embedding (cohere2's full attention)
+            q = torch.cat([rope(q[..., :rot], positions, base), q[..., rot:]], dim=-1)
+            k = torch.cat([rope(k[..., :rot], positions, base), k[..., rot:]], dim=-1)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))
         k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
+        if self.alibi:
+            scores = scores + _alibi_slopes(H, 8.0)[:, None, None] * torch.arange(n, dtype=scores.dtype)
         if hp["attention_softcap"]:
             scores = torch.tanh(scores / hp["attention_softcap"]) * hp["attention_softcap"]
         distance = torch.arange(n)[:, None] - torch.arange(n)[None, :]
@@ -678,6 +741,8 @@ class Decoder(Arch):
         x = t["token_embd.weight"][ids]
         if self.embed_scale:
             x = x * math.sqrt(hp["d"])
+        if self.embed_norm:
+            x = self._norm(x, t, "token_embd_norm", hp)
         residual = self.residual
         if hp["parallel"] is not None:
             residual = "parallel_two" if hp["parallel"] else "pre"
@@ -685,20 +750,20 @@ class Decoder(Arch):
             prefix = f"blk.{i}."
             layer = {name[len(prefix):]: value for name, value in t.items() if name.startswith(prefix)}
             norm = lambda v, name: self._norm(v, layer, name, hp)  # noqa: E731
-            window = hp["window"] if i % 2 == 0 else 0
+            window, base = self.block_attention(hp, i)
             if residual == "post":
-                h = x + norm(self._attend(layer, x, hp, window), "post_attention_norm")
+                h = x + norm(self._attend(layer, x, hp, window, base), "post_attention_norm")
                 x = h + norm(self._feed_forward(layer, h, hp), "post_ffw_norm")
             elif residual == "sandwich":
-                h = x + norm(self._attend(layer, norm(x, "attn_norm"), hp, window), "post_attention_norm")
+                h = x + norm(self._attend(layer, norm(x, "attn_norm"), hp, window, base), "post_attention_norm")
                 x = h + norm(self._feed_forward(layer, norm(h, "ffn_norm"), hp), "post_ffw_norm")
             elif residual == "parallel":
                 a = norm(x, "attn_norm")
-                x = x + self._attend(layer, a, hp, window) + self._feed_forward(layer, a, hp)
+                x = x + self._attend(layer, a, hp, window, base) + self._feed_forward(layer, a, hp)
             elif residual == "parallel_two":
-                x = x + self._attend(layer, norm(x, "attn_norm"), hp, window) + self._feed_forward(layer, norm(x, "ffn_norm"), hp)
+                x = x + self._attend(layer, norm(x, "attn_norm"), hp, window, base) + self._feed_forward(layer, norm(x, "ffn_norm"), hp)
             else:
-                h = x + self._attend(layer, norm(x, "attn_norm"), hp, window)
+                h = x + self._attend(layer, norm(x, "attn_norm"), hp, window, base)
                 x = h + self._feed_forward(layer, norm(h, "ffn_norm"), hp)
         logits = self._norm(x, t, "output_norm", hp) @ t.get("output.weight", t["token_embd.weight"]).T
         if "output.bias" in t:
@@ -726,6 +791,16 @@ class Decoder(Arch):
         writer.add_rope_freq_base(hp["base"])
 
 
+def _alibi_slopes(heads, max_bias):
+    """ALiBi's slope per head as llama.cpp computes it (ggml_soft_max_ext's max_bias): m0^(h+1) for
+    the first power of two of heads, then m1^(2(h - that) + 1) (BLOOM's own for any number of heads)."""
+    import torch
+
+    power = 2 ** math.floor(math.log2(heads))
+    m0, m1 = 2 ** (-max_bias / power), 2 ** (-max_bias / 2 / power)
+    return torch.tensor([m0 ** (h + 1) if h < power else m1 ** (2 * (h - power) + 1) for h in range(heads)], dtype=torch.float64)
+
+
 _ATTENTION = [("attn_q.weight", ("q", "d")), ("attn_k.weight", ("kv", "d")), ("attn_v.weight", ("kv", "d"))]
 _GATED = [("ffn_gate.weight", ("F", "d")), ("ffn_up.weight", ("F", "d")), ("ffn_down.weight", ("d", "F"))]
 
@@ -740,6 +815,31 @@ class Qwen3(Decoder):
     block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_q_norm.weight", ("hd",)), ("attn_k_norm.weight", ("hd",)),
              ("attn_output.weight", ("d", "q")), ("ffn_norm.weight", ("d",)), *_GATED]
     other = [("output_norm.weight", ("d",))]
+
+
+class Qwen3Moe(Qwen3):
+    """llama.cpp's `qwen3moe`: a `qwen3` whose feed-forward layer in every block is a sparse
+    mixture of SwiGLU experts (the router's top `expert_used`, renormalized)."""
+
+    name = "qwen3moe"
+    variant_of = "qwen3"
+    block = [*Qwen3.block[:8], *_EXPERTS]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for used in _expert_counts(env):
+                yield {**hp, "expert_used": used}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token"
+
+    def _feed_forward(self, layer, f, hp):
+        return _sparse_experts(layer, f, hp["expert_used"], lambda x: self._activate(x, hp))
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
+        writer.add_expert_feed_forward_length(hp["F"])
 
 
 class Phi2(Decoder):
@@ -841,6 +941,133 @@ class Gemma2(Decoder):
             writer.add_final_logit_softcapping(hp["final_softcap"])
 
 
+class Bloom(Decoder):
+    """llama.cpp's `bloom`: layer_norm with biases, also of the embedding (`token_embd_norm`), one
+    fused q|k|v projection (Hugging Face's grouped per head, reordered as llama.cpp's converter
+    does), ALiBi (llama.cpp's max bias 8) instead of a rotary embedding, GELU with no gate, biases
+    on every projection."""
+
+    name = "bloom"
+    variant_of = "gpt2"
+    norm = "layer_norm"
+    activation = "gelu_tanh"
+    gated = False
+    embed_norm = True
+    alibi = True
+    rotary_fractions = (0.0,)
+    bases = (10000.0,)  # unused: no rotary embedding
+    fused_orders = ("heads", "blocks")
+    block = [("attn_norm.weight", ("d",)), ("attn_norm.bias", ("d",)), ("attn_qkv.weight", ("qkv", "d")), ("attn_qkv.bias", ("qkv",)),
+             ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)), ("ffn_norm.weight", ("d",)), ("ffn_norm.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",))]
+    other = [("token_embd_norm.weight", ("d",)), ("token_embd_norm.bias", ("d",)), ("output_norm.weight", ("d",)),
+             ("output_norm.bias", ("d",))]
+
+    def describe(self, hp):
+        return f"{hp['heads']} heads of {hp['head_dim']} with ALiBi" + (", q, k, v grouped per head" if hp["qkv_order"] == "heads" else "")
+
+    def metadata(self, writer, hp, model):
+        # What llama.cpp's converter writes for BLOOM: no rotary keys (llama.cpp's bloom has none).
+        writer.add_context_length(model.max_positions if model.takes_positions else 2048)
+        writer.add_embedding_length(hp["d"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_head_count(hp["heads"])
+        writer.add_head_count_kv(hp["kv_heads"])
+        writer.add_layer_norm_eps(hp["eps"])
+
+
+def _described_windows(env):
+    """The blocks' windows as the model's description says them (`layer_windows`), one reading; none
+    when they differ in width, as llama.cpp's one `sliding_window` can't say."""
+    windows = tuple(env.get("layer_windows") or [0] * env["blocks"])
+    return [windows] if len({w for w in windows if w}) <= 1 else []
+
+
+def _add_described_windows(writer, hp, model):
+    windows = hp["window"]
+    context = model.max_positions if model.takes_positions else 2048
+    writer.add_sliding_window(max(windows) or context)
+    writer.add_sliding_window_pattern([bool(w) for w in windows])
+
+
+class Cohere2(CommandR):
+    """llama.cpp's `cohere2`: `command-r`'s parallel block, with attention per block: the blocks
+    that slide (the file's `sliding_window_pattern`, from the description's `layer_windows`) rotate
+    their queries and keys, the others see every earlier position and use no rotary embedding."""
+
+    name = "cohere2"
+    windowed = True
+    window_said = "and rotary embeddings on the blocks the model slides only"
+
+    def windows(self, env):
+        return _described_windows(env)
+
+    def block_attention(self, hp, i):
+        window = hp["window"][i]
+        return window, hp["base"] if window else None
+
+    def describe(self, hp):
+        sliding = [str(i) for i, w in enumerate(hp["window"]) if w]
+        said = f"{hp['heads']} heads of {hp['head_dim']}, rotary pairs (2i, 2i + 1), base {hp['base']:g}"
+        return said + (f", a window of {max(hp['window'])} and rotary on blocks {', '.join(sliding)} only" if sliding else "")
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_described_windows(writer, hp, model)
+
+
+class Gemma3(Decoder):
+    """llama.cpp's `gemma3`: Gemma 2's blocks without softcaps, with queries and keys RMS-normed over
+    each head, and per-block attention: the blocks that slide (the file's `sliding_window_pattern`)
+    rotate with the local base `rope.freq_base_swa` (10000 where a file has none), the others see every earlier
+    position and rotate with `rope.freq_base`. Which blocks slide, and how far, is the model
+    description's (its `layer_windows`); the search checks it by computing."""
+
+    name = "gemma3"
+    variant_of = "llama"
+    activation = "gelu_tanh"
+    residual = "sandwich"
+    qk_norm = "head"
+    embed_scale = True
+    tied_output = True
+    norm_offsets = (1.0, 0.0)
+    bases = (1000000.0, 10000.0, 500000.0)
+    local_bases = (10000.0, 1000000.0, 500000.0)  # the sliding blocks' base: llama.cpp reads `rope.freq_base_swa` (10000 without it)
+    windowed = True
+    window_said = "on the blocks the model slides"
+    block = [("attn_norm.weight", ("d",)), *_ATTENTION, ("attn_q_norm.weight", ("hd",)), ("attn_k_norm.weight", ("hd",)),
+             ("attn_output.weight", ("d", "q")), ("post_attention_norm.weight", ("d",)),
+             ("ffn_norm.weight", ("d",)), *_GATED, ("post_ffw_norm.weight", ("d",))]
+    other = [("output_norm.weight", ("d",))]
+
+    def windows(self, env):
+        return _described_windows(env)
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for local in self.local_bases:
+                yield {**hp, "local_base": local}
+
+    def block_attention(self, hp, i):
+        window = hp["window"][i]
+        return window, hp["local_base"] if window else hp["base"]
+
+    def describe(self, hp):
+        windows = hp["window"]
+        sliding = [i for i, w in enumerate(windows) if w]
+        said = [f"{hp['heads']} heads of {hp['head_dim']}", f"base {hp['base']:g}",
+                f"norm weights {'+ 1' if hp['norm_offset'] else 'as they are'}"]
+        if sliding:
+            said.append(f"a window of {windows[sliding[0]]} and base {hp['local_base']:g} on blocks {', '.join(map(str, sliding))}")
+        return ", ".join(said)
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_described_windows(writer, hp, model)
+        writer.add_rope_freq_base_swa(hp["local_base"])
+
+
 class GptNeox(Decoder):
     """llama.cpp's `gptneox`: layer_norm with biases, one fused q|k|v projection (Hugging Face's is
     grouped per head, reordered as llama.cpp's converter does), NEOX rotary on part of each head,
@@ -865,7 +1092,8 @@ class GptNeox(Decoder):
         writer.add_parallel_residual(bool(hp["parallel"]))
 
 
-ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox()]
+ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2()]
 
 
 def _head_sizes(d):
@@ -982,7 +1210,8 @@ def match(arch, model, params, order, ids, logits, budget=400):
             f"{_plural(len(arch.other), 'other tensor')}"
         )
 
-    env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", [])}
+    env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", []), "blocks": model.layers,
+           "layer_windows": model.spec.get("layer_windows")}
     block_fields = [f for f in order if f in model.stacked]
     other_fields = [f for f in order if f in model.others]
     block_reached, other_reached = [0], [0]
@@ -1152,9 +1381,9 @@ def _refuse_sliding_window(spec, model):
         return
     name = spec["model"] or spec["function"]
     of = f" of its {positions}" if positions else ""
-    names = [f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed]
-    others = "".join(f" (`{arch.name}`, with a window on its even blocks, has {_plural(len(arch.block), 'tensor')} in each block)"
-                     for arch in windowed)
+    names = list(dict.fromkeys(f"`{arch.name}`" for arch in ARCHITECTURES if arch not in windowed))  # `llama` once, with experts or not
+    others = " (" + "; ".join(f"`{arch.name}`, with a window {arch.window_said}, has {_plural(len(arch.block), 'tensor')} in each block"
+                              for arch in windowed) + ")"
     raise GgufError(
         f"`{name}` isn't an architecture llama.cpp has: its attention sees only the last {window} positions{of} (`window=`), but "
         f"llama.cpp's {', '.join(names[:-1])} and {names[-1]} attend to every earlier position{others}; without the window, or "
@@ -1168,7 +1397,7 @@ def _refuse_output_head(spec):
     each is refused with its line before any search."""
     output = (spec.get("description") or {}).get("output") or {}
     name = spec["model"] or spec["function"]
-    names = [f"`{arch.name}`" for arch in ARCHITECTURES]
+    names = list(dict.fromkeys(f"`{arch.name}`" for arch in ARCHITECTURES))
     archs = f"llama.cpp's {', '.join(names[:-1])} and {names[-1]}"
     # What some architecture computes (phi2's output bias, command-r's scale, gemma2's softcap) is the search's to read.
     ops = [op["op"] for op in output.get("after", [])]

@@ -32,10 +32,11 @@ else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's 
 
 # Largest difference allowed, as a fraction of the largest logit: float32 summed in another order
 # (measured about 1e-6). llama.cpp's gpt2 and gemma read GELU from a float16 table (measured about
-# 2e-4 and 8e-5), as do its phi2, starcoder2, gemma2 and gptneox (about 3e-4 against transformers;
+# 2e-4 and 8e-5), as do its phi2, starcoder2, gemma2, gemma3, bloom and gptneox (about 3e-4 against transformers;
 # gptneox's is the tanh form where GPT-NeoX's is exact).
 TOLERANCE = 1e-4
-GGUF_TOLERANCE = {"llama": 1e-4, "gpt2": 2e-3, "gemma": 2e-3, "phi2": 2e-3, "starcoder2": 2e-3, "gemma2": 2e-3, "gptneox": 2e-3}
+GGUF_TOLERANCE = {"llama": 1e-4, "gpt2": 2e-3, "gemma": 2e-3, "phi2": 2e-3, "starcoder2": 2e-3, "gemma2": 2e-3, "gptneox": 2e-3,
+                  "gemma3": 2e-3, "bloom": 2e-3}
 NO_LENGTH_LIMIT = 100  # the longest input for a model without positions, which has no P
 
 

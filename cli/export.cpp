@@ -339,6 +339,17 @@ std::string why_not_language_model(const Analysis& analysis, const ModelLayout& 
   return where(analysis, first.span) + ": `" + layout.function + "` isn't a language model's forward: " + first.rule;
 }
 
+std::string why_not_described_model(const Analysis& analysis, const ModelLayout& layout) {
+  if (layout.is_encoder()) return "";
+  std::string why = why_not_language_model(analysis, layout);
+  // Without an output layer it may have been meant as an encoder: why it isn't one too.
+  if (!why.empty() && !layout.output && !layout.encoder_refusals.empty()) {
+    const ModelRefusal& first = layout.encoder_refusals.front();
+    why += "; nor an encoder's: " + where(analysis, first.span) + ": " + first.rule;
+  }
+  return why;
+}
+
 // An encoder's inputs after the model: each one's name, role (transformers' keyword) and element
 // type, and, for an index, its bound.
 static nlohmann::json model_inputs(const Analysis& analysis, const ModelLayout& layout) {

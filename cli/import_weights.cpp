@@ -35,7 +35,7 @@ int run_import_weights(const ImportOptions& options) {
   }
   ModelLayout layout = describe_model(*analysis, function);
   // An encoder (BERT, ViT) is checked by its last hidden state, a language model by its logits.
-  std::string why_not = layout.is_encoder() ? "" : why_not_language_model(*analysis, layout);
+  std::string why_not = why_not_described_model(*analysis, layout);
   if (!why_not.empty()) {
     std::cerr << "error: can't import weights for `" << function << "`: the folder's model is checked by its logits: " << why_not << "\n";
     return 1;

@@ -105,8 +105,11 @@ std::string find_llama_cpp() {
   return "";
 }
 
-// Why the vLLM row of an encoder is skipped (see docs/cli.md).
-constexpr const char* kVllmEncoder = "TODO";
+// Why the vLLM row of an encoder is skipped (docs/cli.md): vLLM 0.32's pooling runner serves a
+// BertModel folder (TransformersEmbeddingModel, `token_embed`), but from token ids alone.
+constexpr const char* kVllmEncoder =
+    "vLLM's pooling runner takes token ids alone (no token types, padding mask or pixels) and needs a tokenizer in the folder; "
+    "--hf writes no encoder's folder";
 
 }  // namespace
 
@@ -131,7 +134,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
   // An encoder (BERT, ViT) has a .pt2 and an AOTInductor package, and transformers' own model of the
   // folder its weights came from; a language model every artifact.
   const bool encoder = layout.is_encoder();
-  if (std::string why_not = encoder ? "" : why_not_language_model(*analysis, layout); !why_not.empty()) {
+  if (std::string why_not = why_not_described_model(*analysis, layout); !why_not.empty()) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward: " << why_not << "\n";
     return 1;
   }

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import shapescript
-from conftest import cli
+from conftest import EXAMPLES, cli
 from test_model_zoo import Zoo, reference_model, relative_difference, settings
 from test_verify import table
 
@@ -110,3 +110,18 @@ def test_verify_passes_with_the_folder(imported):
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
     for engine in ("vLLM (--hf)", "llama.cpp (--gguf)"):
         assert rows[engine][2].startswith("skipped: "), rows[engine]
+
+
+def test_a_causal_mask_is_no_encoder_and_the_refusal_names_its_line(tmp_path):
+    """examples/bert.ss with `causal[n n]` for its padding mask has no output layer and sees only
+    earlier positions: import-weights says it is neither a language model nor an encoder, with the
+    attention's line, before it reads the folder."""
+    source = (EXAMPLES / "bert.ss").read_text().replace("attn_mask=keep", "attn_mask=causal[n n]")
+    (tmp_path / "bert.ss").write_text(source)
+    (tmp_path / "folder").mkdir()
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "causal[n n]" in text)
+    result = cli("import-weights", "bert.ss", "folder", "-o", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert f"; nor an encoder's: bert.ss:{line}:12: an encoder's attention sees every position: `causal` or `window=` makes it a decoder's" \
+        in result.stderr, result.stderr
+    assert not (tmp_path / "ckpt.pt").exists()

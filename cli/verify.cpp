@@ -105,11 +105,8 @@ std::string find_llama_cpp() {
   return "";
 }
 
-// Why the vLLM row of an encoder is skipped (docs/cli.md): vLLM 0.32's pooling runner serves a
-// BertModel folder (TransformersEmbeddingModel, `token_embed`), but from token ids alone.
-constexpr const char* kVllmEncoder =
-    "vLLM's pooling runner takes token ids alone (no token types, padding mask or pixels) and needs a tokenizer in the folder; "
-    "--hf writes no encoder's folder";
+// vLLM's pooling runner serves an encoder's folder from token ids (docs/cli.md): not pixels.
+constexpr const char* kVllmPixels = "vLLM's pooling runner takes token ids: it serves no encoder of pixels";
 
 }  // namespace
 
@@ -252,7 +249,9 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       why_not += " (" + std::string(info(d.code).code) + ")";
     }
   if (why_not.empty() && folder.error.empty() && !folder.not_servable.empty()) why_not = "vLLM can't serve it: " + folder.not_servable;
-  if (encoder) why_not = kVllmEncoder;
+  // An encoder's folder is the one its weights came from, served by the pooling runner; the
+  // serving rules are a language model's.
+  if (encoder) why_not = layout.inputs.front().role == ModelInput::Role::ids ? "" : kVllmPixels;
   if (!why_not.empty()) vllm["skip"] = why_not;
   else if (!fs::exists(fs::path(venv) / "bin" / "python", ignored)) vllm["skip"] = "no vLLM venv, run scripts/engines.sh";
   else vllm["python"] = (fs::path(venv) / "bin" / "python").string();

@@ -2,9 +2,11 @@
 # layer-normed, post-LN blocks with biases on every projection and GELU, and a padding mask: keys
 # where `mask` is false are not attended to. It returns the last hidden state, as BertModel's
 # `last_hidden_state` (the pooler is left out). `shapescript import-weights` maps a BertModel
-# folder onto it, and `shapescript verify` runs it in .pt2, AOTInductor and transformers.
+# folder onto it, and `shapescript verify --weights HF_DIR` runs it in .pt2, AOTInductor,
+# transformers (BertModel) and vLLM's pooling runner (heads of 32: vLLM's CPU attention has no
+# kernel for heads of 16).
 dim D  = 64
-dim H  = 4
+dim H  = 2
 dim Dh = D / H
 dim F  = 4 * D
 dim V  = 128

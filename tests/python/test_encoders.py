@@ -4,8 +4,8 @@ as test_model_zoo's reference_model does), saved with `save_pretrained`, read by
 `shapescript import-weights` (the mapping is computed: ViT's convolution [D C p q] is read
 flattened onto `patch_w: [D C*Pt*Pt]`, its class token [1 1 D] without its axes of 1), then the
 compiled forward's last hidden state against transformers' on padded rows with token types (BERT)
-or images (ViT), and `shapescript verify --weights HF_DIR`: .pt2, AOTInductor and transformers' own
-class from the folder.
+or images (ViT), and `shapescript verify --weights HF_DIR`: .pt2, AOTInductor, transformers' own
+class from the folder and, for BERT, the folder in real vLLM's pooling runner.
 
     $SHAPESCRIPT_VENV/bin/python -m pytest tests/python/test_encoders.py
 """
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import shapescript
-from conftest import EXAMPLES, cli
+from conftest import EXAMPLES, VLLM_VENV, cli
 from test_model_zoo import Zoo, reference_model, relative_difference, settings
 from test_verify import table
 
@@ -23,7 +23,7 @@ TOLERANCE = 1e-4
 
 ENCODERS = {
     "bert": Zoo("bert.ss", "Bert", "BertModel", "BertConfig", settings(
-        vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
+        vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256,
         max_position_embeddings=64, type_vocab_size=2, layer_norm_eps=1e-12, hidden_act="gelu", pad_token_id=0), V=128),
     "vit": Zoo("vit.ss", "Vit", "ViTModel", "ViTConfig", settings(
         hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256, image_size=32, patch_size=8,
@@ -98,18 +98,23 @@ def test_the_padding_mask_is_read(imported):
 
 def test_verify_passes_with_the_folder(imported):
     """`shapescript verify --weights HF_DIR`: the encoder imported once, its .pt2 and AOTInductor
-    package (a minute: Inductor compiles C++) and transformers' own class from the folder agree
-    with the compiled forward's last hidden state; vLLM and llama.cpp say why they are skipped."""
+    package (a minute: Inductor compiles C++), transformers' own class from the folder and (BERT)
+    the folder in vLLM's pooling runner agree with the compiled forward's last hidden state; vLLM
+    says why it serves no ViT, llama.cpp why it has no encoder."""
     zoo, _, _, _, folder, _ = imported
+    assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
     result = cli("verify", zoo.source, "--weights", "hf", "--artifacts", "art", cwd=folder, timeout=1500)
     print(result.stdout, result.stderr)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = table(result.stdout)
-    for engine in (".pt2 (torch.export)", "AOTInductor", "transformers (--hf)"):
+    served = [".pt2 (torch.export)", "AOTInductor", "transformers (--hf)"] + (["vLLM (--hf)"] if zoo.hf_class == "BertModel" else [])
+    for engine in served:
         difference, _, outcome = rows[engine]
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])
-    for engine in ("vLLM (--hf)", "llama.cpp (--gguf)"):
-        assert rows[engine][2].startswith("skipped: "), rows[engine]
+    assert rows["transformers (--hf)"][2] == f"pass: transformers' {zoo.hf_class} of the folder"
+    if zoo.hf_class == "ViTModel":
+        assert rows["vLLM (--hf)"][2] == "skipped: vLLM's pooling runner takes token ids: it serves no encoder of pixels"
+    assert rows["llama.cpp (--gguf)"][2] == "skipped: llama.cpp's architectures here are language models"
 
 
 def test_a_causal_mask_is_no_encoder_and_the_refusal_names_its_line(tmp_path):

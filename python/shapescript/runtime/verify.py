@@ -9,7 +9,8 @@ The CLI (cli/verify.cpp) exports the artifacts and runs this script with a spec 
   takes_positions, max_positions, vocab                           the forward's inputs
   kind, inputs    "encoder" and its inputs by role (import_weights.py's), else a language model's
   reference_folder  an encoder's: the Hugging Face folder its weights came from, whose model in
-              transformers (AutoModel: BertModel, ViTModel) is the transformers row; null: none
+              transformers (AutoModel: BertModel, ViTModel) is the transformers row, and which
+              vLLM's pooling runner serves (token ids alone); null: none
   artifacts   {engine: {"path": str, "error": str|null}}: pt2, aoti, hf, gguf (what the export said
               when it failed; for gguf, "architecture": llama.cpp's, when it is one)
   vllm        {"python": the vLLM venv's Python or null, "skip": why vLLM isn't run, or null}
@@ -209,20 +210,11 @@ def run_llama_cpp(path, folder, spec, inputs):
     return outputs, seconds
 
 
-def run_vllm(python, folder, spec, inputs):
-    """Every row of every input as one request, all served together; vLLM returns log-probabilities
-    (the logits less their log-sum-exp), which are compared with the reference's. vLLM samples at
-    least one token within its max_model_len (P), so a prompt holds at most P - 1 tokens: an input of
-    P tokens is served without its last, whose logits would predict a token past P."""
-    import torch
-
-    limit = spec["max_positions"] if spec["takes_positions"] else NO_LENGTH_LIMIT + 1
-    prompts = [row[: limit - 1] for ids, _ in inputs for row in ids.tolist()]
+def serve_in_vllm(python, jobs):
+    """vllm_engine.py's answer to one job, run in vLLM's venv and stopped with its workers."""
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="shapescript-vllm-") as work:
         request, result = os.path.join(work, "request.json"), os.path.join(work, "result.json")
-        jobs = [{"model": folder, "vocab": spec["vocab"], "max_model_len": limit, "prompts": prompts, "max_tokens": 1,
-                 "logprobs": True, "max_num_seqs": len(prompts)}]
         with open(request, "w") as f:
             json.dump({"jobs": jobs}, f)
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -250,6 +242,36 @@ def run_vllm(python, folder, spec, inputs):
             job = json.load(f)["jobs"][0]
     if "error" in job:
         raise RuntimeError(job["error"])
+    return job
+
+
+def run_vllm_encoder(python, folder, spec, inputs):
+    """Each input's rows served by vLLM's pooling runner from the folder: token ids alone (its requests
+    carry no token types and no padding mask), each row's last hidden state."""
+    import torch
+
+    prompts = [row for given in inputs for row in given[0].tolist()]
+    job = serve_in_vllm(python, [{"model": folder, "vocab": spec["vocab"], "max_model_len": max(len(p) for p in prompts), "prompts": prompts,
+                                  "pooling": True, "max_num_seqs": len(prompts)}])
+    outputs, index = [], 0
+    for given in inputs:
+        rows = job["outputs"][index:index + given[0].shape[0]]
+        index += given[0].shape[0]
+        outputs.append(torch.stack([torch.tensor(r["hidden"], dtype=torch.float32) for r in rows]))
+    return outputs, job["seconds"]
+
+
+def run_vllm(python, folder, spec, inputs):
+    """Every row of every input as one request, all served together; vLLM returns log-probabilities
+    (the logits less their log-sum-exp), which are compared with the reference's. vLLM samples at
+    least one token within its max_model_len (P), so a prompt holds at most P - 1 tokens: an input of
+    P tokens is served without its last, whose logits would predict a token past P."""
+    import torch
+
+    limit = spec["max_positions"] if spec["takes_positions"] else NO_LENGTH_LIMIT + 1
+    prompts = [row[: limit - 1] for ids, _ in inputs for row in ids.tolist()]
+    job = serve_in_vllm(python, [{"model": folder, "vocab": spec["vocab"], "max_model_len": limit, "prompts": prompts, "max_tokens": 1,
+                                  "logprobs": True, "max_num_seqs": len(prompts)}])
     outputs, index = [], 0
     for ids, _ in inputs:
         rows = []
@@ -303,8 +325,24 @@ def verify(spec):
         artifacts["hf"] = {"path": folder} if folder else {"skip": "an encoder is compared with transformers' own model of the folder "
                                                                   "its weights came from: give `--weights HF_DIR`"}
         attempt("transformers (--hf)", "hf", lambda p: run_encoder_transformers(p, spec, inputs))
-        for engine, key in (("vLLM (--hf)", "vllm"), ("llama.cpp (--gguf)", "gguf")):
-            rows.append(Row(engine, "skipped", note=spec["vllm"]["skip"] if key == "vllm" else artifacts.get(key, {}).get("skip", "")))
+        vllm = spec["vllm"]
+        if vllm.get("skip") or not folder:
+            rows.append(Row("vLLM (--hf)", "skipped", note=vllm.get("skip") or artifacts["hf"]["skip"]))
+        else:
+            # Its requests are token ids alone: compared with the compiled forward on the same ids
+            # with token types 0 and nothing padded.
+            roles = [given["role"] for given in spec["inputs"]]
+            plain = [tuple(v if role == "ids" else torch.zeros_like(v) if role == "token_types" else torch.ones_like(v)
+                           for role, v in zip(roles, given)) for given in inputs]
+            plain_expected, _ = run_reference(spec, reference, params, plain)
+            progress("serving the folder with vLLM's pooling runner (starting it takes a minute)")
+            try:
+                outputs, seconds = run_vllm_encoder(vllm["python"], folder, spec, plain)
+                rows.append(compare("vLLM (--hf)", plain_expected, outputs, tokens, seconds, TOLERANCE,
+                                    "the pooling runner's last hidden state of token ids alone (token types 0, nothing padded)"))
+            except Exception as e:  # noqa: BLE001
+                rows.append(Row("vLLM (--hf)", "FAIL", note=str(e).splitlines()[0] if str(e) else type(e).__name__))
+        rows.append(Row("llama.cpp (--gguf)", "skipped", note=artifacts.get("gguf", {}).get("skip", "")))
         print_table(rows, encoder)
         failed = [r.engine for r in rows if r.status == "FAIL"]
         if failed:

@@ -339,14 +339,58 @@ std::string why_not_language_model(const Analysis& analysis, const ModelLayout& 
   return where(analysis, first.span) + ": `" + layout.function + "` isn't a language model's forward: " + first.rule;
 }
 
+std::string why_not_described_model(const Analysis& analysis, const ModelLayout& layout) {
+  if (layout.is_encoder()) return "";
+  std::string why = why_not_language_model(analysis, layout);
+  // Without an output layer it may have been meant as an encoder: why it isn't one too.
+  if (!why.empty() && !layout.output && !layout.encoder_refusals.empty()) {
+    const ModelRefusal& first = layout.encoder_refusals.front();
+    why += "; nor an encoder's: " + where(analysis, first.span) + ": " + first.rule;
+  }
+  return why;
+}
+
+// An encoder's inputs after the model: each one's name, role (transformers' keyword) and element
+// type, and, for an index, its bound.
+static nlohmann::json model_inputs(const Analysis& analysis, const ModelLayout& layout) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    const ModelInput& input = layout.inputs[i];
+    const TensorType* tensor = nullptr;
+    for (size_t p = 1; p < layout.forward->parameters.size() && p < layout.types->parameters.size(); ++p)
+      if (layout.forward->parameters[p].name == input.name) tensor = &layout.types->parameters[p].tensor;
+    nlohmann::json shape = nlohmann::json::array();  // fixed sizes, null where generic
+    nlohmann::json bound = nullptr;
+    if (tensor) {
+      for (const Axis& axis : tensor->axes) {
+        auto size = axis.size.constant_value();
+        shape.push_back(size ? nlohmann::json(*size) : nlohmann::json(nullptr));
+      }
+      if (auto b = tensor->element.bound.constant_value(); b && tensor->element.kind == ElementKind::index) bound = *b;
+    }
+    inputs.push_back({{"name", python_name(input.name)}, {"role", input_role_name(input.role)}, {"shape", shape}, {"bound", bound},
+                      {"where", where(analysis, input.span)}});
+  }
+  return inputs;
+}
+
 nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model) {
   auto text = [&](Span span) { return analysis.file.text().substr(span.begin, span.end - span.begin); };
   nlohmann::json refusals = nlohmann::json::array();
   for (const ModelRefusal& r : layout.refusals) refusals.push_back({{"where", where(analysis, r.span)}, {"rule", r.rule}});
+  if (layout.is_encoder()) refusals = nlohmann::json::array();  // a language model's rules aren't an encoder's
   nlohmann::json description = {{"version", 1},
                                 {"function", layout.function},
-                                {"kind", layout.is_language_model() ? "causal_lm" : "none"},
+                                {"kind", layout.is_language_model() ? "causal_lm" : layout.is_encoder() ? "encoder" : "none"},
                                 {"refusals", refusals}};
+  if (layout.is_encoder()) {
+    description["inputs"] = model_inputs(analysis, layout);
+    description["embedding"] = {{"tables", layout.embedding_tables}};
+    description["blocks"] = {{"layers", model.layers}, {"stacked", layout.stacked}};
+    if (layout.loop) description["blocks"]["where"] = where(analysis, layout.loop->span);
+    description["takes_positions"] = false;
+    return description;
+  }
   if (!layout.is_language_model()) return description;
   nlohmann::json after = nlohmann::json::array();
   for (const OutputOp& op : layout.after_output) {
@@ -389,6 +433,8 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
           {"embedding", layout.embedding},
           {"output_layer", layout.output_layer},
           {"embedding_tables", layout.embedding_tables},
+          {"kind", model.encoder ? "encoder" : "causal_lm"},
+          {"inputs", model.encoder ? model_inputs(analysis, layout) : nlohmann::json::array()},
           {"takes_positions", model.takes_positions},
           {"max_positions", model.max_positions},
           {"vocab", model.vocab},

@@ -66,6 +66,8 @@ ModelLayout describe_model(const Analysis& analysis, const std::string& function
 
 // Why `layout`'s function isn't a language model's forward, as `file.ss:12:5: rule`; empty when it is one.
 std::string why_not_language_model(const Analysis& analysis, const ModelLayout& layout);
+// Why it is neither a language model's forward nor an encoder's (import-weights, verify); empty when it is one.
+std::string why_not_described_model(const Analysis& analysis, const ModelLayout& layout);
 
 // The model description the runtime reads (SPEC.md, "description"), version 1.
 nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const HfModel& model);

@@ -34,7 +34,9 @@ int run_import_weights(const ImportOptions& options) {
     return kExitFiles;
   }
   ModelLayout layout = describe_model(*analysis, function);
-  if (std::string why_not = why_not_language_model(*analysis, layout); !why_not.empty()) {
+  // An encoder (BERT, ViT) is checked by its last hidden state, a language model by its logits.
+  std::string why_not = why_not_described_model(*analysis, layout);
+  if (!why_not.empty()) {
     std::cerr << "error: can't import weights for `" << function << "`: the folder's model is checked by its logits: " << why_not << "\n";
     return 1;
   }
@@ -79,7 +81,7 @@ int run_import_weights(const ImportOptions& options) {
     std::snprintf(difference, sizeof difference, "%.1e", reply.at("difference").get<double>());
     std::cout << "wrote " << options.output << ": " << reply.at("tensors").get<int64_t>() << " tensors of " << options.folder << " into "
               << reply.at("params").get<int64_t>() << " params of `" << model.model_name << "` (" << (readings.empty() ? "read as stored" : readings)
-              << "); logits agree with transformers' to " << difference << " of the largest\n";
+              << "); " << (model.encoder ? "the last hidden state agrees" : "logits agree") << " with transformers' to " << difference << " of the largest\n";
     // What the agreement rests on: the tokens compared, and how far the nearest other reading was.
     const nlohmann::json& tokens = reply.at("tokens");
     int64_t forwards = reply.at("forwards").get<int64_t>();
@@ -90,7 +92,7 @@ int run_import_weights(const ImportOptions& options) {
     } else {
       std::snprintf(difference, sizeof difference, "%.1e", runner_up.at("difference").get<double>());
       std::cout << "; the runner-up (" << runner_up.at("mapping").get<std::string>() << ") differed by " << difference
-                << " of the largest logit\n";
+                << " of the largest " << (model.encoder ? "value" : "logit") << "\n";
     }
     if (!reply.at("unused").empty()) {
       std::cerr << "note: tensors of " << options.folder << " no param needed:";

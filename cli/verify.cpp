@@ -105,6 +105,9 @@ std::string find_llama_cpp() {
   return "";
 }
 
+// vLLM's pooling runner serves an encoder's folder from token ids (docs/cli.md): not pixels.
+constexpr const char* kVllmPixels = "vLLM's pooling runner takes token ids: it serves no encoder of pixels";
+
 }  // namespace
 
 int run_verify(const VerifyOptions& options, const char* argv0) {
@@ -125,7 +128,10 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
     return 1;
   }
   ModelLayout layout = describe_model(*analysis, options.function);
-  if (std::string why_not = why_not_language_model(*analysis, layout); !why_not.empty()) {
+  // An encoder (BERT, ViT) has a .pt2 and an AOTInductor package, and transformers' own model of the
+  // folder its weights came from; a language model every artifact.
+  const bool encoder = layout.is_encoder();
+  if (std::string why_not = why_not_described_model(*analysis, layout); !why_not.empty()) {
     std::cerr << "error: `shapescript verify` compares the engines of a language model's forward: " << why_not << "\n";
     return 1;
   }
@@ -137,7 +143,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
               << "` isn't one: " << model.error << "\n";
     return 1;
   }
-  HfModel folder = generate_hf(*analysis, layout);
+  HfModel folder = encoder ? HfModel{} : generate_hf(*analysis, layout);
 
   // Where the artifacts go: --artifacts DIR (those already there are checked as they are), else a
   // temporary folder.
@@ -165,8 +171,26 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
 
   std::error_code ignored_error;
   std::string self = self_path(argv0);
+  // An encoder's --weights HF_DIR is imported once (import-weights) and the folder kept as the
+  // transformers row's model; the exports read the checkpoint.
+  std::string weights = options.weights, reference_folder;
+  if (encoder && !weights.empty() && fs::is_directory(weights, ignored_error)) {
+    reference_folder = fs::absolute(weights, ignored_error).string();
+    weights = (artifacts / "imported.pt").string();
+    if (!fs::exists(weights, ignored_error)) {
+      std::cerr << "verify: importing " << options.weights << "\n";
+      std::vector<std::string> argv = {self, "import-weights", fs::absolute(options.file, ignored_error).string(), reference_folder, "-o", weights,
+                                       "--fn", options.function, "--color", "never"};
+      if (!options.python.empty()) argv.insert(argv.end(), {"--python", options.python});
+      fs::path err = artifacts / "import.err";
+      if (spawn(argv, artifacts / "import.out", err) != 0) {
+        std::cerr << "error: importing `" << options.weights << "` failed: " << export_error(read_text(err)) << "\n";
+        return 1;
+      }
+    }
+  }
   std::vector<std::string> common;
-  if (!options.weights.empty()) common = {"--weights", fs::absolute(options.weights, ignored_error).string()};
+  if (!weights.empty()) common = {"--weights", fs::absolute(weights, ignored_error).string()};
   if (!options.python.empty()) common.insert(common.end(), {"--python", options.python});
   struct Artifact {
     std::string key, what, path;
@@ -179,6 +203,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       {"hf", "the Hugging Face folder", (artifacts / "hf").string(), {"--fn", options.function, "--hf"}},
       {"gguf", "the GGUF file", (artifacts / "model.gguf").string(), {"--fn", options.function, "--gguf"}},
   };
+  if (encoder) wanted.resize(2);  // .pt2 and AOTInductor: --hf and --gguf write language models
   std::vector<OutputPath> outputs;
   for (const Artifact& a : wanted) outputs.push_back({a.path, a.key == "hf"});
   if (!refuse_overwriting_inputs({options.file, options.weights}, outputs)) return 2;
@@ -209,6 +234,7 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
     }
     exported[a.key] = entry;
   }
+  if (encoder) exported["gguf"] = {{"skip", "llama.cpp's architectures here are language models"}};
 
   // vLLM: its own venv (scripts/engines.sh), and only for a model whose attention its CPU backend has.
   nlohmann::json vllm = {{"python", nullptr}, {"skip", nullptr}};
@@ -223,14 +249,18 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       why_not += " (" + std::string(info(d.code).code) + ")";
     }
   if (why_not.empty() && folder.error.empty() && !folder.not_servable.empty()) why_not = "vLLM can't serve it: " + folder.not_servable;
+  // An encoder's folder is the one its weights came from, served by the pooling runner; the
+  // serving rules are a language model's.
+  if (encoder) why_not = layout.inputs.front().role == ModelInput::Role::ids ? "" : kVllmPixels;
   if (!why_not.empty()) vllm["skip"] = why_not;
   else if (!fs::exists(fs::path(venv) / "bin" / "python", ignored)) vllm["skip"] = "no vLLM venv, run scripts/engines.sh";
   else vllm["python"] = (fs::path(venv) / "bin" / "python").string();
   std::string llama_cpp = find_llama_cpp();
 
   nlohmann::json spec = language_model_spec(*analysis, layout, model, options.function);
-  spec.update({{"weights", options.weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(options.weights, ignored).string())},
-               {"weights_name", options.weights},
+  spec.update({{"weights", weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(fs::absolute(weights, ignored).string())},
+               {"weights_name", weights == options.weights ? options.weights : weights},
+               {"reference_folder", reference_folder.empty() ? nlohmann::json(nullptr) : nlohmann::json(reference_folder)},
                {"artifacts", exported},
                {"vllm", vllm},
                {"llama_cpp", llama_cpp.empty() ? nlohmann::json(nullptr) : nlohmann::json(llama_cpp)}});

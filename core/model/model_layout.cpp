@@ -328,9 +328,64 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
 
 }  // namespace
 
+const char* input_role_name(ModelInput::Role role) {
+  switch (role) {
+    case ModelInput::Role::ids: return "ids";
+    case ModelInput::Role::pixels: return "pixels";
+    case ModelInput::Role::token_types: return "token_types";
+    case ModelInput::Role::mask: return "mask";
+  }
+  return "ids";
+}
+
+namespace {
+
+// The encoder's inputs and why it isn't one (ModelLayout::is_encoder), read off the signature
+// and the attention the forward reaches.
+void find_encoder(const Analysis& analysis, ModelLayout& layout) {
+  const Item& fn = *layout.forward;
+  auto refuse = [&](Span span, std::string rule) { layout.encoder_refusals.push_back({span, std::move(rule)}); };
+  if (!layout.types || !layout.model || !fn.body) return;
+  const std::vector<ValueType>& parameters = layout.types->parameters;
+  std::set<ModelInput::Role> seen;
+  for (size_t i = 1; i < parameters.size() && i < fn.parameters.size(); ++i) {
+    const ValueType& t = parameters[i];
+    const TensorType* tensor = t.is_tensor() ? &t.tensor : nullptr;
+    std::optional<ModelInput::Role> role;
+    ElementKind element = tensor ? tensor->element.kind : ElementKind::real;
+    bool real = element == ElementKind::real || element == ElementKind::nonneg || element == ElementKind::logit;
+    if (tensor && i == 1 && element == ElementKind::index && tensor->rank() == 2) role = ModelInput::Role::ids;
+    else if (tensor && i == 1 && real && tensor->rank() >= 2) role = ModelInput::Role::pixels;
+    else if (tensor && i > 1 && element == ElementKind::index && tensor->rank() == 2) role = ModelInput::Role::token_types;
+    else if (tensor && i > 1 && element == ElementKind::bool_ && tensor->rank() == 2) role = ModelInput::Role::mask;
+    if (!role || !seen.insert(*role).second) {
+      refuse(fn.parameters[i].span, i == 1 ? "an encoder takes the token ids `[b n] Index[V]` or the pixels (a `Real` tensor) after the model"
+                                           : "after its ids, an encoder takes token types `[b n] Index[T]` and a padding mask `[b n] Bool`, each once");
+      continue;
+    }
+    layout.inputs.push_back({*role, fn.parameters[i].name, fn.parameters[i].span});
+  }
+  if (parameters.size() < 2) refuse(fn.name_span, "an encoder takes its inputs after the model");
+  for_each_builtin_call_reached(analysis, fn, [&](const Expr& call, const CallFacts& facts) {
+    if (!facts.builtin || facts.builtin->role != BuiltinRole::attention) return;
+    auto causal = facts.lowering.find("causal");
+    if ((causal != facts.lowering.end() && causal->second == "1") || facts.lowering.count("window"))
+      refuse(call.span, "an encoder's attention sees every position: `causal` or `window=` makes it a decoder's");
+  });
+  const ValueType& result = layout.types->result;
+  ElementKind element = result.is_tensor() ? result.tensor.element.kind : ElementKind::int_;
+  if (!result.is_tensor() || result.tensor.rank() < 2 || !(element == ElementKind::real || element == ElementKind::nonneg))
+    refuse(fn.name_span, "an encoder returns its last hidden state, a `Real` tensor such as `[b n D]`");
+  std::stable_sort(layout.encoder_refusals.begin(), layout.encoder_refusals.end(),
+                   [](const ModelRefusal& a, const ModelRefusal& b) { return a.span.begin < b.span.begin; });
+}
+
+}  // namespace
+
 ModelLayout find_model_layout(const Analysis& analysis, const std::string& function) {
   ModelLayout layout = find_layout(analysis, function);
   if (!layout.forward) return layout;
+  find_encoder(analysis, layout);
   const Item& fn = *layout.forward;
   auto refuse = [&](Span span, std::string rule) { layout.refusals.push_back({span, std::move(rule)}); };
   if (!layout.types) refuse(fn.name_span, "it has no checked signature");
@@ -399,7 +454,8 @@ int64_t fixed_size(const Analysis& analysis, const SizeNode& node, const std::st
 
 LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout, const std::function<std::string(Span)>& where) {
   LanguageModelFacts facts;
-  if (!layout.is_language_model() || !layout.types) {
+  facts.encoder = layout.is_encoder();
+  if ((!layout.is_language_model() && !facts.encoder) || !layout.types) {
     facts.error = "`" + layout.function + "` isn't a language model's forward";
     return facts;
   }
@@ -415,14 +471,20 @@ LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLay
         throw NotFixed{where(layout.loop->span) + ": the loop over blocks must run a fixed number of times from 0, such as `0..L`"};
       facts.layers = *layout.layers;
     }
-    for (const auto& [name, shape] : facts.parameters)
-      if (name == layout.output_layer && shape.size() == 2) facts.vocab = shape[0];
-    if (!facts.vocab) throw NotFixed{where(layout.output->span) + ": the output layer `" + layout.output_layer + "` must be a matrix"};
+    if (facts.encoder) {
+      // Its vocabulary: the ids' `Index[V]`; none for pixels.
+      if (!layout.inputs.empty() && layout.inputs[0].role == ModelInput::Role::ids)
+        if (auto bound = layout.types->parameters[1].tensor.element.bound.constant_value()) facts.vocab = *bound;
+    } else {
+      for (const auto& [name, shape] : facts.parameters)
+        if (name == layout.output_layer && shape.size() == 2) facts.vocab = shape[0];
+    }
+    if (!facts.vocab && !facts.encoder) throw NotFixed{where(layout.output->span) + ": the output layer `" + layout.output_layer + "` must be a matrix"};
   } catch (const NotFixed& e) {
     facts.error = e.what;
     return facts;
   }
-  facts.takes_positions = !layout.pos_var.empty();
+  facts.takes_positions = !facts.encoder && !layout.pos_var.empty();
   if (facts.takes_positions && layout.types->parameters.size() == 3)
     if (auto bound = layout.types->parameters[2].tensor.element.bound.constant_value()) facts.max_positions = *bound;
   // The attention the forward reaches, not every call in the file.

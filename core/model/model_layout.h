@@ -30,6 +30,17 @@ struct ModelRefusal {
   std::string rule;  // completes "`forward` isn't a language model's forward: "
 };
 
+// An encoder's input after the model, by what it is to the engines (transformers' keyword):
+// the token ids `[b n] Index[V]` or the pixels (a `Real` tensor), then token types `[b n] Index[T]`
+// and a padding mask `[b n] Bool` (true where a token is attended to), in any order.
+struct ModelInput {
+  enum class Role { ids, pixels, token_types, mask };
+  Role role = Role::ids;
+  std::string name;
+  Span span;
+};
+const char* input_role_name(ModelInput::Role role);  // "ids", "pixels", "token_types", "mask"
+
 struct ModelLayout {
   std::string function;                   // the forward's name, as asked for
   const Item* forward = nullptr;          // the function; null when the file has none of that name
@@ -64,9 +75,16 @@ struct ModelLayout {
   // Every field that an `embedding` in the forward reads rows of (the token table, a position table).
   std::vector<std::string> embedding_tables;
 
+  // An encoder's forward (BERT, ViT): the model, then its inputs (`inputs`), attention that sees
+  // every position (no `causal`, no window), blocks in a `for`, a `Real` tensor returned (the last
+  // hidden state) and no output layer over a vocabulary. Why not, in `encoder_refusals`.
+  std::vector<ModelInput> inputs;
+  std::vector<ModelRefusal> encoder_refusals;
+
   // forward(m: Model, ids: [b n] Index[V], …) that ends with linear(h, m.W): what the generators
   // translate as a language model; the rest they treat as any function.
   bool is_language_model() const { return model && takes_ids && output && refusals.empty(); }
+  bool is_encoder() const { return model && !is_language_model() && !inputs.empty() && encoder_refusals.empty(); }
   // `m.W`: the field of the model that `e` names, if it names one.
   std::optional<std::string> model_field(const Expr* e) const;
 };
@@ -89,6 +107,7 @@ std::optional<int64_t> fixed_size(const Analysis& analysis, const SizeNode& node
 // blocks the Hugging Face generator can't translate still has its weights imported.
 struct LanguageModelFacts {
   std::string error;  // why it has none, as `where: what`; empty when it has them
+  bool encoder = false;  // an encoder's (ModelLayout::is_encoder): vocab is its ids' table's rows, 0 for pixels
   std::string model_name;
   std::vector<std::pair<std::string, std::vector<int64_t>>> parameters;  // each param's name and fixed sizes
   int64_t layers = 0, vocab = 0;
@@ -105,7 +124,7 @@ struct LanguageModelFacts {
 // functions it calls followed. An `if` that isn't decided per block counts all its branches.
 std::vector<std::vector<int64_t>> attention_windows_per_block(const Analysis& analysis, const ModelLayout& layout);
 
-// Of a layout that is a language model's (refusals empty); `where` names a span as `file:line:col`.
+// Of a layout that is a language model's (refusals empty) or an encoder's; `where` names a span as `file:line:col`.
 LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout,
                                         const std::function<std::string(Span)>& where);
 

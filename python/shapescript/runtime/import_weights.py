@@ -120,7 +120,7 @@ CONCEPTS = {
     "c_proj": "proj", "proj": "proj",
     "attn_norm": "norm1", "input_layernorm": "norm1", "ln_1": "norm1", "ln1": "norm1", "attention_norm": "norm1",
     "ffn_norm": "norm2", "post_attention_layernorm": "norm2", "ln_2": "norm2", "ln2": "norm2",
-    "norm": "norm", "ln_f": "normf", "lnf": "normf", "final_layernorm": "normf", "final_norm": "normf",
+    "norm": "norm", "layernorm": "norm", "ln_f": "normf", "lnf": "normf", "final_layernorm": "normf", "final_norm": "normf",
     "lm_head": "head", "w_out": "head", "output": "head", "out": "head", "head": "head",
     "weight": "weight", "w": "weight", "bias": "bias", "b": "bias",
     # DeepSeek's and Qwen2-MoE's shared expert beside the routed ones.
@@ -322,6 +322,19 @@ def readings_of(sources, head_dim, stacked_layers, heads=None):
                     out.append(Reading(piece.contiguous(), [s], how | stack | {"split"},
                                        _join(s.name, text, f"part {i + 1} of {parts}{rows_said}"), s.name, part=(i, parts),
                                        partition=(text, tuple(sizes))))
+        # A convolution's kernel [out C p q] is a linear map of its patches: flattened over (C p q)
+        # as stored, or over (p q C) for patches cut channels last; a tensor with leading axes of 1
+        # (a class token [1 1 D], position embeddings [1 N D]) without them.
+        if not s.stacked and t.dim() >= 3:
+            out.append(Reading(t.reshape(t.shape[0], -1), [s], {"flattened"}, _join(s.name, "flattened"), s.name))
+            if t.dim() >= 4:
+                last = t.permute(0, *range(2, t.dim()), 1).reshape(t.shape[0], -1)
+                out.append(Reading(last.contiguous(), [s], {"flattened"}, _join(s.name, "flattened channels last"), s.name))
+        if not s.stacked and t.dim() >= 2 and t.shape[0] == 1:
+            squeezed = t
+            while squeezed.dim() > 1 and squeezed.shape[0] == 1:
+                squeezed = squeezed[0]
+            out.append(Reading(squeezed, [s], {"squeezed"}, _join(s.name, "without its axes of 1"), s.name))
     # Separate tensors of one module (q, k, v; gate, up) concatenated along their rows.
     by_parent = {}
     for s in sources:
@@ -491,6 +504,12 @@ class Search:
                         if ra.text.endswith(rb.text[-20:]):  # the same direction
                             yield {a: ra, b: rb}
 
+    def ranked_moves(self, assignment):
+        """The moves, those that names and places rank closest to the mapping first: a swap of two
+        biases of one shape that the ranking nearly tied costs one forward, not one per param before it."""
+        moves = list(itertools.islice(self.moves(assignment), 5000))
+        return sorted(moves, key=lambda move: sum(self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items()))
+
     def search(self):
         assignment = self.greedy()
         current = self.difference(assignment)
@@ -500,7 +519,7 @@ class Search:
         # differs depends on the position (a sliding window, the rotary base), which no reading repairs.
         while current >= TOLERANCE and self.tried < BUDGET and self.agreeing < 2:
             improved = False
-            for move in self.moves(assignment):
+            for move in self.ranked_moves(assignment):
                 if self.tried >= BUDGET:
                     break
                 trial = {**assignment, **move}
@@ -554,6 +573,37 @@ def where_it_differs(search, expected, windows, spec, config):
     return said
 
 
+# An encoder's inputs as transformers' model takes them, by role (the description's `inputs`).
+HF_INPUT = {"ids": "input_ids", "token_types": "token_type_ids", "mask": "attention_mask", "pixels": "pixel_values"}
+
+
+def encoder_inputs(spec, vocab, n, generator):
+    """The encoder's inputs, in the forward's order, for 2 rows of n tokens (or 2 images), and the
+    same as transformers' keywords: ids and token types drawn at random, a padding mask that keeps
+    every token of the first row and the first three quarters of the second."""
+    import torch
+
+    ours, theirs = [], {}
+    for given in spec["inputs"]:
+        role, bound = given["role"], given.get("bound")
+        if role == "ids":
+            value = torch.randint(0, min(vocab, bound or vocab), (2, n), generator=generator)
+        elif role == "token_types":
+            value = torch.randint(0, bound or 1, (2, n), generator=generator)
+        elif role == "mask":
+            value = torch.ones(2, n, dtype=torch.bool)
+            value[1, n - n // 4:] = False
+        else:  # pixels: every axis but the batch has a fixed size
+            sizes = given["shape"][1:]
+            if any(size is None for size in sizes):
+                raise ImportWeightsError(f"`{given['name']}` ({given['where']}) has a generic axis besides the batch: "
+                                         "the images compared need a fixed size, as the folder's config has")
+            value = torch.randn(2, *sizes, generator=generator)
+        ours.append(value)
+        theirs[HF_INPUT[role]] = value.long() if role == "mask" else value
+    return ours, theirs
+
+
 def import_folder(spec, reference, folder=None, folder_name=None):
     """The model's parameters (name -> float32 tensor) read from a Hugging Face folder, and a
     summary of how. Raises ImportWeightsError."""
@@ -571,32 +621,45 @@ def import_folder(spec, reference, folder=None, folder_name=None):
         raise ImportWeightsError(f"`{spec['function']}` takes no model with parameters: there is nothing to import")
     config, tensors, files = read_folder(folder, name)
 
-    # The reference: transformers' own model of the folder.
+    # The reference: transformers' own model of the folder, whose logits (a language model's) or
+    # last hidden state (an encoder's: BertModel, ViTModel) the compiled forward must give.
+    encoder = spec.get("kind") == "encoder"
     progress(f"loading transformers' model of {name} ({config.get('architectures', ['?'])[0]})")
     try:
-        hf_model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+        auto = transformers.AutoModel if encoder else transformers.AutoModelForCausalLM
+        hf_model = auto.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
     except Exception as e:  # noqa: BLE001 - transformers' own reason
-        raise ImportWeightsError(f"transformers can't load `{name}` as a causal language model: {type(e).__name__}: {e}")
+        raise ImportWeightsError(f"transformers can't load `{name}` as {'an encoder' if encoder else 'a causal language model'}: {type(e).__name__}: {e}")
     module_order = [k for k, _ in hf_model.named_parameters(remove_duplicate=False)]
     module_order = [k for k in module_order if k in tensors] + [k for k in tensors if k not in module_order]
 
     compiled = getattr(reference, model_name)()
     function = getattr(reference, spec["function"])
-    vocab = min(hf_model.config.vocab_size, spec.get("vocab") or hf_model.config.vocab_size)
+    vocab_size = getattr(hf_model.config, "vocab_size", 0) or 0
+    vocab = min(vocab_size, spec.get("vocab") or vocab_size)
     n, windows = tokens_to_compare(spec, hf_model.config)
-    ids = torch.randint(0, vocab, (2, n), generator=torch.Generator().manual_seed(3))
-    if n > 1 and torch.equal(ids[0], ids[1]):  # rows of different content: a batch mix-up shows
-        ids[1] = ids[1].roll(1)
-    progress(f"comparing logits on {ids.shape[0]} rows of {n} tokens" + (f" (sliding window {max(windows)})" if windows else ""))
+    generator = torch.Generator().manual_seed(3)
+    if encoder:
+        inputs, hf_inputs = encoder_inputs(spec, vocab, n, generator)
+        ids = inputs[0]
+        progress(f"comparing the last hidden state on 2 rows of {n} tokens" if "input_ids" in hf_inputs else "comparing the last hidden state on 2 images")
+    else:
+        ids = torch.randint(0, vocab, (2, n), generator=generator)
+        if n > 1 and torch.equal(ids[0], ids[1]):  # rows of different content: a batch mix-up shows
+            ids[1] = ids[1].roll(1)
+        inputs = [ids] + ([torch.arange(n).expand(2, -1)] if spec.get("takes_positions", True) else [])
+        hf_inputs = {"input_ids": ids}
+        progress(f"comparing logits on {ids.shape[0]} rows of {n} tokens" + (f" (sliding window {max(windows)})" if windows else ""))
     with torch.no_grad():
-        expected = hf_model(input_ids=ids).logits.float()
+        answer = hf_model(**hf_inputs)
+        expected = (answer.last_hidden_state if encoder else answer.logits).float()
 
     order = []
 
     def run(values, record=False):
         compiled.load_state_dict(values)
         try:
-            return script.run_forward(function, compiled, ids, spec.get("takes_positions", True), order if record else None).float()
+            return script.run_model(function, compiled, inputs, order if record else None).float()
         except Exception:  # noqa: BLE001 - a reading the forward can't run is a reading that doesn't agree
             return torch.full((1,), math.inf)
 
@@ -607,8 +670,7 @@ def import_folder(spec, reference, folder=None, folder_name=None):
     if not head_dim and getattr(hf_model.config, "num_attention_heads", None):
         head_dim = hf_model.config.hidden_size // hf_model.config.num_attention_heads
     every_source = sources_of(tensors, module_order)
-    tie = bool(getattr(hf_model.config, "tie_word_embeddings", False))
-    vocab_size = hf_model.config.vocab_size
+    tie = bool(getattr(hf_model.config, "tie_word_embeddings", False)) and not encoder
 
     def tied(source):
         return tie and not source.stacked and source.tensor.dim() == 2 and source.tensor.shape[0] == vocab_size
@@ -661,7 +723,7 @@ def import_folder(spec, reference, folder=None, folder_name=None):
         "difference": difference,
         "tried": search.tried,
         "forwards": search.tried,
-        "tokens": list(ids.shape),
+        "tokens": list(expected.shape[:2]) if encoder else list(ids.shape),
         "runner_up": runner_up,
         "mapping": {p: r.text for p, r in assignment.items()},
         "unused": unused,

@@ -73,6 +73,14 @@ def run_forward(function, module, ids, takes_positions, order=None):
     list `order`, appends the module's params in the order the forward first reads them."""
     import torch
 
+    return run_model(function, module, [ids] + ([torch.arange(ids.shape[1]).expand(ids.shape[0], -1)] if takes_positions else []), order)
+
+
+def run_model(function, module, inputs, order=None):
+    """A model forward on `module` with its other inputs in order (an encoder's ids, token types and
+    mask); with a list `order`, appends the module's params in the order the forward first reads them."""
+    import torch
+
     if order is not None:
         params = set(module.state_dict())
 
@@ -85,7 +93,7 @@ def run_forward(function, module, ids, takes_positions, order=None):
         model = Recorder()
     else:
         model = module
-    args = [model, ids] + ([torch.arange(ids.shape[1]).expand(ids.shape[0], -1)] if takes_positions else [])
+    args = [model, *inputs]
     with torch.no_grad():
         return function(*args)
 

@@ -7,6 +7,10 @@ difference, tokens/s, pass or fail); progress goes to stderr. Exit status 1 when
 The CLI (cli/verify.cpp) exports the artifacts and runs this script with a spec (JSON):
   reference, model, function, parameters, weights, weights_name  as for hf.py (weights.py reads them)
   takes_positions, max_positions, vocab                           the forward's inputs
+  kind, inputs    "encoder" and its inputs by role (import_weights.py's), else a language model's
+  reference_folder  an encoder's: the Hugging Face folder its weights came from, whose model in
+              transformers (AutoModel: BertModel, ViTModel) is the transformers row, and which
+              vLLM's pooling runner serves (token ids alone); null: none
   artifacts   {engine: {"path": str, "error": str|null}}: pt2, aoti, hf, gguf (what the export said
               when it failed; for gguf, "architecture": llama.cpp's, when it is one)
   vllm        {"python": the vLLM venv's Python or null, "skip": why vLLM isn't run, or null}
@@ -59,6 +63,54 @@ def boundary_inputs(spec):
     return inputs
 
 
+def encoder_inputs(spec):
+    """An encoder's inputs at the edges the types allow, each a list in the forward's order: one
+    token and one row, several rows, a longer row; ids and token types at random, a padding mask
+    that keeps each row's first token and about three quarters of the rest; for pixels, batches of
+    1, 3 and 2 images of the fixed size."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    pixels = spec["inputs"][0]["role"] == "pixels"
+    sizes = [(1, 1), (3, 7), (2, 16)]
+    inputs = []
+    for b, n in sizes:
+        values = []
+        for given in spec["inputs"]:
+            role, bound = given["role"], given.get("bound")
+            if role == "pixels":
+                values.append(torch.randn(b, *given["shape"][1:], generator=generator))
+            elif role == "mask":
+                mask = torch.rand(b, n, generator=generator) > 0.25
+                mask[:, 0] = True
+                values.append(mask)
+            else:
+                values.append(torch.randint(0, bound or spec["vocab"], (b, n), generator=generator))
+        inputs.append(tuple(values))
+        if pixels and len(inputs) == 3:
+            break
+    return inputs
+
+
+def run_encoder_transformers(folder, spec, inputs):
+    """transformers' own model of the folder the encoder's weights came from: its last hidden state."""
+    import torch
+    from transformers import AutoModel
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    model = AutoModel.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    keyword = {"ids": "input_ids", "token_types": "token_type_ids", "mask": "attention_mask", "pixels": "pixel_values"}
+    roles = [given["role"] for given in spec["inputs"]]
+
+    def run(*values):
+        given = {keyword[role]: v.long() if role == "mask" else v for role, v in zip(roles, values)}
+        return model(**given).last_hidden_state
+
+    outputs, seconds = timed(run, inputs)
+    return outputs, seconds, f"transformers' {type(model).__name__} of the folder"
+
+
 class Row:
     def __init__(self, engine, status, difference=None, tokens_per_second=None, note=""):
         self.engine, self.status, self.difference, self.tps, self.note = engine, status, difference, tokens_per_second, note
@@ -83,7 +135,7 @@ def timed(run, inputs):
     with torch.no_grad():
         run(*inputs[0])  # a first call compiles or loads lazily: not counted
         start = time.perf_counter()
-        outputs = [run(ids, pos) for ids, pos in inputs]
+        outputs = [run(*given) for given in inputs]
         return outputs, time.perf_counter() - start
 
 
@@ -92,8 +144,8 @@ def run_reference(spec, reference, params, inputs):
     model.load_state_dict(params)
     forward = getattr(reference, spec["function"])
 
-    def run(ids, pos):
-        return forward(model, ids, pos) if spec["takes_positions"] else forward(model, ids)
+    def run(*given):
+        return forward(model, *given) if spec.get("kind") == "encoder" or spec["takes_positions"] else forward(model, given[0])
 
     return timed(run, inputs)
 
@@ -103,8 +155,8 @@ def run_pt2(path, spec, inputs):
 
     program = torch.export.load(path).module()
 
-    def run(ids, pos):
-        return program(ids, pos) if spec["takes_positions"] else program(ids)
+    def run(*given):
+        return program(*given) if spec.get("kind") == "encoder" or spec["takes_positions"] else program(given[0])
 
     return timed(run, inputs)
 
@@ -114,8 +166,8 @@ def run_aoti(path, spec, inputs):
 
     package = torch._inductor.aoti_load_package(path)
 
-    def run(ids, pos):
-        return package(ids, pos) if spec["takes_positions"] else package(ids)
+    def run(*given):
+        return package(*given) if spec.get("kind") == "encoder" or spec["takes_positions"] else package(given[0])
 
     return timed(run, inputs)
 
@@ -159,20 +211,11 @@ def run_llama_cpp(path, folder, spec, inputs):
     return outputs, seconds
 
 
-def run_vllm(python, folder, spec, inputs):
-    """Every row of every input as one request, all served together; vLLM returns log-probabilities
-    (the logits less their log-sum-exp), which are compared with the reference's. vLLM samples at
-    least one token within its max_model_len (P), so a prompt holds at most P - 1 tokens: an input of
-    P tokens is served without its last, whose logits would predict a token past P."""
-    import torch
-
-    limit = spec["max_positions"] if spec["takes_positions"] else NO_LENGTH_LIMIT + 1
-    prompts = [row[: limit - 1] for ids, _ in inputs for row in ids.tolist()]
+def serve_in_vllm(python, jobs):
+    """vllm_engine.py's answer to one job, run in vLLM's venv and stopped with its workers."""
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="shapescript-vllm-") as work:
         request, result = os.path.join(work, "request.json"), os.path.join(work, "result.json")
-        jobs = [{"model": folder, "vocab": spec["vocab"], "max_model_len": limit, "prompts": prompts, "max_tokens": 1,
-                 "logprobs": True, "max_num_seqs": len(prompts)}]
         with open(request, "w") as f:
             json.dump({"jobs": jobs}, f)
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -200,6 +243,36 @@ def run_vllm(python, folder, spec, inputs):
             job = json.load(f)["jobs"][0]
     if "error" in job:
         raise RuntimeError(job["error"])
+    return job
+
+
+def run_vllm_encoder(python, folder, spec, inputs):
+    """Each input's rows served by vLLM's pooling runner from the folder: token ids alone (its requests
+    carry no token types and no padding mask), each row's last hidden state."""
+    import torch
+
+    prompts = [row for given in inputs for row in given[0].tolist()]
+    job = serve_in_vllm(python, [{"model": folder, "vocab": spec["vocab"], "max_model_len": max(len(p) for p in prompts), "prompts": prompts,
+                                  "pooling": True, "max_num_seqs": len(prompts)}])
+    outputs, index = [], 0
+    for given in inputs:
+        rows = job["outputs"][index:index + given[0].shape[0]]
+        index += given[0].shape[0]
+        outputs.append(torch.stack([torch.tensor(r["hidden"], dtype=torch.float32) for r in rows]))
+    return outputs, job["seconds"]
+
+
+def run_vllm(python, folder, spec, inputs):
+    """Every row of every input as one request, all served together; vLLM returns log-probabilities
+    (the logits less their log-sum-exp), which are compared with the reference's. vLLM samples at
+    least one token within its max_model_len (P), so a prompt holds at most P - 1 tokens: an input of
+    P tokens is served without its last, whose logits would predict a token past P."""
+    import torch
+
+    limit = spec["max_positions"] if spec["takes_positions"] else NO_LENGTH_LIMIT + 1
+    prompts = [row[: limit - 1] for ids, _ in inputs for row in ids.tolist()]
+    job = serve_in_vllm(python, [{"model": folder, "vocab": spec["vocab"], "max_model_len": limit, "prompts": prompts, "max_tokens": 1,
+                                  "logprobs": True, "max_num_seqs": len(prompts)}])
     outputs, index = [], 0
     for ids, _ in inputs:
         rows = []
@@ -216,16 +289,20 @@ def verify(spec):
 
     reference = script.reference_module(spec)
     params = weights.load_weights(spec, reference)
-    inputs = boundary_inputs(spec)
-    tokens = sum(ids.numel() for ids, _ in inputs)
-    shapes = ", ".join(f"{ids.shape[0]}x{ids.shape[1]}" for ids, _ in inputs)
-    progress(f"inputs of batch x tokens {shapes}")
+    encoder = spec.get("kind") == "encoder"
+    inputs = encoder_inputs(spec) if encoder else boundary_inputs(spec)
+    if encoder and spec["inputs"][0]["role"] == "pixels":
+        progress(f"inputs of {', '.join(str(given[0].shape[0]) for given in inputs)} images")
+    else:
+        progress(f"inputs of batch x tokens {', '.join(f'{given[0].shape[0]}x{given[0].shape[1]}' for given in inputs)}")
     progress("running the compiled forward")
     expected, seconds = run_reference(spec, reference, params, inputs)
+    tokens = sum(e.shape[0] * e.shape[1] for e in expected)  # an encoder's: positions of its last hidden state
     rows = [Row("compiled forward", "reference", 0.0, tokens / seconds)]
     artifacts = spec["artifacts"]
 
     def attempt(engine, key, run, tolerance=TOLERANCE):
+        """run(path) -> (outputs, seconds[, a note said with a pass])."""
         artifact = artifacts.get(key, {})
         if artifact.get("skip"):
             rows.append(Row(engine, "skipped", note=artifact["skip"]))
@@ -235,14 +312,44 @@ def verify(spec):
             return
         progress(f"running {engine}")
         try:
-            outputs, seconds = run(artifact["path"])
+            outputs, seconds, *note = run(artifact["path"])
         except Exception as e:  # noqa: BLE001 - the engine's own reason, in the table
             rows.append(Row(engine, "FAIL", note=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
             return
-        rows.append(compare(engine, expected, outputs, tokens, seconds, tolerance))
+        rows.append(compare(engine, expected, outputs, tokens, seconds, tolerance, *note))
 
     attempt(".pt2 (torch.export)", "pt2", lambda p: run_pt2(p, spec, inputs))
     attempt("AOTInductor", "aoti", lambda p: run_aoti(p, spec, inputs))
+    if encoder:
+        # The encoder's own class in transformers, from the folder its weights came from.
+        folder = spec.get("reference_folder")
+        artifacts["hf"] = {"path": folder} if folder else {"skip": "an encoder is compared with transformers' own model of the folder "
+                                                                  "its weights came from: give `--weights HF_DIR`"}
+        attempt("transformers (--hf)", "hf", lambda p: run_encoder_transformers(p, spec, inputs))
+        vllm = spec["vllm"]
+        if vllm.get("skip") or not folder:
+            rows.append(Row("vLLM (--hf)", "skipped", note=vllm.get("skip") or artifacts["hf"]["skip"]))
+        else:
+            # Its requests are token ids alone: compared with the compiled forward on the same ids
+            # with token types 0 and nothing padded.
+            roles = [given["role"] for given in spec["inputs"]]
+            plain = [tuple(v if role == "ids" else torch.zeros_like(v) if role == "token_types" else torch.ones_like(v)
+                           for role, v in zip(roles, given)) for given in inputs]
+            plain_expected, _ = run_reference(spec, reference, params, plain)
+            progress("serving the folder with vLLM's pooling runner (starting it takes a minute)")
+            try:
+                outputs, seconds = run_vllm_encoder(vllm["python"], folder, spec, plain)
+                rows.append(compare("vLLM (--hf)", plain_expected, outputs, tokens, seconds, TOLERANCE,
+                                    "the pooling runner's last hidden state of token ids alone (token types 0, nothing padded)"))
+            except Exception as e:  # noqa: BLE001
+                rows.append(Row("vLLM (--hf)", "FAIL", note=str(e).splitlines()[0] if str(e) else type(e).__name__))
+        rows.append(Row("llama.cpp (--gguf)", "skipped", note=artifacts.get("gguf", {}).get("skip", "")))
+        print_table(rows, encoder)
+        failed = [r.engine for r in rows if r.status == "FAIL"]
+        if failed:
+            print(f"error: {', '.join(failed)} disagree{'s' if len(failed) == 1 else ''} with `{spec['function']}`", file=sys.stderr)
+            return 1
+        return 0
     attempt("transformers (--hf)", "hf", lambda p: run_transformers(p, spec, inputs))
 
     vllm = spec["vllm"]
@@ -277,7 +384,7 @@ def verify(spec):
     return 0
 
 
-def print_table(rows):
+def print_table(rows, encoder=False):
     header = ("engine", "max difference", "tokens/s", "result")
     cells = [header]
     for r in rows:
@@ -288,6 +395,9 @@ def print_table(rows):
     widths = [max(len(c[i]) for c in cells) for i in range(3)]
     for c in cells:
         print(f"{c[0]:<{widths[0]}}  {c[1]:>{widths[1]}}  {c[2]:>{widths[2]}}  {c[3]}".rstrip())
+    if encoder:
+        print("max difference: the largest difference from the compiled forward's last hidden state, as a fraction of the largest")
+        return
     print("max difference: the largest difference from the compiled forward's logits (vLLM: log-probabilities), "
           "as a fraction of the largest")
 

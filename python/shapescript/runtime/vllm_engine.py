@@ -11,11 +11,14 @@ JOB:     {"model": folder, "vocab": int, "max_model_len": int, "prompts": [[toke
           "max_tokens": int, "logprobs": bool (every token's log-probability, prompt and sampled),
           "max_num_seqs": int, "model_impl": "transformers" (the default; "auto" for vLLM's own
           models), "runs": how many times to generate (default 1; the last run's outputs are kept),
-          "dtype": what vLLM computes in (default "float32"; "bfloat16" as GPUs serve)}
+          "dtype": what vLLM computes in (default "float32"; "bfloat16" as GPUs serve),
+          "pooling": true for an encoder (BertModel) served by the pooling runner, task
+          `token_embed`: each prompt's last hidden state, no activation}
 RESULT:  {"jobs": [{"outputs": [{"tokens": [...], "logprobs": [[V floats] per sampled token],
                                  "prompt_logprobs": [null, [V floats], ...]}],
                     "seconds": the last run's wall time, "runs": [each run's], "tokens": prompt and
                     sampled tokens} or {"error": "vLLM's reason"}, ...]}
+A pooling job's outputs are [{"hidden": [[D floats] per token]}].
 The exit status is 1 when a job failed.
 """
 
@@ -83,13 +86,51 @@ def serve(request):
             "tokens": sum(len(p) for p in request["prompts"]) + sum(len(o["tokens"]) for o in outputs)}
 
 
+def serve_pooling(request):
+    """An encoder's last hidden state for each prompt, by vLLM's pooling runner. Its prompts are token
+    ids, but the runner reads a tokenizer: one of the vocabulary's size (`t0`, `t1`, ...) is made for it."""
+    import os
+    import tempfile
+
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+    from vllm import LLM
+    from vllm.config import PoolerConfig
+    from vllm.pooling_params import PoolingParams
+
+    with tempfile.TemporaryDirectory(prefix="shapescript-tokenizer-") as folder:
+        vocab = {f"t{i}": i for i in range(request["vocab"])}
+        PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="t0")), unk_token="t0").save_pretrained(folder)
+        llm = LLM(
+            model=request["model"],
+            tokenizer=os.path.abspath(folder),
+            runner="pooling",
+            model_impl=request.get("model_impl", "transformers"),
+            pooler_config=PoolerConfig(task="token_embed", use_activation=False),
+            dtype=request.get("dtype", "float32"),
+            enforce_eager=True,
+            kv_cache_memory_bytes=request.get("kv_cache_bytes", 128 << 20),
+            max_model_len=request["max_model_len"],
+            max_num_seqs=request.get("max_num_seqs", 8),
+            seed=0,
+        )
+        prompts = [{"prompt_token_ids": ids} for ids in request["prompts"]]
+        start = time.perf_counter()
+        results = llm.encode(prompts, pooling_task="token_embed", pooling_params=PoolingParams(use_activation=False), use_tqdm=False)
+        seconds = time.perf_counter() - start
+        outputs = [{"hidden": r.outputs.data.float().tolist()} for r in results]
+        del llm
+        gc.collect()
+    return {"outputs": outputs, "seconds": seconds, "runs": [seconds], "tokens": sum(len(p) for p in request["prompts"])}
+
+
 def main(argv):
     with open(argv[0]) as f:
         request = json.load(f)
     results = []
     for job in request["jobs"]:
         try:
-            results.append(serve(job))
+            results.append(serve_pooling(job) if job.get("pooling") else serve(job))
         except Exception as e:  # noqa: BLE001 - the caller shows vLLM's own reason
             results.append({"error": f"{type(e).__name__}: {e}"})
         print(f"vllm_engine: served {job['model']}", file=sys.stderr, flush=True)

@@ -274,7 +274,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
     }
   }
   nlohmann::json tensors = nlohmann::json::array();
-  for (const HfTensor& t : model.tensors) tensors.push_back({{"source", t.source}, {"layer", t.layer}, {"key", t.key}});
+  for (const HfTensor& t : model.tensors) tensors.push_back({{"source", t.source}, {"layer", t.layer}, {"key", t.key}, {"parts", t.parts}});
   nlohmann::json parameters = nlohmann::json::array();
   for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
   GeneratedModule reference = generate_python(analysis, PythonImports::left_out);

@@ -1,4 +1,5 @@
 #include "emit/codegen_hf.h"
+#include "model/experts_form.h"
 #include "check/extern_targets.h"
 #include "model/tensor_parallel.h"
 
@@ -46,13 +47,22 @@ struct Unsupported {
 enum class ScopeKind { base, layer, module, plain };
 
 struct Weight {
-  enum class Kind { param, linear, embedding, owned };
+  enum class Kind { param, linear, embedding, owned, packed };
   Kind kind = Kind::param;
   std::string attr;
   const TypeNode* type = nullptr;  // as declared
   size_t skip_axes = 0;            // a stacked parameter's blocks axis
-  bool linear_use = false, embedding_use = false, other_use = false;
+  bool linear_use = false, embedding_use = false, other_use = false, expert_use = false;
   int owners = 0;
+  std::string packed;  // packed: its path in the scope's `experts` module, `[part]` when it shares a tensor
+};
+
+// `experts(x, chosen, weights, e => rows => linear(silu(linear(rows, g[e])) * linear(rows, u[e]), d[e]))`
+// in a function with weights: the form vLLM's FusedMoE computes (its activation is SiLU), so the
+// module gets an `experts` submodule of packed 3-D weights, transformers' MixtralExperts' layout.
+struct PackedExperts {
+  std::string gate, up, down;  // the function's weight parameters
+  int64_t experts = 0, top_k = 0, features = 0;
 };
 
 // What an attention call fixes for the module that makes it: its heads, and `window=` (0: none).
@@ -83,6 +93,7 @@ struct Scope {
   std::vector<std::string> weight_order;
   std::vector<Instance> instances;
   std::map<const Expr*, size_t> instance_of_call;
+  std::map<const Expr*, PackedExperts> packed_experts;  // at most one: vLLM replaces the child named `experts`
   const Expr* token_embedding = nullptr;
   std::set<const Expr*> skip;  // not walked (the output layer)
   int attention_calls = 0;
@@ -145,6 +156,7 @@ class HfGenerator : public PythonWriter {
   std::string not_servable_;  // what the translation found that an engine can't replace
   std::string attention_softcap_;   // the `softcap=` of the attention calls, as Python; empty: none
   bool uncapped_attention_ = false;  // some attention call has no `softcap=`
+  std::optional<PackedExperts> moe_;  // the first packed experts: config.json's num_local_experts, ...
 
   // The one verdict on serving: the serving rules' first reason (E33xx, when the caller ran them),
   // else what the translation found. Empty: servable, so a key-value cache is sound.
@@ -303,6 +315,12 @@ class HfGenerator : public PythonWriter {
           return Walk::skip;
         }
       }
+      if (auto packed = packable_experts(e)) {
+        for (const std::string* key : {&packed->gate, &packed->up, &packed->down}) scope_->weights.at(*key).expert_use = true;
+        for (size_t i = 0; i < 3; ++i) collect(*e.arguments[i].value);
+        scope_->packed_experts[&e] = *packed;
+        return Walk::skip;
+      }
       if (engine_attention(e)) {
         if (scope_->kind == ScopeKind::base)
           refuse(where(e.span) + ": attention outside the loop over blocks; vLLM's attention layers are one per block");
@@ -312,16 +330,72 @@ class HfGenerator : public PythonWriter {
     return Walk::into;
   }
 
+  // `experts(...)` in a function with weights whose expert is SiLU(x g[e]) * (x u[e]), then d[e], each
+  // a weight [E F D] / [E D F] of the function, of the same sizes as any other packed experts (vLLM
+  // reads one num_local_experts, num_experts_per_tok and moe_intermediate_size from config.json).
+  std::optional<PackedExperts> packable_experts(const Expr& e) const {
+    if (scope_->kind != ScopeKind::module) return std::nullopt;
+    auto form = gated_experts(a_, e);
+    if (!form) return std::nullopt;
+    // Each weight a parameter of the function, [E F D] or [E D F].
+    auto parameter = [&](const Expr* w) -> std::optional<std::string> {
+      if (w->kind != Expr::Kind::name || !scope_->weights.count(w->text) || locals_.count(w->text)) return std::nullopt;
+      const TypeNode* type = scope_->weights.at(w->text).type;
+      if (!type || type->axes.size() != 3) return std::nullopt;
+      return w->text;
+    };
+    auto gate = parameter(form->gate), up = parameter(form->up), down = parameter(form->down);
+    if (!gate || !up || !down) return std::nullopt;
+    PackedExperts p{*gate, *up, *down};
+    try {
+      const TypeNode& down_type = *scope_->weights.at(p.down).type;
+      p.experts = constant(down_type.axes[0], "`" + p.down + "`");
+      p.features = constant(down_type.axes[2], "`" + p.down + "`");
+      const ValueType* chosen = type_of(*e.arguments[1].value);
+      if (!chosen || !chosen->is_tensor() || chosen->tensor.axes.empty()) return std::nullopt;
+      auto k = chosen->tensor.axes.back().size.constant_value();
+      if (!k) return std::nullopt;
+      p.top_k = *k;
+    } catch (const Unsupported&) {
+      return std::nullopt;
+    }
+    if (moe_ && (moe_->experts != p.experts || moe_->top_k != p.top_k || moe_->features != p.features)) return std::nullopt;
+    return p;
+  }
+
   bool contains_attention(const Item& fn) const {
     return fn.body && !for_each_expr(*fn.body, [&](const Expr& e) { return engine_attention(e) ? Walk::stop : Walk::into; });
   }
 
   // Decides each weight's kind once pass 1 has seen every use.
   void settle_weights() {
+    // Packed experts own their weights: the one such call of the function, each weight used by it alone;
+    // else the `_experts` helper.
+    bool single = scope_->packed_experts.size() == 1;
+    for (auto it = scope_->packed_experts.begin(); it != scope_->packed_experts.end();) {
+      const PackedExperts& p = it->second;
+      bool alone = single && p.gate != p.up && p.gate != p.down && p.up != p.down;
+      for (const std::string* key : {&p.gate, &p.up, &p.down}) {
+        const Weight& w = scope_->weights.at(*key);
+        alone = alone && !w.other_use && !w.linear_use && !w.embedding_use && w.owners == 0;
+      }
+      if (!alone) {
+        for (const std::string* key : {&p.gate, &p.up, &p.down}) scope_->weights.at(*key).other_use = true;
+        it = scope_->packed_experts.erase(it);
+        continue;
+      }
+      scope_->weights.at(p.gate).packed = "experts.gate_up_proj[0]";
+      scope_->weights.at(p.up).packed = "experts.gate_up_proj[1]";
+      scope_->weights.at(p.down).packed = "experts.down_proj";
+      if (!moe_) moe_ = p;
+      ++it;
+    }
     for (const std::string& key : scope_->weight_order) {
       Weight& w = scope_->weights.at(key);
       size_t rank = w.type ? w.type->axes.size() - w.skip_axes : 0;
-      if (w.owners > 0) {
+      if (!w.packed.empty()) {
+        w.kind = Weight::Kind::packed;
+      } else if (w.owners > 0) {
         if (w.owners > 1 || w.linear_use || w.embedding_use || w.other_use)
           refuse("`" + key + "` is used in more than one place of " + scope_description() +
                  "; a Hugging Face layer owns each of its weights, so give each use its own parameter");
@@ -349,7 +423,7 @@ class HfGenerator : public PythonWriter {
     std::vector<HfMember> out;
     for (const std::string& key : scope_->weight_order) {
       const Weight& w = scope_->weights.at(key);
-      if (w.kind == Weight::Kind::owned || w.attr == "embed_tokens") continue;
+      if (w.kind == Weight::Kind::owned || w.kind == Weight::Kind::packed || w.attr == "embed_tokens") continue;
       HfMember member;
       member.attr = w.attr;
       for (size_t i = w.skip_axes; i < w.type->axes.size(); ++i) {
@@ -361,6 +435,12 @@ class HfGenerator : public PythonWriter {
                                                         : HfMember::Kind::parameter;
       out.push_back(member);
     }
+    for (auto& [call, p] : scope_->packed_experts) {
+      const TypeNode& down = *scope_->weights.at(p.down).type;  // [E D F]
+      HfMember member{HfMember::Kind::experts, "experts", {}, "ShapeScriptExperts"};
+      for (size_t i : {0, 2, 1}) member.axes.push_back(python_bare(size_node(down.axes[i])));
+      out.push_back(member);
+    }
     for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name});
     return out;
   }
@@ -370,7 +450,7 @@ class HfGenerator : public PythonWriter {
     std::map<std::string, std::string> out;
     for (auto& [key, w] : scope_->weights) {
       if (w.kind == Weight::Kind::owned) continue;
-      out[key] = w.attr + (w.kind == Weight::Kind::param ? "" : ".weight");
+      out[key] = w.kind == Weight::Kind::packed ? w.packed : w.attr + (w.kind == Weight::Kind::param ? "" : ".weight");
     }
     for (const Instance& instance : scope_->instances)
       for (auto& [key, parameter] : instance.weights) {
@@ -674,14 +754,26 @@ class HfGenerator : public PythonWriter {
       for (size_t i = output_at + 1; i < statements.size(); ++i) plan_.after_output_doc += "; " + source_line(statements[i].span);
     }
 
-    // Tensors.
-    for (auto& [key, path] : base_paths) out.tensors.push_back({key, -1, "model." + path});
+    // Tensors. A path `...gate_up_proj[i]` is part i of a tensor packed from several parameters.
+    auto add_tensor = [&](const std::string& key, int64_t layer, const std::string& path) {
+      size_t open = path.ends_with("]") ? path.rfind('[') : std::string::npos;
+      if (open == std::string::npos) return out.tensors.push_back({key, layer, path});
+      std::string packed = path.substr(0, open);
+      size_t part = std::stoul(path.substr(open + 1, path.size() - open - 2));
+      auto it = std::find_if(out.tensors.begin(), out.tensors.end(), [&](const HfTensor& t) { return t.key == packed && t.layer == layer; });
+      if (it == out.tensors.end()) it = out.tensors.insert(out.tensors.end(), HfTensor{"", layer, packed});
+      if (it->parts.size() <= part) it->parts.resize(part + 1);
+      it->parts[part] = key;
+      it->source = it->parts[0];
+    };
+    for (auto& [key, path] : base_paths) add_tensor(key, -1, "model." + path);
     for (int64_t l = 0; l < layers; ++l)
-      for (auto& [key, path] : layer_paths) out.tensors.push_back({key, l, "model.layers." + std::to_string(l) + "." + path});
+      for (auto& [key, path] : layer_paths) add_tensor(key, l, "model.layers." + std::to_string(l) + "." + path);
     if (!out.tied) out.tensors.push_back({output_weight, -1, "lm_head.weight"});
     if (!layout.output_bias.empty()) out.tensors.push_back({layout.output_bias, -1, "lm_head.bias"});
     for (const Item::Param& p : model_->params) {
-      bool used = std::any_of(out.tensors.begin(), out.tensors.end(), [&](const HfTensor& t) { return t.source == p.name; });
+      bool used = std::any_of(out.tensors.begin(), out.tensors.end(),
+                              [&](const HfTensor& t) { return t.source == p.name || std::count(t.parts.begin(), t.parts.end(), p.name); });
       if (!used) refuse("`" + model_->name + "." + p.name + "` isn't used by `" + fn.name + "`; a Hugging Face folder holds only the weights its model uses");
     }
 
@@ -711,6 +803,13 @@ class HfGenerator : public PythonWriter {
         {"shapescript_source", quote(file_name(a_.file.path()))},
         {"shapescript_function", quote(fn.name)},
     };
+
+    // Packed experts: what vLLM's Transformers backend sizes its FusedMoE by (routing stays in the block).
+    if (moe_) {
+      out.config.push_back({"num_local_experts", std::to_string(moe_->experts)});
+      out.config.push_back({"num_experts_per_tok", std::to_string(moe_->top_k)});
+      out.config.push_back({"moe_intermediate_size", std::to_string(moe_->features)});
+    }
 
     // What vLLM's logits processor applies after its output layer: a softcap, then a scale.
     if (!logits_processor_lacks(layout))
@@ -923,6 +1022,14 @@ class HfGenerator : public PythonWriter {
         args.push_back("attention_mask=attention_mask");
         args.push_back("**kwargs");
         return "self." + instance.name + "(" + join(args) + ")";
+      }
+    // Packed experts: routed in the module as written, computed by its `experts` (vLLM's FusedMoE there).
+    if (scope_)
+      if (auto it = scope_->packed_experts.find(&e); it != scope_->packed_experts.end()) {
+        plan_.defines_packed_experts = true;
+        std::vector<std::string> args;
+        for (size_t i = 0; i < 3; ++i) args.push_back(python_bare(expression(*e.arguments[i].value)));
+        return "_routed(self.experts, " + join(args) + ")";
       }
     // A weight called as its layer.
     if (scope_ && (is_builtin(e, BuiltinRole::linear) || is_builtin(e, BuiltinRole::embedding)) && e.arguments.size() == 2 && e.arguments[1].value)

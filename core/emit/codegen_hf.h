@@ -16,6 +16,9 @@ struct HfTensor {
   std::string source;  // the model's parameter (`w_qkv`)
   int64_t layer = -1;  // the block's index into the stacked axis; -1 for the whole parameter
   std::string key;     // the transformers state-dict key (`model.layers.0.attention.w_qkv.weight`)
+  // A tensor packed from several parameters' slices (experts' gate_up_proj [E 2F D]): them in order,
+  // joined along axis 1 of each slice; empty: `source` alone.
+  std::vector<std::string> parts;
 };
 
 struct HfParameter {

@@ -30,6 +30,7 @@ std::string members(const std::vector<HfMember>& list) {
       case HfMember::Kind::embedding: made = "nn.Embedding(" + m.axes[0] + ", " + m.axes[1] + ")"; break;
       case HfMember::Kind::parameter: made = "nn.Parameter(torch.empty(" + joined(m.axes) + "))"; break;
       case HfMember::Kind::submodule: made = m.module_class + "(config, layer_idx)"; break;
+      case HfMember::Kind::experts: made = m.module_class + "(" + joined(m.axes) + ")"; break;
     }
     out += "        self." + m.attr + " = " + made + "\n";
   }
@@ -93,7 +94,7 @@ std::string causal_lm(const HfModelingPlan& plan) {
   // before transformers 5.24 and `cache` since.
   values.flags = {{"imports_math", plan.imports_math}, {"imports_einops", plan.imports_einops}, {"defines_causal", plan.defines_causal}, {"defines_mode", plan.defines_mode},
                   {"defines_window", plan.defines_window}, {"defines_within_window", plan.defines_within_window}, {"defines_attention", plan.defines_attention},
-                  {"defines_experts", plan.defines_experts},
+                  {"defines_experts", plan.defines_experts}, {"defines_packed_experts", plan.defines_packed_experts},
                   {"positions", !plan.positions.empty()},   {"tied", plan.tied},                   {"cache", plan.cache},
                   {"after_output", !plan.after_output.empty()}};
   return fill_template(embedded_template("hf_modeling_causal_lm.py.tmpl"), values);

@@ -12,10 +12,10 @@ namespace ss {
 
 // One line of a module's __init__: a weight as its layer or parameter, or a submodule.
 struct HfMember {
-  enum class Kind { linear, embedding, parameter, submodule };
+  enum class Kind { linear, embedding, parameter, submodule, experts };
   Kind kind = Kind::parameter;
   std::string attr;               // `w_qkv`
-  std::vector<std::string> axes;  // the weight's sizes as Python (`3 * D`, `D`), one block's for a stacked one
+  std::vector<std::string> axes;  // the weight's sizes as Python (`3 * D`, `D`), one block's for a stacked one; experts: E, F, D
   std::string module_class;       // submodule: its class
 };
 
@@ -39,7 +39,7 @@ struct HfModelingPlan {
 
   // The module's top: what the code below uses.
   bool imports_math = false, imports_einops = false, defines_mode = false, defines_causal = false, defines_window = false,
-       defines_within_window = false, defines_experts = false, defines_attention = false;
+       defines_within_window = false, defines_experts = false, defines_attention = false, defines_packed_experts = false;
   // torch's fused attention has no softcap or sinks, so transformers must pick the eager one.
   bool supports_sdpa = true;
   std::vector<std::pair<std::string, int64_t>> dims;  // Python name and value

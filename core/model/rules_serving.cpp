@@ -5,6 +5,7 @@
 
 #include "check/builtins.h"
 #include "check/check_internal.h"
+#include "model/experts_form.h"
 #include "model/model_layout.h"
 #include "model/reach.h"
 #include "syntax/walk.h"
@@ -310,11 +311,35 @@ void check_cpu_attention_head_sizes(Checker& checker) {
   });
 }
 
+// E3309: sparse experts vLLM's FusedMoE doesn't compute. Its Transformers backend swaps its fused
+// kernel in for packed experts, whose activation it takes to be SiLU (gpt-oss's aside); `--hf` packs
+// only that form, so any other expert runs as the folder's own loop over experts: served, and
+// correct, but without the fused kernel. A note whatever the serving severity.
+void check_fused_experts(Checker& checker) {
+  Analysis& a = checker.analysis();
+  const Item* forward = a.find_item(checker.options().serving_function);
+  auto types = forward ? a.semantics.functions.find(forward) : a.semantics.functions.end();
+  if (types == a.semantics.functions.end() || types->second.parameters.empty() ||
+      types->second.parameters[0].kind != ValueType::Kind::model)
+    return;
+  for_each_builtin_call_reached(a, *forward, [&](const Expr& e, const CallFacts& f) {
+    if (f.builtin->name != "experts" || gated_experts(a, e)) return;
+    checker.report(DiagnosticCode::E3309, f.callee_span, "vLLM runs these experts without its fused kernel: their expert isn't SiLU-gated")
+        .severity(Severity::information)
+        .label("not `linear(silu(linear(rows, g[e])) * linear(rows, u[e]), d[e])`")
+        .note("vLLM's Transformers backend replaces packed experts with its FusedMoE, which computes "
+              "`silu(rows g[e]) * (rows u[e])` then `d[e]`, without biases; `export --hf` packs experts of that form "
+              "and leaves any other as a loop over experts, which vLLM runs as written")
+        .help("to serve them fused, write each expert as `linear(silu(linear(rows, w_gate[e])) * linear(rows, w_up[e]), w_down[e])`");
+  });
+}
+
 }  // namespace
 
 void check_serving_rules(Checker& checker, Severity severity) {
   ServingRules(checker, severity).run(checker.options().serving_function);
   check_cpu_attention_head_sizes(checker);
+  check_fused_experts(checker);
 }
 
 }  // namespace ss

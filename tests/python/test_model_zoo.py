@@ -10,6 +10,7 @@ architecture, the same checkpoint written with `--gguf` and run by real llama.cp
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pytest
@@ -239,8 +240,8 @@ def test_verify_agrees_on_qwen3(tmp_path_factory):
 
 def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
     """examples/mixtral.ss's `--hf` folder, with the imported weights, loaded by transformers
-    (trust_remote_code): its sparse experts (the `_experts` helper in the modeling file) give
-    MixtralForCausalLM's logits."""
+    (trust_remote_code): its sparse experts (packed into each layer's `experts` module, the weights
+    joined into gate_up_proj) give MixtralForCausalLM's logits."""
     zoo, model, _, _, folder = import_zoo("mixtral", tmp_path_factory)
     result = cli("export", zoo.source, "--hf", "hf_out", "--weights", "ckpt.pt", cwd=folder)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -367,3 +368,37 @@ def test_hf_folder_with_attention_per_block_gives_transformers_logits(name, tmp_
     ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE
+
+
+def test_hf_folder_packs_experts_that_vllm_fuses(tmp_path_factory):
+    """examples/mixtral.ss's `--hf --vllm` folder gives each block's sparse layer a child `experts` of
+    packed 3-D weights (transformers' MixtralExperts layout), routed in the layer as the source says;
+    real vLLM's Transformers backend replaces it with its FusedMoE, and serves MixtralForCausalLM's
+    greedy tokens and log-probabilities (a minute or two: vLLM starts)."""
+    from test_vllm import run_engine
+
+    assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
+    zoo, model, _, _, folder = import_zoo("mixtral", tmp_path_factory)
+    result = cli("export", zoo.source, "--hf", "hf_vllm", "--vllm", "--weights", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    config = json.loads((folder / "hf_vllm" / "config.json").read_text())
+    assert (config["num_local_experts"], config["num_experts_per_tok"], config["moe_intermediate_size"]) == (4, 2, 128)
+    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder / "hf_vllm"), trust_remote_code=True, dtype=torch.float32).eval()
+    shapes = {name: tuple(p.shape) for name, p in ours.model.layers[0].sparse_experts.experts.named_parameters()}
+    assert shapes == {"gate_up_proj": (4, 256, 64), "down_proj": (4, 64, 128)}
+    prompts = [torch.randint(0, zoo.V, (n,), generator=torch.Generator().manual_seed(n)).tolist() for n in (1, 7, 20)]
+    jobs = [{"model": str(folder / "hf_vllm"), "vocab": zoo.V, "max_model_len": 128, "prompts": prompts,
+             "max_tokens": NEW_TOKENS, "logprobs": True, "max_num_seqs": len(prompts)}]
+    work = tmp_path_factory.mktemp("mixtral_vllm")
+    (served,), log = run_engine(jobs, work)
+    assert "error" not in served, served.get("error")
+    assert "Fused: experts (ShapeScriptExperts)" in log, log[-3000:]
+    greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+    for prompt, output in zip(prompts, served["outputs"]):
+        with torch.no_grad():
+            expected = model.generate(torch.tensor([prompt]), generation_config=greedy)[0]
+            logprobs = torch.log_softmax(model(input_ids=expected[None]).logits[0], dim=-1)
+        assert output["tokens"] == expected[len(prompt):].tolist()
+        # vLLM's log-probabilities of every position after the first, prompt then generated.
+        got = torch.tensor(output["prompt_logprobs"][1:] + output["logprobs"])
+        assert (got - logprobs[: len(got)]).abs().max().item() < 1e-3

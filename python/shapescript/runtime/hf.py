@@ -5,8 +5,9 @@ The CLI compiles the model (core/emit/codegen_hf.cpp) and runs this script with 
   config         config.json's contents
   configuration  configuration_shapescript.py's text
   modeling       modeling_shapescript.py's text
-  tensors        [{source, layer, key}]: model.safetensors' tensors, each a ShapeScript parameter
-                 (`w_qkv`), or its slice `layer` along the blocks axis, under the transformers key
+  tensors        [{source, layer, key, parts}]: model.safetensors' tensors, each a ShapeScript parameter
+                 (`w_qkv`), or its slice `layer` along the blocks axis, under the transformers key;
+                 with `parts`, those parameters' slices joined along axis 1 (packed experts' gate_up_proj)
   parameters     [{name, shape}]: the model's parameters, as --weights must give them
   weights        a torch checkpoint (a state dict keyed by parameter name), or null: initializers
                  (read by weights.py)
@@ -54,9 +55,10 @@ def write_folder(spec, params, tokenizer=None):
     os.makedirs(out, exist_ok=True)
     tensors = {}
     for t in spec["tensors"]:
-        value = params[t["source"]]
+        values = [params[name] for name in t.get("parts") or [t["source"]]]
         if t["layer"] >= 0:
-            value = value[t["layer"]]
+            values = [value[t["layer"]] for value in values]
+        value = values[0] if len(values) == 1 else torch.cat(values, dim=1)
         tensors[t["key"]] = value.detach().to(torch.float32).contiguous().clone()
     special = hf_tokenizer.write_folder(tokenizer, out) if tokenizer is not None else {}
     with open(os.path.join(out, "config.json"), "w") as f:

@@ -57,18 +57,32 @@ def _heads_first(attn_output, query):
     return attn_output.reshape(b, n, h, -1).transpose(1, 2)
 
 
-def _experts(x, chosen, weights, expert, count):
-    # Each token goes to the k experts `chosen` names; expert e sees only the rows routed to it.
-    flat = x.reshape(-1, x.shape[-1])
-    chosen = chosen.reshape(-1, chosen.shape[-1])
-    weights = weights.reshape(-1, weights.shape[-1])
-    out = None
-    for e in range(count):
-        token, slot = torch.where(chosen == e)
-        rows = expert(e)(flat[token]) * weights[token, slot, None]
-        if out is None:
-            out = flat.new_zeros(flat.shape[0], rows.shape[-1], dtype=rows.dtype)
-        out = out.index_add(0, token, rows)
+class ShapeScriptExperts(nn.Module):
+    # experts(...) whose expert is linear(silu(linear(rows, g[e])) * linear(rows, u[e]), d[e]), packed as
+    # transformers' MixtralExperts: gate_up_proj [E 2F D] (g then u), down_proj [E D F]. vLLM's
+    # Transformers backend replaces a child named `experts` of only 3-D parameters with its FusedMoE.
+    def __init__(self, experts, features, hidden):
+        super().__init__()
+        self.num_experts = experts
+        self.gate_up_proj = nn.Parameter(torch.empty(experts, 2 * features, hidden))
+        self.down_proj = nn.Parameter(torch.empty(experts, hidden, features))
+
+    def forward(self, hidden_states, top_k_index, top_k_weights):
+        # hidden_states [t D], top_k_index and top_k_weights [t K]: each expert on the rows routed to it only.
+        out = torch.zeros_like(hidden_states)
+        for e in range(self.num_experts):
+            token, slot = torch.where(top_k_index == e)
+            gate, up = F.linear(hidden_states[token], self.gate_up_proj[e]).chunk(2, dim=-1)
+            rows = F.linear(F.silu(gate) * up, self.down_proj[e]) * top_k_weights[token, slot, None].to(hidden_states.dtype)
+            out = out.index_add(0, token, rows)
+        return out
+
+
+def _routed(experts, x, chosen, weights):
+    # experts(x, chosen, weights, ...) on packed experts, which take tokens as rows. A copy of x: vLLM's
+    # fused experts may write their output over their input.
+    flat = x.reshape(-1, x.shape[-1]).clone()
+    out = experts(flat, chosen.reshape(-1, chosen.shape[-1]), weights.reshape(-1, weights.shape[-1]))
     return out.reshape(*x.shape[:-1], out.shape[-1])
 
 
@@ -139,9 +153,7 @@ class SparseExperts(nn.Module):
         self.config = config
         self.layer_idx = layer_idx
         self.router = nn.Linear(D, E, bias=False)
-        self.w_gate = nn.Parameter(torch.empty(E, F_, D))
-        self.w_up = nn.Parameter(torch.empty(E, F_, D))
-        self.w_down = nn.Parameter(torch.empty(E, D, F_))
+        self.experts = ShapeScriptExperts(E, F_, D)
 
     def forward(self, x, attention_mask=None, **kwargs):
         # mixtral.ss:53: scores = softmax(linear(x, router), over=E)
@@ -151,7 +163,7 @@ class SparseExperts(nn.Module):
         # mixtral.ss:55: weights = top / rearrange(sum(top, over=K), b n -> b n 1)
         weights = top / einops.rearrange(torch.sum(top, dim=-1), "b n -> b n 1")
         # mixtral.ss:56: return experts(x, chosen, weights, e => rows => linear(silu(linear(rows, w_gate[e])) * linear(rows, w_up[e]), w_down[e]))
-        return _experts(x, chosen, weights, lambda e: lambda rows: F.linear(F.silu(F.linear(rows.to(x.dtype), self.w_gate[e])) * F.linear(rows.to(x.dtype), self.w_up[e]), self.w_down[e]), 4)
+        return _routed(self.experts, x, chosen, weights)
 
 
 class ShapeScriptDecoderLayer(nn.Module):

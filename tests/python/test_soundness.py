@@ -34,6 +34,8 @@ dim V = 8
 dim P = 16
 dim L = 3
 dim S = 2
+dim Da = 1
+dim Db = D - Da
 
 model M:
     param w:     [D D]   = normal(std=0.5)
@@ -43,6 +45,9 @@ model M:
     param table: [V D]   = normal(std=1)
     param router: [E D]  = normal(std=1)
     param ew:    [E D D] = normal(std=0.5)
+    param cw1:   [D D 3] = normal(std=0.3)
+    param cw2:   [2 1 3 3] = normal(std=0.3)
+    param sinks: [H]     = zeros
 
 """
 
@@ -82,6 +87,23 @@ TEMPLATES = [
      "scaled_dot_product_attention(rearrange({x}, b n (H Dh) -> b H n Dh), rearrange({x}, b n (H Dh) -> b H n Dh), "
      "rearrange({y}, b n (H Dh) -> b H n Dh), attn_mask=causal[n n], window=2, scale=0.5) |> rearrange(b H n Dh -> b n (H Dh))"),
     ({"split", "concat"}, "lo{t}, hi{t} = split({x}, b n (2 h) -> b n h)\nconcat(hi{t}, lo{t}, over=h)"),
+    ({"split", "concat"}, "one{t}, three{t} = {x} |> split(Da, Db, over=D)\nconcat(three{t}, one{t}, over=Db)"),
+    ({"scaled_dot_product_attention", "rearrange", "causal"},
+     "scaled_dot_product_attention(rearrange({x}, b n (H Dh) -> b H n Dh), rearrange({y}, b n (H Dh) -> b H n Dh), "
+     "rearrange({x}, b n (H Dh) -> b H n Dh), attn_mask=causal[n n], softcap=5.0, sinks=m.sinks, "
+     "bias=rearrange(sum({y}, over=D), b m -> b 1 1 m)) |> rearrange(b H n Dh -> b n (H Dh))"),
+    ({"conv1d", "rearrange"}, "rearrange(conv1d(rearrange({x}, b n D -> b D n), m.cw1, padding=1), b D n -> b n D)"),
+    ({"conv2d", "rearrange", "sum"},
+     "sum(conv2d(rearrange({x}, b n D -> b 1 n D), m.cw2, padding=1), over=2)"),
+    ({"max_pool2d", "avg_pool2d", "rearrange"},
+     "rearrange(max_pool2d(rearrange({x}, b n D -> b 1 n D), kernel_size=3, stride=1, padding=1) "
+     "+ avg_pool2d(rearrange({y}, b n D -> b 1 n D), kernel_size=3, stride=1, padding=1), b 1 n D -> b n D)"),
+    ({"adaptive_avg_pool2d", "rearrange"},
+     "{x} + rearrange(adaptive_avg_pool2d[1 D](rearrange({y}, b n D -> b 1 n D)), b 1 1 D -> b 1 D)"),
+    ({"interpolate", "rearrange"},
+     "rearrange(interpolate[n D](rearrange({x}, b n D -> b 1 n D), mode=\"bilinear\"), b 1 n D -> b n D)"),
+    ({"interpolate", "rearrange", "max_pool2d"},
+     "rearrange(max_pool2d(interpolate(rearrange({x}, b n D -> b 1 n D), scale=2), kernel_size=2), b 1 n D -> b n D)"),
     ({"map"}, "{x} * (D |> map(i => i * 0.25))"),
     ({"cross_entropy", "linear"}, "{x} + cross_entropy(linear({x}, m.table), ids, over=V)"),
     ({"where"}, "where({x} > {y}, {x}, {y} * 0.5)"),

@@ -6,8 +6,7 @@
 # 3.1's numbers are factor 8, low 1, high 4 over a context of 8192, rotary base 500000; here the
 # context is 64 and the base 10000, so that of the 16 frequencies of a head of 32, two are kept,
 # three blended and eleven divided.
-# The language has no `where`: a choice between two tensors is a pair of `masked_fill`s, each
-# zeroing where the other is chosen. Heads of 32, a size vLLM's CPU attention has.
+# The choice of three is two `where`s. Heads of 32, a size vLLM's CPU attention has.
 dim D   = 64
 dim H   = 2
 dim Hkv = 1
@@ -41,8 +40,7 @@ fn llama3_scaled(inv_freq: [Dh2]) -> [Dh2]:
     blended = (1 - smooth) * inv_freq / 8 + smooth * inv_freq
     long_waves = ratio < 1                         # wavelength over context / low_freq_factor
     short_waves = ratio > 4                        # wavelength under context / high_freq_factor
-    middle = masked_fill(inv_freq / 8, !long_waves, 0) + masked_fill(blended, long_waves, 0)
-    return masked_fill(inv_freq, !short_waves, 0) + masked_fill(middle, short_waves, 0)
+    return where(short_waves, inv_freq, where(long_waves, inv_freq / 8, blended))
 
 ## Rotates each pair (i, i + Dh/2) of each of the g heads by the angle pos * f_i, f the frequencies
 ## 10000^(-2i/Dh) scaled.

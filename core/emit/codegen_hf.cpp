@@ -757,11 +757,11 @@ class HfGenerator : public PythonWriter {
     // Tensors. A path `...gate_up_proj[i]` is part i of a tensor packed from several parameters.
     auto add_tensor = [&](const std::string& key, int64_t layer, const std::string& path) {
       size_t open = path.ends_with("]") ? path.rfind('[') : std::string::npos;
-      if (open == std::string::npos) return out.tensors.push_back({key, layer, path});
+      if (open == std::string::npos) return out.tensors.push_back({key, layer, path, {}});
       std::string packed = path.substr(0, open);
       size_t part = std::stoul(path.substr(open + 1, path.size() - open - 2));
       auto it = std::find_if(out.tensors.begin(), out.tensors.end(), [&](const HfTensor& t) { return t.key == packed && t.layer == layer; });
-      if (it == out.tensors.end()) it = out.tensors.insert(out.tensors.end(), HfTensor{"", layer, packed});
+      if (it == out.tensors.end()) it = out.tensors.insert(out.tensors.end(), HfTensor{"", layer, packed, {}});
       if (it->parts.size() <= part) it->parts.resize(part + 1);
       it->parts[part] = key;
       it->source = it->parts[0];
@@ -769,8 +769,8 @@ class HfGenerator : public PythonWriter {
     for (auto& [key, path] : base_paths) add_tensor(key, -1, "model." + path);
     for (int64_t l = 0; l < layers; ++l)
       for (auto& [key, path] : layer_paths) add_tensor(key, l, "model.layers." + std::to_string(l) + "." + path);
-    if (!out.tied) out.tensors.push_back({output_weight, -1, "lm_head.weight"});
-    if (!layout.output_bias.empty()) out.tensors.push_back({layout.output_bias, -1, "lm_head.bias"});
+    if (!out.tied) out.tensors.push_back({output_weight, -1, "lm_head.weight", {}});
+    if (!layout.output_bias.empty()) out.tensors.push_back({layout.output_bias, -1, "lm_head.bias", {}});
     for (const Item::Param& p : model_->params) {
       bool used = std::any_of(out.tensors.begin(), out.tensors.end(),
                               [&](const HfTensor& t) { return t.source == p.name || std::count(t.parts.begin(), t.parts.end(), p.name); });
@@ -936,7 +936,7 @@ class HfGenerator : public PythonWriter {
         HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, ""};
         for (const SizeNode& axis : p.type.axes) parameter.axes.push_back(std::to_string(constant(axis, "`" + p.name + "`")));
         plan_.parameters.push_back(parameter);
-        out.tensors.push_back({p.name, -1, python_name(p.name)});
+        out.tensors.push_back({p.name, -1, python_name(p.name), {}});
       }
     plan_.inputs = inputs;
     if (model_) plan_.call_arguments.push_back("self");

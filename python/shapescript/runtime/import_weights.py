@@ -504,11 +504,16 @@ class Search:
                         if ra.text.endswith(rb.text[-20:]):  # the same direction
                             yield {a: ra, b: rb}
 
-    def ranked_moves(self, assignment):
-        """The moves, those that names and places rank closest to the mapping first: a swap of two
-        biases of one shape that the ranking nearly tied costs one forward, not one per param before it."""
+    def ranked_moves(self, assignment, first=32):
+        """The moves: the `first` that names and places rank closest to the mapping (a swap of two
+        biases of one shape that the ranking nearly tied costs one forward, not one per param before
+        it), then the rest in their own order (a swap the names rank far, Gemma 2's pre- and
+        post-feed-forward norms, is still reached within the budget)."""
         moves = list(itertools.islice(self.moves(assignment), 5000))
-        return sorted(moves, key=lambda move: sum(self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items()))
+        key = lambda move: sum(self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items())
+        closest = sorted(range(len(moves)), key=lambda i: key(moves[i]))[:first]
+        chosen = set(closest)
+        return [moves[i] for i in closest] + [m for i, m in enumerate(moves) if i not in chosen]
 
     def search(self):
         assignment = self.greedy()

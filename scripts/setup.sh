@@ -41,6 +41,9 @@ if [ ! -x "$HOME/.cargo/bin/tree-sitter" ] && command -v cargo >/dev/null; then
   cargo install -q tree-sitter-cli --version 0.22.6 --locked
 fi
 
+# A current Neovim (0.10+) for the editor tests, beside Debian's 0.7 (from Debian 13's packages).
+"$root/scripts/neovim_current.sh" >/dev/null
+
 # llama.cpp (libllama, llama-server, llama-cpp-python's bindings) for the tests of --gguf: built once
 # from PyPI's source into ~/.cache/shapescript (about 10 minutes on 2 cores the first time).
 "$root/scripts/llama_cpp.sh" >/dev/null

@@ -160,6 +160,19 @@ local function run()
     local ok, enabled = pcall(vim.lsp.inlay_hint.is_enabled, { bufnr = buf })
     if not ok then ok, enabled = pcall(vim.lsp.inlay_hint.is_enabled, buf) end
     check("inlay hints are enabled in the buffer", enabled == true, tostring(enabled))
+    -- And held for display: the hints the client draws (0.10+ draws them in a decoration provider,
+    -- so they are asked of vim.lsp.inlay_hint.get, not read back as extmarks).
+    local shown = {}
+    vim.wait(TIMEOUT, function()
+      shown = {}
+      for _, h in ipairs(vim.lsp.inlay_hint.get({ bufnr = buf })) do
+        local label = h.inlay_hint.label
+        if type(label) == "table" then label = table.concat(vim.tbl_map(function(p) return p.value end, label)) end
+        table.insert(shown, label)
+      end
+      return vim.tbl_contains(shown, ": [b n D]")
+    end, 20)
+    check("inlay hints are shown in the buffer", vim.tbl_contains(shown, ": [b n D]"), vim.inspect(shown))
   else
     local params = { textDocument = vim.lsp.util.make_text_document_params(buf),
       range = { start = { line = 0, character = 0 }, ["end"] = { line = vim.api.nvim_buf_line_count(buf), character = 0 } } }

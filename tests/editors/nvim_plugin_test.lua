@@ -36,6 +36,14 @@ local ok, err = pcall(function()
   vim.env.SHAPESCRIPT_VENV = venv
   shapescript.setup({ cmd = cmd })
   check("export: the venv's python by default", shapescript.python() == venv .. "/bin/python", shapescript.python())
+  -- Semantic tokens: 0.9+ highlights dims and axes through linked groups; 0.7 must get no W18 warning.
+  if vim.fn.has("nvim-0.9") == 1 then
+    local dim = vim.api.nvim_get_hl(0, { name = "@lsp.type.dim.shapescript" })
+    check("semantic tokens: a dim is highlighted as a constant", dim.link == "Constant", vim.inspect(dim))
+  else
+    local messages = vim.fn.execute("messages")
+    check("semantic tokens: no warning on Neovim 0.7", not messages:find("W18"), messages)
+  end
   vim.env.SHAPESCRIPT_VENV = venv .. "/missing"
   check("export: python3 without a venv", shapescript.python() == "python3", shapescript.python())
   shapescript.setup({ cmd = cmd, python = "/opt/torch/bin/python" })

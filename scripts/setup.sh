@@ -42,7 +42,8 @@ if [ ! -x "$HOME/.cargo/bin/tree-sitter" ] && command -v cargo >/dev/null; then
 fi
 
 # A current Neovim (0.10+) for the editor tests, beside Debian's 0.7 (from Debian 13's packages).
-"$root/scripts/neovim_current.sh" >/dev/null
+# If it can't be fetched, everything else still sets up; the editor tests then say it is missing.
+"$root/scripts/neovim_current.sh" >/dev/null || echo "setup: warning: no current Neovim (scripts/neovim_current.sh failed)" >&2
 
 # llama.cpp (libllama, llama-server, llama-cpp-python's bindings) for the tests of --gguf: built once
 # from PyPI's source into ~/.cache/shapescript (about 10 minutes on 2 cores the first time).

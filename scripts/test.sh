@@ -15,9 +15,9 @@ echo "== Grammar corpus (tree-sitter test)"
 echo "== C++ tests (ctest)"
 ctest --test-dir "$build" --output-on-failure
 
-echo "== Python tests (pytest)"
+echo "== Python tests (pytest; the 30 slowest listed, since CI has a time budget)"
 SHAPESCRIPT_BIN="$build/shapescript" SHAPESCRIPT_BUILD="$build" PYTHONPATH="$root/python" \
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/tests/python" "$@"
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider --durations=30 "$root/tests/python" "$@"
 
 echo "== End-to-end language server tests (Neovim, pytest-lsp)"
 SHAPESCRIPT_BUILD="$build" SHAPESCRIPT_VENV="$venv" "$root/tests/e2e/run.sh"

@@ -39,11 +39,12 @@ import tempfile
 
 if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
     from . import script, weights
-    from . import hf_tokenizer
+    from . import hf_tokenizer, rotary
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import script  # noqa: E402
     import hf_tokenizer  # noqa: E402
+    import rotary  # noqa: E402
     import weights  # noqa: E402
 
 
@@ -203,10 +204,9 @@ def _rope_norm(x, positions, base, factors=None):
 
 
 def permute_rows_for_norm_rope(w, heads):
-    """Rows of a projection whose rotary embedding pairs (i, i + hd/2) reordered for llama.cpp's
-    NORM form, which pairs (2i, 2i+1): llama.cpp's own converter does this to Hugging Face Llamas."""
-    rows = w.shape[0]
-    return w.reshape(heads, 2, rows // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    """Rows of a projection (or its bias) reordered for llama.cpp's NORM rotary form, which pairs
+    (2i, 2i+1) where Hugging Face pairs (i, i + hd/2): llama.cpp's own converter does the same."""
+    return rotary.permute_rows(w, w.shape[0] // heads, to_interleaved=True, matrix=w.dim() == 2)
 
 
 # A sparse mixture of experts as llama.cpp's build_moe_ffn computes it with softmax gating: the

@@ -40,9 +40,10 @@ import tempfile
 import sys
 
 if __package__:  # shapescript.runtime, in a user's process (shapescript.export): sys.path untouched
-    from . import script
+    from . import rotary, script
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import rotary  # noqa: E402
     import script  # noqa: E402
 
 TOLERANCE = 1e-4  # of the largest logit, float32
@@ -275,17 +276,6 @@ def role_agreement(param, reading):
     return 1 if mine & theirs else -1
 
 
-def _permute_rows(t, head_dim, to_interleaved, matrix):
-    """Rows per head reordered between the rotary pairings: (i, i+hd/2) -> (2i, 2i+1) or back."""
-    rest = t.shape[-1:] if matrix else ()
-    lead = t.shape[:-2] if matrix else t.shape[:-1]
-    rows = t.shape[-2] if matrix else t.shape[-1]
-    heads = rows // head_dim
-    halves = (2, head_dim // 2) if to_interleaved else (head_dim // 2, 2)
-    u = t.reshape(*lead, heads, *halves, *rest).transpose(len(lead) + 1, len(lead) + 2)
-    return u.reshape(t.shape).contiguous()
-
-
 def split_sizes(rows, head_dim, heads):
     """How a fused tensor's rows may divide: into 2 or 3 equal parts, or, with fewer key/value
     heads than query heads (heads = (H, Hkv)), as q, k, v of H, Hkv and Hkv heads (Phi-3-medium's qkv)."""
@@ -313,7 +303,7 @@ def readings_of(sources, head_dim, stacked_layers, heads=None):
             rows = tensor.shape[-2] if matrix else tensor.shape[-1]
             if head_dim and head_dim % 2 == 0 and rows % head_dim == 0 and len(per) in (1, 2):
                 for direction, label in ((True, "rows permuted (i, i+hd/2) -> (2i, 2i+1)"), (False, "rows permuted (2i, 2i+1) -> (i, i+hd/2)")):
-                    out.append(Reading(_permute_rows(tensor, head_dim, direction, len(per) == 2), [s], how | stack | {"permuted"},
+                    out.append(Reading(rotary.permute_rows(tensor, head_dim, direction, len(per) == 2), [s], how | stack | {"permuted"},
                                        _join(s.name, text, label), s.name))
             for sizes in split_sizes(rows, head_dim, heads) if len(per) in (1, 2, 3) else ():
                 parts, dim = len(sizes), -2 if matrix else -1

@@ -599,6 +599,40 @@ std::optional<std::string> Checker::index_out_of_range(const SizeExpr& index, co
   return std::nullopt;
 }
 
+std::optional<Checker::IndexValue> Checker::resolve_index(const SizeNode& node, Scope& scope) {
+  bool quotient = node.kind == SizeNode::Kind::binary && (node.op == '%' || node.op == SizeNode::kFloorDivide) && node.children.size() == 2;
+  if (!quotient) {
+    auto axis = resolve_size(node, scope);
+    if (!axis) return std::nullopt;
+    IndexValue index{axis, std::nullopt};
+    if (auto local = node.kind == SizeNode::Kind::name ? scope.locals.find(node.name) : scope.locals.end(); local != scope.locals.end()) {
+      const ValueType& type = local->second.type;
+      if (type.is_tensor() && type.tensor.element.kind == ElementKind::index) index.below = type.tensor.element.bound;
+    }
+    return index;
+  }
+  auto left = resolve_index(node.children[0], scope);
+  auto right = resolve_size(node.children[1], scope);
+  if (!left || !right) return std::nullopt;
+  auto k = right->size.constant_value();
+  if (!k || *k <= 0) {
+    resolve_size(node, scope);  // E0302: it needs a fixed positive divisor
+    return std::nullopt;
+  }
+  if (left->size)
+    if (auto size = node.op == '%' ? left->size->size.remainder(*k) : left->size->size.floor_divide(*k)) {
+      Axis axis;
+      axis.size = *size;
+      axis.label = text(node.span);
+      return IndexValue{axis, std::nullopt};
+    }
+  // As eval_binary types them: `%` by k lands in 0..k-1; an index below M, floor-divided by k, is below ceil(M / k).
+  IndexValue index;
+  if (node.op == '%') index.below = SizeExpr::constant(*k);
+  else if (auto m = left->below ? left->below->constant_value() : std::nullopt) index.below = SizeExpr::constant((*m + *k - 1) / *k);
+  return index;
+}
+
 ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
   const Expr& base = *expr.operands[0];
@@ -640,13 +674,29 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (value.kind == ValueType::Kind::python) return value;
   auto tensor = require_tensor(value, &base, base.span);
   if (!tensor) return ValueType::unknown();
-  for (const SizeNode& s : expr.index)
-    if (!resolve_size(s, scope)) return ValueType::unknown();
+  std::vector<IndexValue> indices;
+  for (const SizeNode& s : expr.index) {
+    auto index = resolve_index(s, scope);
+    if (!index) return ValueType::unknown();
+    indices.push_back(std::move(*index));
+  }
   // An index is an integer literal below the axis's size, or an `Index[N]` for an axis of size N.
   for (size_t i = 0; i < expr.index.size() && i < tensor->rank(); ++i) {
     const SizeNode& s = expr.index[i];
     const Axis& axis = tensor->axes[i];
-    if (s.kind == SizeNode::Kind::number) {
+    if (!indices[i].size) {
+      // `l % 2`, `l // 2`: in range when the bound its values lie below fits the axis.
+      const std::optional<SizeExpr>& below = indices[i].below;
+      if (!below || *below == axis.size) continue;  // no bound: an integer of any value, as an `Int` local
+      auto bound = below->constant_value(), size = axis.size.constant_value();
+      if (bound && size && *bound <= *size) continue;
+      report(DiagnosticCode::E0402, s.span,
+             "index `" + text(s.span) + "` is below " + below->to_user_string() + ", but it indexes " + dim_word(i) + " of " + tensor->to_string() +
+                 ", " + describe_axis(axis))
+          .label("below " + below->to_user_string() + ", not " + axis.size.to_user_string())
+          .note("`%` by k is one of 0 to k-1, and an index below M floor-divided by k is below M/k rounded up")
+          .secondary(base.span, "this is " + tensor->to_string());
+    } else if (s.kind == SizeNode::Kind::number) {
       auto size = axis.size.constant_value();
       if (!size || s.number < *size) continue;
       report(DiagnosticCode::E0402, s.span,
@@ -668,7 +718,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
           .secondary(local->second.at, "`" + s.name + "` is bound here")
           .note("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries")
           .secondary(base.span, "this is " + tensor->to_string());
-    } else if (auto value = resolve_size(s, scope); value && !value->size.is_constant()) {
+    } else if (const std::optional<Axis>& value = indices[i].size; value && !value->size.is_constant()) {
       // An index computed from sizes and loop indices: refused where it surely misses the axis.
       auto where = index_out_of_range(value->size, axis.size, scope);
       if (!where) continue;
@@ -1351,6 +1401,12 @@ std::optional<SizeExpr> pattern_size(Checker& checker, const SizeNode& node, Sco
       if (node.op == '+') return *l + *r;
       if (node.op == '-') return *l - *r;
       if (node.op == '*') return *l * *r;
+      if (node.op == '%' || node.op == SizeNode::kFloorDivide) {
+        auto k = r->constant_value();
+        auto result = !k ? std::nullopt : node.op == '%' ? l->remainder(*k) : l->floor_divide(*k);
+        if (!result) checker.resolve_size(node, scope);  // reports why it is no size
+        return result;
+      }
       return l->divide_exact(*r);
     }
     case SizeNode::Kind::error: return std::nullopt;

@@ -585,16 +585,18 @@ std::optional<std::string> Checker::index_out_of_range(const SizeExpr& index, co
   SizeBindings values;
   for (int64_t k = 0; k < combinations; ++k) {
     int64_t rest = k;
-    std::string at;
     for (const auto& [name, bound] : counted) {
       values[name] = SizeExpr::constant(rest % bound);
-      at += (at.empty() ? "at " : ", ") + name + " = " + std::to_string(rest % bound);
       rest /= bound;
     }
     SizeExpr value = index.substitute(values);
-    std::string is = value.is_constant() ? "it is " + value.to_user_string() : "it is " + value.to_user_string() + ", never below " + size.to_user_string();
-    if (surely_negative(size - SizeExpr::constant(1) - value)) return at.empty() ? is : at + " " + is;
-    if (surely_negative(value)) return (at.empty() ? "" : at + " ") + "it is " + value.to_user_string() + ", below 0";
+    bool above = surely_negative(size - SizeExpr::constant(1) - value);
+    if (!above && !surely_negative(value)) continue;
+    // Words only for the combination reported: up to 65536 are tried.
+    std::string at;
+    for (const auto& [name, bound] : counted) at += (at.empty() ? "at " : ", ") + name + " = " + values[name].to_user_string();
+    std::string is = "it is " + value.to_user_string() + (!above ? ", below 0" : value.is_constant() ? "" : ", never below " + size.to_user_string());
+    return at.empty() ? is : at + " " + is;
   }
   return std::nullopt;
 }

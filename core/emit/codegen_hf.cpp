@@ -684,8 +684,8 @@ class HfGenerator : public PythonWriter {
     if (layer_attention > 1) refuse(where(loop.span) + ": a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
     out.attention_layers = layer_attention == 1 ? layers : 0;
     if (layer_attention != 1)
-      not_servable_ = layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
-                                           : "each block calls attention " + std::to_string(layer_attention) + " times, but vLLM runs one attention per block";
+      not_servable_ = where(loop.span) + ": " + (layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
+                                           : "each block calls attention " + std::to_string(layer_attention) + " times, but vLLM runs one attention per block");
 
     // The base model: before and after the loop.
     Scope base;
@@ -818,7 +818,8 @@ class HfGenerator : public PythonWriter {
       for (const OutputOp& op : layout.after_output)
         out.config.push_back({op.kind == OutputOp::Kind::softcap ? "final_logit_softcapping" : "logit_scale", json_real(op.value)});
     if (logits_processor_lacks(layout))
-      not_servable_ = "it computes `" + text(logits_processor_lacks(layout)->first->span) + "` after the output layer, which vLLM can't";
+      not_servable_ = where(logits_processor_lacks(layout)->first->span) + ": it computes `" + text(logits_processor_lacks(layout)->first->span) +
+                      "` after the output layer, which vLLM can't";
 
     // Attention's softcap: one for every block in config.json, which vLLM's attention applies.
     if (!attention_softcap_.empty()) {
@@ -953,7 +954,10 @@ class HfGenerator : public PythonWriter {
         {"shapescript_source", quote(file_name(a_.file.path()))},
         {"shapescript_function", quote(fn.name)},
     };
-    not_servable_ = model_ ? "`" + fn.name + "` isn't a language model's forward" : "`" + fn.name + "` takes no model";
+    not_servable_ = !model_ ? "`" + fn.name + "` takes no model"
+                    : layout_ && !layout_->refusals.empty()
+                        ? where(layout_->refusals.front().span) + ": `" + fn.name + "` isn't a language model's forward: " + layout_->refusals.front().rule
+                        : "`" + fn.name + "` isn't a language model's forward";
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1045,9 +1049,9 @@ class HfGenerator : public PythonWriter {
     return std::nullopt;
   }
 
-  void on_builtin_call(const Expr&, const CallFacts& facts) override {
+  void on_builtin_call(const Expr& e, const CallFacts& facts) override {
     if (facts.builtin->role == BuiltinRole::attention && facts.lowering.count("causal"))
-      not_servable_ = "attention outside a block can't be replaced by vLLM's";
+      not_servable_ = where(e.span) + ": attention outside a block can't be replaced by vLLM's";
   }
 
   std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) override {

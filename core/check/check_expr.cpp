@@ -601,9 +601,44 @@ std::optional<std::string> Checker::index_out_of_range(const SizeExpr& index, co
   return std::nullopt;
 }
 
+namespace {
+
+bool is_quotient(const SizeNode& node) {
+  return node.kind == SizeNode::Kind::binary && (node.op == '%' || node.op == SizeNode::kFloorDivide) && node.children.size() == 2;
+}
+
+bool has_quotient(const SizeNode& node) {
+  return is_quotient(node) || std::any_of(node.children.begin(), node.children.end(), has_quotient);
+}
+
+}  // namespace
+
 std::optional<Checker::IndexValue> Checker::resolve_index(const SizeNode& node, Scope& scope) {
-  bool quotient = node.kind == SizeNode::Kind::binary && (node.op == '%' || node.op == SizeNode::kFloorDivide) && node.children.size() == 2;
-  if (!quotient) {
+  // A sum, product or parenthesis around a remainder or quotient (`l % 2 + 1`): its range from theirs.
+  bool combines = (node.kind == SizeNode::Kind::binary && (node.op == '+' || node.op == '*') && node.children.size() == 2) ||
+                  (node.kind == SizeNode::Kind::group && node.children.size() == 1);
+  if (combines && has_quotient(node)) {
+    std::vector<IndexValue> parts;
+    for (const SizeNode& child : node.children) {
+      auto part = resolve_index(child, scope);
+      if (!part) return std::nullopt;
+      parts.push_back(std::move(*part));
+    }
+    if (std::any_of(parts.begin(), parts.end(), [](const IndexValue& part) { return !part.size; })) {
+      if (node.kind == SizeNode::Kind::group) return parts[0];
+      // The largest value of each part: a range's bound less one, or a fixed size; none known, no range.
+      auto largest = [](const IndexValue& part) -> std::optional<int64_t> {
+        if (part.size) return part.size->size.constant_value();
+        auto below = part.below ? part.below->constant_value() : std::nullopt;
+        return below ? std::optional<int64_t>(*below - 1) : std::nullopt;
+      };
+      IndexValue index;
+      auto a = largest(parts[0]), b = largest(parts[1]);
+      if (a && b && *a >= 0 && *b >= 0) index.below = SizeExpr::constant((node.op == '+' ? *a + *b : *a * *b) + 1);
+      return index;
+    }
+  }
+  if (!is_quotient(node)) {
     auto axis = resolve_size(node, scope);
     if (!axis) return std::nullopt;
     IndexValue index{axis, std::nullopt};

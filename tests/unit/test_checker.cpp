@@ -367,6 +367,10 @@ TEST_CASE("% and // in sizes and subscripts: a size where a polynomial says it, 
   CHECK(body("m.h[(2 * l) // 2 - l]").empty());                             // (2l) // 2 is the size l: 0 at every l
   CHECK(body("m.h[l % 2]") == std::vector{DiagnosticCode::E0402});          // 1 at l = 1: past [1 ..]
   CHECK(body("m.h[l // 2]") == std::vector{DiagnosticCode::E0402});
+  CHECK(body("m.w[l % 2 + 1]").empty());                                   // 1 or 2: below 3
+  CHECK(body("m.w[(l % 2) * 2]").empty());                                 // 0 or 2
+  CHECK(body("m.w[l % 2 + 2]") == std::vector{DiagnosticCode::E0402});     // 3 at l = 1
+  CHECK(body("m.w[2 * (l // 2) + 1]") == std::vector{DiagnosticCode::E0402});  // 3 at l = 2
   CHECK(body("m.w[l % 0]") == std::vector{DiagnosticCode::E0302});
   CHECK(body("m.w[l // n]") == std::vector{DiagnosticCode::E0302});
   // Sizes: fixed ones computed as Python's; generic ones only where the result is a polynomial.

@@ -5,8 +5,8 @@ difference, and the wall time of import and verify.
 
     ~/.cache/shapescript/venv/bin/python bench/bench_verify.py [--only qwen3 phi] [--bin build/shapescript]
 
-The zoo (tests/python/test_model_zoo.py: each example, its transformers class and config) is the
-acceptance's one table; this reads it rather than keep a second copy.
+The zoo (bench/model_zoo.py: each example, its transformers class and config) is the acceptance's
+one table, which tests/python/test_model_zoo.py reads too.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests" / "python"), str(ROOT / "python")]
+sys.path[:0] = [str(ROOT / "python")]
 
 ENGINES = [".pt2 (torch.export)", "AOTInductor", "transformers (--hf)", "vLLM (--hf)", "llama.cpp (--gguf)"]
 SHORT = {".pt2 (torch.export)": ".pt2", "AOTInductor": "AOTI", "transformers (--hf)": "transformers",
@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--bin", default=str(ROOT / "build" / "shapescript"))
     args = parser.parse_args()
     os.environ.setdefault("SHAPESCRIPT_BIN", args.bin)
-    from test_model_zoo import ZOO, reference_model  # noqa: E402  (the zoo's table and reference weights)
+    from model_zoo import ZOO, reference_model  # noqa: E402  (the zoo's table and reference weights)
     import transformers
 
     transformers.utils.logging.disable_progress_bar()  # save_pretrained's bars would break the table

@@ -419,7 +419,12 @@ LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLay
 nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model, const std::string& function) {
   auto stacked = [&](const std::string& name) { return std::find(layout.stacked.begin(), layout.stacked.end(), name) != layout.stacked.end(); };
   nlohmann::json parameters = nlohmann::json::array();
-  for (const auto& [name, shape] : model.parameters) parameters.push_back({{"name", name}, {"shape", shape}, {"stacked", stacked(name)}});
+  for (const auto& [name, shape] : model.parameters) {
+    nlohmann::json parameter = {{"name", name}, {"shape", shape}, {"stacked", stacked(name)}};
+    for (const Item::Param& p : layout.model->params)
+      if (p.name == name) parameter["where"] = where(analysis, p.name_span);  // where it is declared, for refusals
+    parameters.push_back(parameter);
+  }
   nlohmann::json builtins = nlohmann::json::array();
   for (const BuiltinCall& call : builtin_calls_reached(analysis, function))
     builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
@@ -428,6 +433,7 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
           {"reference", generate_python(analysis, PythonImports::left_out).python},
           {"model", model.model_name},
           {"function", python_name(function)},
+          {"function_where", where(analysis, layout.forward->name_span)},
           {"parameters", parameters},
           {"layers", model.layers},
           {"embedding", layout.embedding},

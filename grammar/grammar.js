@@ -32,7 +32,7 @@
 // Sizes (inside axis lists, axis patterns, `dim` values) have their own two levels:
 //
 //   size_plus   n+1, n-1                       left
-//   size_times  3*D, D/H                       left
+//   size_times  3*D, D/H, n//2, l%2            left
 //
 // Juxtaposition is not an operator: `[L 3*D D]` is three axes, because an axis list is a
 // sequence of sizes and an operator binds its two neighbours into one.
@@ -232,6 +232,8 @@ module.exports = grammar({
         ['-', PREC.size_plus],
         ['*', PREC.size_times],
         ['/', PREC.size_times],
+        ['//', PREC.size_times],
+        ['%', PREC.size_times],
       ].map(([operator, precedence]) => prec.left(/** @type {number} */ (precedence), seq(
         field('left', $._size),
         field('operator', /** @type {string} */ (operator)),

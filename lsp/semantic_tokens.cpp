@@ -47,13 +47,16 @@ std::map<std::pair<uint32_t, uint32_t>, TokenType> declaration_kinds(const Analy
     for (const Parameter& p : item.parameters) kinds[key(p.name_span)] = parameter;
     for (const Item::Param& p : item.params) kinds[key(p.name_span)] = model_param;
   }
+  // The signatures' types, begin -> end (they don't overlap): a lookup per target, not a scan.
+  std::map<uint32_t, uint32_t> signature_types;
+  auto add = [&](Span type) { signature_types[type.begin] = std::max(signature_types[type.begin], type.end); };
+  for (const Item& item : analysis.program.items) {
+    for (const Parameter& p : item.parameters) add(p.type.span);
+    if (item.result) add(item.result->span);
+  }
   auto in_signature = [&](Span s) {
-    for (const Item& item : analysis.program.items) {
-      for (const Parameter& p : item.parameters)
-        if (p.type.span.begin <= s.begin && s.end <= p.type.span.end) return true;
-      if (item.result && item.result->span.begin <= s.begin && s.end <= item.result->span.end) return true;
-    }
-    return false;
+    auto after = signature_types.upper_bound(s.begin);
+    return after != signature_types.begin() && s.end <= std::prev(after)->second;
   };
   for (const DefinitionFact& fact : analysis.definitions)
     if (!kinds.count(key(fact.target))) kinds[key(fact.target)] = in_signature(fact.target) ? axis : variable;

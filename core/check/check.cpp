@@ -423,6 +423,35 @@ std::optional<Axis> Checker::resolve_size_unchecked(const SizeNode& node, Scope&
           axis.size = *quotient;
           break;
         }
+        case '%':
+        case SizeNode::kFloorDivide: {
+          // Floor division and remainder, as Python's: sizes only where the result is one for every
+          // value of the generic axes (`(2h+1) // 2` is `h`); an index such as `l % 2` is eval_subscript's.
+          std::string op = node.op == '%' ? "%" : "//";
+          auto divisor = right->size.constant_value();
+          if (!divisor || *divisor <= 0) {
+            error(DiagnosticCode::E0302, node.children[1].span,
+                  "`" + op + "` in a size needs a fixed positive divisor, but `" + right->label + "` " +
+                      (divisor ? "is " + std::to_string(*divisor) : "varies from call to call"),
+                  "not a fixed positive number");
+            return std::nullopt;
+          }
+          auto result = node.op == '%' ? left->size.remainder(*divisor) : left->size.floor_divide(*divisor);
+          if (!result) {
+            std::vector<std::string> names = left->size.variables();
+            auto d = report(DiagnosticCode::E0302, node.span,
+                            "`" + axis.label + "` is no size expression: it rounds differently for different " + describe_axis(*left));
+            d.label("not a size for every `" + (names.empty() ? left->label : names[0]) + "`");
+            d.note("sizes are polynomials of the generic axes, and `" + op + " " + std::to_string(*divisor) + "` gives one only where each axis's coefficient is a multiple of " +
+                   std::to_string(*divisor) + ": `(2h+1) // 2` is `h`, `(2h+1) % 2` is 1");
+            if (names.size() == 1 && left->size == SizeExpr::variable(names[0]) && node.op != '%')
+              d.help("name the quotient instead: write `" + names[0] + "` as `" + std::to_string(*divisor) + "h` where it is bound, and use `h` here");
+            d.emit();
+            return std::nullopt;
+          }
+          axis.size = *result;
+          break;
+        }
         default: return std::nullopt;
       }
       if (auto value = axis.size.constant_value(); value && *value < 0) {

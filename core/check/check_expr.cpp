@@ -585,18 +585,89 @@ std::optional<std::string> Checker::index_out_of_range(const SizeExpr& index, co
   SizeBindings values;
   for (int64_t k = 0; k < combinations; ++k) {
     int64_t rest = k;
-    std::string at;
     for (const auto& [name, bound] : counted) {
       values[name] = SizeExpr::constant(rest % bound);
-      at += (at.empty() ? "at " : ", ") + name + " = " + std::to_string(rest % bound);
       rest /= bound;
     }
     SizeExpr value = index.substitute(values);
-    std::string is = value.is_constant() ? "it is " + value.to_user_string() : "it is " + value.to_user_string() + ", never below " + size.to_user_string();
-    if (surely_negative(size - SizeExpr::constant(1) - value)) return at.empty() ? is : at + " " + is;
-    if (surely_negative(value)) return (at.empty() ? "" : at + " ") + "it is " + value.to_user_string() + ", below 0";
+    bool above = surely_negative(size - SizeExpr::constant(1) - value);
+    if (!above && !surely_negative(value)) continue;
+    // Words only for the combination reported: up to 65536 are tried.
+    std::string at;
+    for (const auto& [name, bound] : counted) at += (at.empty() ? "at " : ", ") + name + " = " + values[name].to_user_string();
+    std::string is = "it is " + value.to_user_string() + (!above ? ", below 0" : value.is_constant() ? "" : ", never below " + size.to_user_string());
+    return at.empty() ? is : at + " " + is;
   }
   return std::nullopt;
+}
+
+namespace {
+
+bool is_quotient(const SizeNode& node) {
+  return node.kind == SizeNode::Kind::binary && (node.op == '%' || node.op == SizeNode::kFloorDivide) && node.children.size() == 2;
+}
+
+bool has_quotient(const SizeNode& node) {
+  return is_quotient(node) || std::any_of(node.children.begin(), node.children.end(), has_quotient);
+}
+
+}  // namespace
+
+std::optional<Checker::IndexValue> Checker::resolve_index(const SizeNode& node, Scope& scope) {
+  // A sum, product or parenthesis around a remainder or quotient (`l % 2 + 1`): its range from theirs.
+  bool combines = (node.kind == SizeNode::Kind::binary && (node.op == '+' || node.op == '*') && node.children.size() == 2) ||
+                  (node.kind == SizeNode::Kind::group && node.children.size() == 1);
+  if (combines && has_quotient(node)) {
+    std::vector<IndexValue> parts;
+    for (const SizeNode& child : node.children) {
+      auto part = resolve_index(child, scope);
+      if (!part) return std::nullopt;
+      parts.push_back(std::move(*part));
+    }
+    if (std::any_of(parts.begin(), parts.end(), [](const IndexValue& part) { return !part.size; })) {
+      if (node.kind == SizeNode::Kind::group) return parts[0];
+      // The largest value of each part: a range's bound less one, or a fixed size; none known, no range.
+      auto largest = [](const IndexValue& part) -> std::optional<int64_t> {
+        if (part.size) return part.size->size.constant_value();
+        auto below = part.below ? part.below->constant_value() : std::nullopt;
+        return below ? std::optional<int64_t>(*below - 1) : std::nullopt;
+      };
+      IndexValue index;
+      auto a = largest(parts[0]), b = largest(parts[1]);
+      if (a && b && *a >= 0 && *b >= 0) index.below = SizeExpr::constant((node.op == '+' ? *a + *b : *a * *b) + 1);
+      return index;
+    }
+  }
+  if (!is_quotient(node)) {
+    auto axis = resolve_size(node, scope);
+    if (!axis) return std::nullopt;
+    IndexValue index{axis, std::nullopt};
+    if (auto local = node.kind == SizeNode::Kind::name ? scope.locals.find(node.name) : scope.locals.end(); local != scope.locals.end()) {
+      const ValueType& type = local->second.type;
+      if (type.is_tensor() && type.tensor.element.kind == ElementKind::index) index.below = type.tensor.element.bound;
+    }
+    return index;
+  }
+  auto left = resolve_index(node.children[0], scope);
+  auto right = resolve_size(node.children[1], scope);
+  if (!left || !right) return std::nullopt;
+  auto k = right->size.constant_value();
+  if (!k || *k <= 0) {
+    resolve_size(node, scope);  // E0302: it needs a fixed positive divisor
+    return std::nullopt;
+  }
+  if (left->size)
+    if (auto size = node.op == '%' ? left->size->size.remainder(*k) : left->size->size.floor_divide(*k)) {
+      Axis axis;
+      axis.size = *size;
+      axis.label = text(node.span);
+      return IndexValue{axis, std::nullopt};
+    }
+  // As eval_binary types them: `%` by k lands in 0..k-1; an index below M, floor-divided by k, is below ceil(M / k).
+  IndexValue index;
+  if (node.op == '%') index.below = SizeExpr::constant(*k);
+  else if (auto m = left->below ? left->below->constant_value() : std::nullopt) index.below = SizeExpr::constant((*m + *k - 1) / *k);
+  return index;
 }
 
 ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
@@ -640,13 +711,29 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (value.kind == ValueType::Kind::python) return value;
   auto tensor = require_tensor(value, &base, base.span);
   if (!tensor) return ValueType::unknown();
-  for (const SizeNode& s : expr.index)
-    if (!resolve_size(s, scope)) return ValueType::unknown();
+  std::vector<IndexValue> indices;
+  for (const SizeNode& s : expr.index) {
+    auto index = resolve_index(s, scope);
+    if (!index) return ValueType::unknown();
+    indices.push_back(std::move(*index));
+  }
   // An index is an integer literal below the axis's size, or an `Index[N]` for an axis of size N.
   for (size_t i = 0; i < expr.index.size() && i < tensor->rank(); ++i) {
     const SizeNode& s = expr.index[i];
     const Axis& axis = tensor->axes[i];
-    if (s.kind == SizeNode::Kind::number) {
+    if (!indices[i].size) {
+      // `l % 2`, `l // 2`: in range when the bound its values lie below fits the axis.
+      const std::optional<SizeExpr>& below = indices[i].below;
+      if (!below || *below == axis.size) continue;  // no bound: an integer of any value, as an `Int` local
+      auto bound = below->constant_value(), size = axis.size.constant_value();
+      if (bound && size && *bound <= *size) continue;
+      report(DiagnosticCode::E0402, s.span,
+             "index `" + text(s.span) + "` is below " + below->to_user_string() + ", but it indexes " + dim_word(i) + " of " + tensor->to_string() +
+                 ", " + describe_axis(axis))
+          .label("below " + below->to_user_string() + ", not " + axis.size.to_user_string())
+          .note("`%` by k is one of 0 to k-1, and an index below M floor-divided by k is below M/k rounded up")
+          .secondary(base.span, "this is " + tensor->to_string());
+    } else if (s.kind == SizeNode::Kind::number) {
       auto size = axis.size.constant_value();
       if (!size || s.number < *size) continue;
       report(DiagnosticCode::E0402, s.span,
@@ -668,7 +755,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
           .secondary(local->second.at, "`" + s.name + "` is bound here")
           .note("an index of `Index[N]` may be any integer below N, so the axis needs exactly N entries")
           .secondary(base.span, "this is " + tensor->to_string());
-    } else if (auto value = resolve_size(s, scope); value && !value->size.is_constant()) {
+    } else if (const std::optional<Axis>& value = indices[i].size; value && !value->size.is_constant()) {
       // An index computed from sizes and loop indices: refused where it surely misses the axis.
       auto where = index_out_of_range(value->size, axis.size, scope);
       if (!where) continue;
@@ -1351,6 +1438,12 @@ std::optional<SizeExpr> pattern_size(Checker& checker, const SizeNode& node, Sco
       if (node.op == '+') return *l + *r;
       if (node.op == '-') return *l - *r;
       if (node.op == '*') return *l * *r;
+      if (node.op == '%' || node.op == SizeNode::kFloorDivide) {
+        auto k = r->constant_value();
+        auto result = !k ? std::nullopt : node.op == '%' ? l->remainder(*k) : l->floor_divide(*k);
+        if (!result) checker.resolve_size(node, scope);  // reports why it is no size
+        return result;
+      }
       return l->divide_exact(*r);
     }
     case SizeNode::Kind::error: return std::nullopt;

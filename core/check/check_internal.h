@@ -160,6 +160,13 @@ class Checker {
   // Where an index written as a size (`L - l`, `n`, `l + 1`) surely falls outside an axis of size
   // `size`: "at l = 0 it is 3", or "it is never below n"; nullopt where it may be in range.
   std::optional<std::string> index_out_of_range(const SizeExpr& index, const SizeExpr& size, const Scope& scope) const;
+  // An index in a subscript: a size (`l`, `L - 1 - l`, `(2l) // 2`), or a remainder or floor division
+  // that is no size (`l % 2`, `l // 2`), known by the bound its values lie below where there is one.
+  struct IndexValue {
+    std::optional<Axis> size;
+    std::optional<SizeExpr> below;
+  };
+  std::optional<IndexValue> resolve_index(const SizeNode& node, Scope& scope);
   ValueType eval_as(const Expr& expr, Scope& scope);
   ValueType eval_call(const Expr& expr, Scope& scope);
   ValueType call_builtin(const Builtin& builtin, const Expr& expr, Scope& scope, CallFacts& facts,

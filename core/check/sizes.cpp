@@ -212,6 +212,16 @@ std::optional<SizeExpr> SizeExpr::floor_divide(int64_t divisor) const {
   return quotient;
 }
 
+std::optional<SizeExpr> SizeExpr::remainder(int64_t divisor) const {
+  if (divisor <= 0) return std::nullopt;
+  int64_t constant = 0;
+  for (const auto& [m, c] : terms()) {
+    if (!m.empty() && c % divisor != 0) return std::nullopt;
+    if (m.empty()) constant = c % divisor;
+  }
+  return SizeExpr::constant(constant < 0 ? constant + divisor : constant);  // C++ keeps the dividend's sign
+}
+
 bool SizeExpr::operator==(const SizeExpr& other) const {
   return terms_ == other.terms_ || terms() == other.terms();  // shared terms are equal without comparing
 }

@@ -62,6 +62,9 @@ class SizeExpr {
   // multiple of k, since then only the constant term leaves a remainder: (2h-1) floor/ 2 == h-1.
   // Otherwise (h floor/ 2) no polynomial is it, and the result is nullopt; k <= 0 -> nullopt.
   std::optional<SizeExpr> floor_divide(int64_t divisor) const;
+  // The remainder modulo a positive constant, as Python's `%` (0..k-1): a constant when each
+  // non-constant coefficient is a multiple of k ((2h+1) % 2 == 1); otherwise (h % 2) nullopt.
+  std::optional<SizeExpr> remainder(int64_t divisor) const;
 
   bool operator==(const SizeExpr& other) const;  // normal forms compare equal
   bool operator!=(const SizeExpr& other) const { return !(*this == other); }

@@ -54,6 +54,7 @@ struct Weight {
   size_t skip_axes = 0;            // a stacked parameter's blocks axis
   bool linear_use = false, embedding_use = false, other_use = false, expert_use = false;
   int owners = 0;
+  Span at;  // its first use, for refusals
   std::string packed;  // packed: its path in the scope's `experts` module, `[part]` when it shares a tensor
 };
 
@@ -234,6 +235,7 @@ class HfGenerator : public PythonWriter {
     if (it != scope_->weights.end()) return it->second;
     Weight w;
     w.attr = python_name(key);
+    w.at = span;
     if (scope_->kind == ScopeKind::base || scope_->kind == ScopeKind::layer) {
       const Item::Param& p = model_param(key);
       w.type = &p.type;
@@ -397,7 +399,7 @@ class HfGenerator : public PythonWriter {
         w.kind = Weight::Kind::packed;
       } else if (w.owners > 0) {
         if (w.owners > 1 || w.linear_use || w.embedding_use || w.other_use)
-          refuse("`" + key + "` is used in more than one place of " + scope_description() +
+          refuse(where(w.at) + ": `" + key + "` is used in more than one place of " + scope_description() +
                  "; a Hugging Face layer owns each of its weights, so give each use its own parameter");
         w.kind = Weight::Kind::owned;
       } else if (w.embedding_use && rank == 2) {
@@ -483,7 +485,7 @@ class HfGenerator : public PythonWriter {
     if (found != classes_.end()) {
       if (found->second->weight_positions != positions)
         refuse(where(call) + ": `" + fn.name + "` is called with weights in different places than before");
-      if (found->second->name.empty()) refuse("`" + fn.name + "` calls itself");
+      if (found->second->name.empty()) refuse(where(call) + ": `" + fn.name + "` calls itself");
       return found->second.get();
     }
     auto info = std::make_unique<ClassInfo>();
@@ -533,7 +535,7 @@ class HfGenerator : public PythonWriter {
     code.members = weight_members();
     int calls = scope_attention_calls();
     if (scope.attention_calls > 1)
-      refuse("`" + fn.name + "` calls `scaled_dot_product_attention` more than once; vLLM needs one attention call per attention module");
+      refuse(where(fn.name_span) + ": `" + fn.name + "` calls `scaled_dot_product_attention` more than once; vLLM needs one attention call per attention module");
     code.name = name;
     code.doc = file_name(a_.file.path()) + ": " + signature_line(fn);
     attention_members(scope, code);
@@ -567,7 +569,7 @@ class HfGenerator : public PythonWriter {
       if (statements[i].kind == Statement::Kind::for_)
         refuse(where(statements[i].span) + ": a second `for` in `" + fn.name + "`; a language model's forward loops over its blocks once");
     if (!layout.loop)
-      refuse("`" + fn.name + "` has no `for` over blocks; write the blocks as `for l in 0..L:` with parameters stacked along `L`");
+      refuse(where(fn.name_span) + ": `" + fn.name + "` has no `for` over blocks; write the blocks as `for l in 0..L:` with parameters stacked along `L`");
     const Statement& loop = *layout.loop;
     const size_t loop_at = layout.loop_at;
     auto fixed = [&](std::optional<int64_t> bound) -> int64_t {
@@ -590,7 +592,7 @@ class HfGenerator : public PythonWriter {
     // The token embedding: embedding(ids, m.E) before the loop.
     const Expr* token_embedding = layout.token_embedding;
     if (!token_embedding)
-      refuse("`" + fn.name + "` doesn't embed `" + ids_var + "` with `embedding(" + ids_var + ", " + model_var + ".W)` before its blocks");
+      refuse(where(fn.name_span) + ": `" + fn.name + "` doesn't embed `" + ids_var + "` with `embedding(" + ids_var + ", " + model_var + ".W)` before its blocks");
     const std::string& table = layout.embedding;
     const Expr& output = *layout.output;
     const std::string& output_weight = layout.output_layer;
@@ -598,7 +600,7 @@ class HfGenerator : public PythonWriter {
     const Item::Param& table_param = model_param(table);
     const Item::Param& output_param = model_param(output_weight);
     if (table_param.type.axes.size() != 2 || output_param.type.axes.size() != 2)
-      refuse("the embedding table `" + table + "` and the output layer `" + output_weight + "` must be matrices");
+      refuse(where(output.span) + ": the embedding table `" + table + "` and the output layer `" + output_weight + "` must be matrices");
     out.vocab = constant(output_param.type.axes[0], "`" + output_weight + "`");
     int64_t hidden = constant(output_param.type.axes[1], "`" + output_weight + "`");
     int64_t embedding_vocab = constant(table_param.type.axes[0], "`" + table + "`");
@@ -643,7 +645,7 @@ class HfGenerator : public PythonWriter {
     for (auto& [key, w] : layer.weights) {
       int64_t stacked = constant(w.type->axes[0], "`" + key + "`");
       if (stacked != layers)
-        refuse("`" + key + "` is indexed by the block but its first axis is " + std::to_string(stacked) + ", not the " +
+        refuse(where(model_param(key).name_span) + ": `" + key + "` is indexed by the block but its first axis is " + std::to_string(stacked) + ", not the " +
                std::to_string(layers) + " blocks");
     }
     std::vector<std::string> layer_inputs = {python_name(carried[0])};
@@ -679,11 +681,11 @@ class HfGenerator : public PythonWriter {
     attention_members(layer, layer_code);
     layer_code.inputs = layer_inputs;
     layer_code.body = layer_body + "        return " + python_name(carried[0]) + "\n";
-    if (layer_attention > 1) refuse("a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
+    if (layer_attention > 1) refuse(where(loop.span) + ": a block calls `scaled_dot_product_attention` more than once; vLLM runs one attention per block");
     out.attention_layers = layer_attention == 1 ? layers : 0;
     if (layer_attention != 1)
-      not_servable_ = layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
-                                           : "each block calls attention " + std::to_string(layer_attention) + " times, but vLLM runs one attention per block";
+      not_servable_ = where(loop.span) + ": " + (layer_attention == 0 ? "its blocks have no `scaled_dot_product_attention(…, attn_mask=causal[n n])` for vLLM to replace"
+                                           : "each block calls attention " + std::to_string(layer_attention) + " times, but vLLM runs one attention per block");
 
     // The base model: before and after the loop.
     Scope base;
@@ -710,7 +712,7 @@ class HfGenerator : public PythonWriter {
     settle_weights();
     base.weights.at(table).kind = Weight::Kind::embedding;
     if (!out.tied && base.weights.count(output_weight))
-      refuse("the output layer's `" + model_var + "." + output_weight + "` is used elsewhere in `" + fn.name + "` too; vLLM runs the output layer on its own");
+      refuse(where(base.weights.at(output_weight).at) + ": the output layer's `" + model_var + "." + output_weight + "` is used elsewhere in `" + fn.name + "` too; vLLM runs the output layer on its own");
     locals_.insert(ids_var);
     if (!pos_var.empty()) locals_.insert(pos_var);
     anchor_ = Anchor{"inputs_embeds.device", "inputs_embeds.dtype", {model_var}};
@@ -726,10 +728,10 @@ class HfGenerator : public PythonWriter {
     plan_.base_members = weight_members();
     std::map<std::string, std::string> base_paths = weight_paths();
     for (const std::string& p : scope_linear_paths()) linears.insert(p);
-    if (!scope_->instances.empty()) refuse("`" + fn.name + "` calls functions with weights outside its blocks; only blocks become layers");
+    if (!scope_->instances.empty()) refuse(where(fn.name_span) + ": `" + fn.name + "` calls functions with weights outside its blocks; only blocks become layers");
 
     if (uses_name(pre + post, python_name(ids_var)))
-      refuse("`" + fn.name + "` uses the token ids `" + ids_var + "` other than to embed them");
+      refuse(where(fn.name_span) + ": `" + fn.name + "` uses the token ids `" + ids_var + "` other than to embed them");
 
     plan_.base_doc = file_name(a_.file.path()) + ": " + signature_line(fn) + ", up to the output layer: returns the hidden states.";
     plan_.positions = pos_var.empty() ? "" : python_name(pos_var);
@@ -774,14 +776,14 @@ class HfGenerator : public PythonWriter {
     for (const Item::Param& p : model_->params) {
       bool used = std::any_of(out.tensors.begin(), out.tensors.end(),
                               [&](const HfTensor& t) { return t.source == p.name || std::count(t.parts.begin(), t.parts.end(), p.name); });
-      if (!used) refuse("`" + model_->name + "." + p.name + "` isn't used by `" + fn.name + "`; a Hugging Face folder holds only the weights its model uses");
+      if (!used) refuse(where(p.name_span) + ": `" + model_->name + "." + p.name + "` isn't used by `" + fn.name + "`; a Hugging Face folder holds only the weights its model uses");
     }
 
     out.heads = heads;
     out.takes_positions = !pos_var.empty();
     if (out.takes_positions && types.parameters[2].tensor.element.bound.constant_value())
       out.max_positions = *types.parameters[2].tensor.element.bound.constant_value();
-    if (embedding_vocab != out.vocab && out.tied) refuse("the embedding table and the output layer disagree on the vocabulary");
+    if (embedding_vocab != out.vocab && out.tied) refuse(where(output.span) + ": the embedding table and the output layer disagree on the vocabulary");
 
     // config.json
     int64_t config_heads = heads ? heads : 1;
@@ -816,7 +818,8 @@ class HfGenerator : public PythonWriter {
       for (const OutputOp& op : layout.after_output)
         out.config.push_back({op.kind == OutputOp::Kind::softcap ? "final_logit_softcapping" : "logit_scale", json_real(op.value)});
     if (logits_processor_lacks(layout))
-      not_servable_ = "it computes `" + text(logits_processor_lacks(layout)->first->span) + "` after the output layer, which vLLM can't";
+      not_servable_ = where(logits_processor_lacks(layout)->first->span) + ": it computes `" + text(logits_processor_lacks(layout)->first->span) +
+                      "` after the output layer, which vLLM can't";
 
     // Attention's softcap: one for every block in config.json, which vLLM's attention applies.
     if (!attention_softcap_.empty()) {
@@ -833,7 +836,7 @@ class HfGenerator : public PythonWriter {
     out.sliding_window = windows.empty() ? 0 : *std::max_element(windows.begin(), windows.end());
     for (int64_t w : windows)
       if (w && w != out.sliding_window)
-        refuse("the blocks slide windows of " + std::to_string(w) + " and " + std::to_string(out.sliding_window) +
+        refuse(where(loop.span) + ": the blocks slide windows of " + std::to_string(w) + " and " + std::to_string(out.sliding_window) +
                " positions, but a Hugging Face config has one `sliding_window`");
     if (out.sliding_window) {
       std::string layer_types;
@@ -926,7 +929,8 @@ class HfGenerator : public PythonWriter {
     std::vector<std::string> inputs;
     for (size_t i = model_ ? 1 : 0; i < fn.parameters.size(); ++i) inputs.push_back(python_name(fn.parameters[i].name));
     for (size_t i = 0; i < types.parameters.size(); ++i)
-      if (i > 0 && types.parameters[i].kind == ValueType::Kind::model) refuse("`" + fn.name + "` takes a second model");
+      if (i > 0 && types.parameters[i].kind == ValueType::Kind::model && i < fn.parameters.size())
+        refuse(where(fn.parameters[i].span) + ": `" + fn.name + "` takes a second model");
     plan_.function = fn.name;
     plan_.function_python = python_name(fn.name);
     plan_.module = python;
@@ -950,7 +954,10 @@ class HfGenerator : public PythonWriter {
         {"shapescript_source", quote(file_name(a_.file.path()))},
         {"shapescript_function", quote(fn.name)},
     };
-    not_servable_ = model_ ? "`" + fn.name + "` isn't a language model's forward" : "`" + fn.name + "` takes no model";
+    not_servable_ = !model_ ? "`" + fn.name + "` takes no model"
+                    : layout_ && !layout_->refusals.empty()
+                        ? where(layout_->refusals.front().span) + ": `" + fn.name + "` isn't a language model's forward: " + layout_->refusals.front().rule
+                        : "`" + fn.name + "` isn't a language model's forward";
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1042,9 +1049,9 @@ class HfGenerator : public PythonWriter {
     return std::nullopt;
   }
 
-  void on_builtin_call(const Expr&, const CallFacts& facts) override {
+  void on_builtin_call(const Expr& e, const CallFacts& facts) override {
     if (facts.builtin->role == BuiltinRole::attention && facts.lowering.count("causal"))
-      not_servable_ = "attention outside a block can't be replaced by vLLM's";
+      not_servable_ = where(e.span) + ": attention outside a block can't be replaced by vLLM's";
   }
 
   std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) override {

@@ -483,7 +483,8 @@ std::string PythonWriter::size_node(const SizeNode& node) {
     }
     case SizeNode::Kind::binary:
       if (node.children.size() != 2) return "None";
-      return "(" + size_node(node.children[0]) + " " + (node.op == '/' ? std::string("//") : std::string(1, node.op)) + " " +
+      return "(" + size_node(node.children[0]) + " " +
+             (node.op == '/' || node.op == SizeNode::kFloorDivide ? std::string("//") : std::string(1, node.op)) + " " +
              size_node(node.children[1]) + ")";
     case SizeNode::Kind::error: return "None";
   }

@@ -66,6 +66,12 @@ class DimAlgebra {
           case '-': return *left - *right;
           case '*': return *left * *right;
           case '/': return right->is_zero() ? std::nullopt : left->divide_exact(*right);
+          case '%':
+          case SizeNode::kFloorDivide: {
+            auto k = right->constant_value();
+            if (!k) return std::nullopt;
+            return node.op == '%' ? left->remainder(*k) : left->floor_divide(*k);
+          }
           default: return std::nullopt;
         }
       }

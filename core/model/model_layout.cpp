@@ -429,6 +429,8 @@ std::optional<int64_t> fixed_size(const Analysis& analysis, const SizeNode& node
       switch (node.op) {
         case '*': return both([](int64_t l, int64_t r) { return l * r; });
         case '/': return both([](int64_t l, int64_t r) { return r ? l / r : 0; });
+        case '%': return both([](int64_t l, int64_t r) { return r > 0 ? (l % r + r) % r : 0; });  // Python's, as the checker's
+        case SizeNode::kFloorDivide: return both([](int64_t l, int64_t r) { return r > 0 ? l / r - (l % r < 0) : 0; });
         case '+': return both([](int64_t l, int64_t r) { return l + r; });
         case '-': return both([](int64_t l, int64_t r) { return l - r; });
       }

@@ -18,7 +18,8 @@ struct SizeNode {
   Span span;
   int64_t number = 0;      // number, scaled (the factor)
   std::string name;        // name, scaled, unknown
-  char op = 0;             // binary: * / + -
+  char op = 0;             // binary: * / + - %, or kFloorDivide for `//`
+  static constexpr char kFloorDivide = 'f';  // `//`: one char, as the other operators are
   std::vector<SizeNode> children;  // group factors, binary left/right
 };
 

@@ -223,7 +223,8 @@ class Lowering {
     } else if (kind == "binary_size") {
       size.kind = SizeNode::Kind::binary;
       TSNode op = field(node, "operator");
-      size.op = present(op) ? text(op)[0] : '*';
+      std::string written = present(op) ? text(op) : "*";
+      size.op = written == "//" ? SizeNode::kFloorDivide : written[0];
       size.children.push_back(lower_size(field(node, "left")));
       size.children.push_back(lower_size(field(node, "right")));
     }

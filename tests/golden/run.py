@@ -7,6 +7,13 @@ the relative file name, followed by a final line `exit: N`; where a diagnostic o
 what `check` says of the file with the first fix of each applied (a fix is tested by its result). A first line `# check: ARGS` adds ARGS
 to the command line (e.g. `# check: --serving error` for the serving rules).
 
+refuse: each test is a `.ss` file under tests/golden/refuse/ whose first line `# refuse: ARGS` is a
+command of the CLI that takes the file apart as a model (`import-weights {} hf -o ckpt.pt`,
+`export {} --hf out`, `export {} --gguf m.gguf`, `verify {}`), `{}` the file's name; `NAME.out` is
+what it prints, stdout then stderr, and `exit: N`. It runs in a fresh folder holding the file and
+an empty folder `hf`: every refusal comes before a folder or a Python is read, so each names its
+line of the `.ss` without torch.
+
 emit: each test is a `.ss` file under tests/golden/emit/ with the code generated from it beside
 it: `NAME.py`, the PyTorch module (what `shapescript.compile` and `export` run), and for a file
 whose first line is `# emit: --hf FN`, `NAME.hf_modeling.py` and `NAME.hf_configuration.py`, the
@@ -38,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CHECK_DIR = os.path.join(HERE, "check")
 EMIT_DIR = os.path.join(HERE, "emit")
+REFUSE_DIR = os.path.join(HERE, "refuse")
 # Programs kept where they are whose generated code is kept too: folder -> {file: the function
 # written as a Hugging Face forward, or None for the PyTorch module only}. Together they cover
 # every kind of program the code generators write.
@@ -81,13 +89,14 @@ def first_line_arguments(path, marker):
     return first[len(marker):].split() if first.startswith(marker) else []
 
 
-def run(argv, cwd):
-    """stdout, and the exit status (None: timed out)."""
+def run(argv, cwd, with_stderr=False):
+    """stdout (then stderr, with_stderr), and the exit status (None: timed out)."""
     try:
         proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     except subprocess.TimeoutExpired:
         return "(timed out after 60 s)\n", None
-    return proc.stdout.decode("utf-8", errors="replace"), proc.returncode
+    out = proc.stdout.decode("utf-8", errors="replace")
+    return out + (proc.stderr.decode("utf-8", errors="replace") if with_stderr else ""), proc.returncode
 
 
 # --- the suites: each gives (expected file, actual text) for a .ss file -----------------------
@@ -142,6 +151,17 @@ def with_fixes_applied(binary, name, arguments):
     return "--- with the first fix of each applied: %s\n%sexit: %s\n" % ("; ".join(titles), out, "timeout" if status is None else status)
 
 
+def refuse_outputs(binary, name):
+    arguments = first_line_arguments(os.path.join(REFUSE_DIR, name), "# refuse:")
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copy(os.path.join(REFUSE_DIR, name), folder)
+        os.mkdir(os.path.join(folder, "hf"))
+        out, status = run([binary, *[a.replace("{}", name) for a in arguments]], folder, with_stderr=True)
+    if out and not out.endswith("\n"):
+        out += "\n"
+    yield os.path.join(REFUSE_DIR, name[:-3] + ".out"), out + "exit: %s\n" % ("timeout" if status is None else status)
+
+
 def emit_outputs(tool, source_dir, name, golden_dir, hf_function):
     stem = name[:-3]
     outputs = [(stem + ".py", ["python"])]
@@ -167,6 +187,11 @@ def check_tests(binary, name_filter):
     return [(name, check_outputs(binary, name)) for name in names], [CHECK_DIR]
 
 
+def refuse_tests(binary, name_filter):
+    names = sorted(f for f in os.listdir(REFUSE_DIR) if f.endswith(".ss") and name_filter in f)
+    return [(name, refuse_outputs(binary, name)) for name in names], [REFUSE_DIR]
+
+
 def emit_tests(tool, name_filter):
     tests = []
     for name in sorted(f for f in os.listdir(EMIT_DIR) if f.endswith(".ss") and name_filter in f):
@@ -183,7 +208,7 @@ def emit_tests(tool, name_filter):
     return tests, golden_dirs
 
 
-SUITES = {"check": check_tests, "emit": emit_tests}
+SUITES = {"check": check_tests, "refuse": refuse_tests, "emit": emit_tests}
 
 
 def run_suite(suite, binary, name_filter, update):
@@ -247,6 +272,7 @@ def main():
     runs = []
     if args.shapescript or not args.emit:
         runs.append(("check", args.shapescript or built("shapescript", "shapescript")))
+        runs.append(("refuse", args.shapescript or built("shapescript", "shapescript")))
     if args.emit or not args.shapescript:
         runs.append(("emit", args.emit or built("golden_emit")))
     totals = [0, 0, 0]

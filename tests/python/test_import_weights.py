@@ -122,6 +122,8 @@ def test_a_folder_that_does_not_fit_fails_and_writes_nothing(saved):
     assert result.returncode == 1, result.stdout
     # It names the params no reading explains, with their shapes (which ones depends on the pair).
     assert re.search(r"error: no tensor of `[^`]+` fits `\w+` \[\d+ \d+", result.stderr), result.stderr
+    # Each with the line of the .ss that declares it.
+    assert re.search(r"fits `\w+` \[[\d ]+\] \(\w+\.ss:\d+:\d+\)", result.stderr), result.stderr
     assert keep.read_bytes() == b"an earlier checkpoint"
     result = run("import-weights", arch.source, folder.parent / "nowhere", "-o", keep, cwd=folder.parent)
     assert result.returncode == 2 and "no such folder" in result.stderr, result.stderr
@@ -137,7 +139,7 @@ def test_a_folder_that_computes_otherwise_fails(tmp_path):
     (tmp_path / "ckpt.pt").write_bytes(b"kept")
     result = run("import-weights", arch.source, "hf", "-o", "ckpt.pt", cwd=tmp_path)
     assert result.returncode == 1, result.stdout
-    assert "no reading of `hf` gives transformers' logits" in result.stderr, result.stderr
+    assert re.search(r"no reading of `hf` gives transformers' logits in `forward` \(\w+\.ss:\d+:\d+\)", result.stderr), result.stderr
     assert (tmp_path / "ckpt.pt").read_bytes() == b"kept"
 
 

@@ -353,3 +353,35 @@ TEST_CASE("attention's softcap=, sinks= and bias= lower to the written-out atten
   REQUIRE(!wrong->diagnostics.empty());
   CHECK(wrong->diagnostics[0].message == "`sinks=` needs one logit per query head, `[H]`, but it is `[Hkv]`");
 }
+
+TEST_CASE("% and // in sizes and subscripts: a size where a polynomial says it, an index by its range") {
+  const std::string head = "dim D = 4\ndim L = 3\n\nmodel M:\n    param w: [L D D] = normal(std=0.5)\n    param h: [1 D D] = normal(std=0.5)\n\n"
+                           "fn f(m: M, x: [n D]) -> [n D]:\n    for l in 0..L:\n";
+  auto body = [&](const std::string& line) { return codes_of(head + "        x = linear(x, " + line + ")\n    return x\n"); };
+  // Written in the subscript, as an `Index` local would be: `% 3` is below 3, `l // 2` below ceil(3 / 2) = 2.
+  CHECK(body("m.w[l % 2]").empty());
+  CHECK(body("m.w[(l + 1) % L]").empty());
+  CHECK(body("m.w[l // 2]").empty());
+  CHECK(body("m.w[l % 2 // 2]").empty());                                   // below 2, then below 1
+  CHECK(body("m.h[l % 2 // 2]").empty());
+  CHECK(body("m.h[(2 * l) // 2 - l]").empty());                             // (2l) // 2 is the size l: 0 at every l
+  CHECK(body("m.h[l % 2]") == std::vector{DiagnosticCode::E0402});          // 1 at l = 1: past [1 ..]
+  CHECK(body("m.h[l // 2]") == std::vector{DiagnosticCode::E0402});
+  CHECK(body("m.w[l % 2 + 1]").empty());                                   // 1 or 2: below 3
+  CHECK(body("m.w[(l % 2) * 2]").empty());                                 // 0 or 2
+  CHECK(body("m.w[l % 2 + 2]") == std::vector{DiagnosticCode::E0402});     // 3 at l = 1
+  CHECK(body("m.w[2 * (l // 2) + 1]") == std::vector{DiagnosticCode::E0402});  // 3 at l = 2
+  CHECK(body("m.w[l % 0]") == std::vector{DiagnosticCode::E0302});
+  CHECK(body("m.w[l // n]") == std::vector{DiagnosticCode::E0302});
+  // Sizes: fixed ones computed as Python's; generic ones only where the result is a polynomial.
+  CHECK(codes_of("dim D = 7\ndim H = D // 2\n\nfn f(x: [H D % 4]) -> [3 3]:\n    return x\n").empty());
+  CHECK(codes_of("fn f(x: [h (2*h+1) // 2 (2*h+1) % 2]) -> [h h 1]:\n    return x\n").empty());
+  CHECK(codes_of("fn f(x: [n]) -> [n // 2]:\n    return x\n") == std::vector{DiagnosticCode::E0302});
+  CHECK(codes_of("fn f(x: [n]) -> [n % 2]:\n    return x\n") == std::vector{DiagnosticCode::E0302});
+  // The generated Python floors as the checker did.
+  auto analysis = checked(head + "        x = linear(x, m.w[(l + 1) % L]) + linear(x, m.w[l // 2])\n    return x\n");
+  REQUIRE(analysis->diagnostics.empty());
+  std::string python = generate_python(*analysis).python;
+  CHECK(python.find("[(((l + 1)) % L)]") != std::string::npos);
+  CHECK(python.find("[(l // 2)]") != std::string::npos);
+}

@@ -24,7 +24,7 @@ syn match shapescriptDimName '\h\w*' contained
 syn match shapescriptCall '\<\h\w*\ze\s*(' contains=shapescriptBuiltin
 
 syn match shapescriptNumber '\<\d\+\%(\.\d*\)\=\%([eE][+-]\=\d\+\)\=\>'
-syn match shapescriptOperator '|>\|->\|=>\|\.\.\|[-+*/=<>!?]'
+syn match shapescriptOperator '|>\|->\|=>\|\.\.\|[-+*/%=<>!?]'
 
 " Tensor types [b 3 16gh 16gw]: axes, scaled axes (16gh), groups, unknown sizes (?k).
 syn region shapescriptTensorType matchgroup=shapescriptBracket start='\%(\w\|\]\|)\)\@<!\[' end='\]'

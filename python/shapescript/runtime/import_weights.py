@@ -682,7 +682,8 @@ def import_folder(spec, reference, folder=None, folder_name=None):
             break
     missing = search.unexplained()
     if missing:
-        lines = [f"`{p}` {_shape(params[p])}" for p in missing]
+        declared = {p["name"]: p.get("where") for p in spec["parameters"]}
+        lines = [f"`{p}` {_shape(params[p])}" + (f" ({declared[p]})" if declared.get(p) else "") for p in missing]
         left = sorted(s.name + " " + _shape(s.tensor.shape) for s in shown_sources(sources))
         raise ImportWeightsError(
             f"no tensor of `{name}` fits {', '.join(lines)} of `{model_name}` in any reading (as stored, stacked per layer, "
@@ -693,7 +694,8 @@ def import_folder(spec, reference, folder=None, folder_name=None):
         best_difference, best = search.best
         said = "; ".join(f"{p} <- {r.text}" for p, r in (best or assignment).items())
         raise ImportWeightsError(
-            f"no reading of `{name}` gives transformers' logits in `{spec['function']}`: every param of `{model_name}` has tensors "
+            f"no reading of `{name}` gives transformers' logits in `{spec['function']}`"
+            f"{' (' + spec['function_where'] + ')' if spec.get('function_where') else ''}: every param of `{model_name}` has tensors "
             f"that fit its shape, but the nearest of {search.tried} {'mapping' if search.tried == 1 else 'mappings'} tried differs by {best_difference:.2e} of the largest "
             f"logit{where_it_differs(search, expected, windows, spec, hf_model.config)} (nearest: {said}); the model may compute something other "
             f"than the folder's config ({config.get('model_type', '?')}) says: its norms' eps, its rotary base, its activation"

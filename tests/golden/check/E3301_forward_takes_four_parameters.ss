@@ -1,0 +1,13 @@
+# check: --serving error
+# A served forward takes the model, the ids and at most their positions.
+dim D = 32
+dim V = 100
+dim P = 64
+
+model M:
+    param wte: [V D] = normal(std=0.02)
+    param wpe: [P D] = normal(std=0.02)
+
+
+fn forward(m: M, ids: [b n] Index[V], pos: [b n] Index[P], extra: [b n] Index[P]) -> [b n V]:
+    return linear(embedding(ids, m.wte), m.wte)

@@ -1,0 +1,18 @@
+# refuse: export {} --hf out
+# Attention outside the loop over blocks.
+dim D = 16
+dim H = 2
+dim V = 64
+dim L = 2
+
+model M:
+    param wte: [V D] = normal(std=0.02)
+    param w: [L D D] = normal(std=0.02)
+
+fn forward(m: M, ids: [b n] Index[V]) -> [b n V]:
+    x = embedding(ids, m.wte)
+    q = rearrange(x, b n (H e) -> b H n e)
+    x = x + rearrange(scaled_dot_product_attention(q, q, q, attn_mask=causal[n n]), b H n e -> b n (H e))
+    for l in 0..L:
+        x = x + linear(x, m.w[l])
+    return linear(x, m.wte)

@@ -1,0 +1,25 @@
+# refuse: export {} --hf out
+# A block that calls Python.
+dim D = 16
+dim H = 2
+dim V = 64
+dim L = 2
+
+model M:
+    param wte: [V D] = normal(std=0.02)
+    param w: [L D D] = normal(std=0.02)
+    param wq: [L D D] = normal(std=0.02)
+
+
+fn attend(x: [b n D], wq: [D D]) -> [b n D]:
+    q = rearrange(linear(x, wq), b n (H e) -> b H n e)
+    return rearrange(scaled_dot_product_attention(q, q, q, attn_mask=causal[n n]), b H n e -> b n (H e))
+
+import python torch
+
+fn forward(m: M, ids: [b n] Index[V]) -> [b n V]:
+    x = embedding(ids, m.wte)
+    for l in 0..L:
+        x = x + attend(x, m.wq[l]) + linear(x, m.w[l])
+        x = torch.tanh(x) as [b n D]
+    return linear(x, m.wte)

@@ -1,0 +1,23 @@
+# refuse: import-weights {} hf -o ckpt.pt
+# The blocks' loop starts at 1.
+dim D = 16
+dim V = 64
+dim L = 2
+
+model M:
+    param wte: [V D] = normal(std=0.02)
+    param w: [L D D] = normal(std=0.02)
+    param s: [D] = ones
+
+
+dim H = 2
+
+fn attend(x: [b n D], wq: [D D]) -> [b n D]:
+    q = rearrange(linear(x, wq), b n (H e) -> b H n e)
+    return rearrange(scaled_dot_product_attention(q, q, q, attn_mask=causal[n n]), b H n e -> b n (H e))
+
+fn forward(m: M, ids: [b n] Index[V]) -> [b n V]:
+    x = embedding(ids, m.wte)
+    for l in 1..L:
+        x = x + attend(x, m.w[l])
+    return linear(x, m.wte)

@@ -24,6 +24,9 @@ namespace ss::lsp {
 
 struct ServerOptions {
   uint64_t debounce_ms = 30;  // the longest wait after an edit; the wait is what a check of the document takes
+  // Check again only the functions an edit can reach, reusing the last analysis for the rest
+  // (analyze_incremental); off (--full-check), every check checks the whole file.
+  bool incremental = true;
   std::string error_docs;  // URI prefix of docs/errors/ pages that diagnostics link to; empty: none
   int input_fd = 0, output_fd = 1;  // where the protocol is read and written: stdin and stdout
 };

@@ -449,8 +449,10 @@ void Server::did_change(const json& params) {
   const json& version = member(params.at("textDocument"), "version");
   document->version = version.is_number_integer() ? version.get<int64_t>() : document->version + 1;
   document->latest_version = document->version;
-  // Typing faster than a check coalesces; a lone edit waits no longer than its check would take.
-  uint64_t debounce = std::min<uint64_t>(options_.debounce_ms, static_cast<uint64_t>(document->check_ms + 0.5));
+  // While checks take less than the cap, an edit is checked at once: edits made during a check
+  // coalesce into the one after it (check_again). Slower checks wait the cap, so that typing
+  // doesn't start checks whose results it has already made stale.
+  uint64_t debounce = document->check_ms < static_cast<double>(options_.debounce_ms) ? 0 : options_.debounce_ms;
   schedule(document, document->waiting.empty() ? debounce : 0);
 }
 

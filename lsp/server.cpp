@@ -123,6 +123,7 @@ struct Server::Check {
   std::shared_ptr<Document> document;
   std::string path, text;
   SyntaxTree old_tree;  // a copy of the document's edited tree
+  std::shared_ptr<const Analysis> previous;  // the last analysis, whose functions an incremental check reuses
   int64_t version = 0;
   uint64_t generation = 0;
   AnalyzeOptions options;
@@ -132,6 +133,7 @@ struct Server::Check {
   std::unique_ptr<Analysis> result;
   std::string error;
   double parse_ms = 0, analyze_ms = 0;
+  CheckReuse reuse;
 };
 
 Server::Server(uv_loop_t* loop, ServerOptions options)
@@ -447,8 +449,10 @@ void Server::did_change(const json& params) {
   const json& version = member(params.at("textDocument"), "version");
   document->version = version.is_number_integer() ? version.get<int64_t>() : document->version + 1;
   document->latest_version = document->version;
-  // Typing faster than a check coalesces; a lone edit waits no longer than its check would take.
-  uint64_t debounce = std::min<uint64_t>(options_.debounce_ms, static_cast<uint64_t>(document->check_ms + 0.5));
+  // While checks take less than the cap, an edit is checked at once: edits made during a check
+  // coalesce into the one after it (check_again). Slower checks wait the cap, so that typing
+  // doesn't start checks whose results it has already made stale.
+  uint64_t debounce = document->check_ms < static_cast<double>(options_.debounce_ms) ? 0 : options_.debounce_ms;
   schedule(document, document->waiting.empty() ? debounce : 0);
 }
 
@@ -515,6 +519,7 @@ void Server::start_check(const std::shared_ptr<Document>& document) {
   if (document->tree.get()) check->old_tree = SyntaxTree(ts_tree_copy(document->tree.get()));
   check->version = document->version;
   check->generation = generation_;
+  if (options_.incremental) check->previous = document->analysis;
   check->options.serving_severity = style_.serving.core;
   read_named_files(check->options);
   document->checking = true;
@@ -540,7 +545,10 @@ void Server::run_check(uv_work_t* work) {
     check->new_tree = parse_source(check->text, check->old_tree.get() ? &check->old_tree : nullptr);
     check->parse_ms = milliseconds_since(start);
     start = Clock::now();
-    check->result = analyze_tree(SourceFile(check->path, check->text), check->new_tree, check->options);
+    SourceFile file(check->path, check->text);
+    check->result = check->server->options_.incremental
+                        ? analyze_incremental(std::move(file), check->new_tree, check->options, check->previous.get(), &check->reuse)
+                        : analyze_tree(std::move(file), check->new_tree, check->options);
     check->analyze_ms = milliseconds_since(start);
   } catch (const std::exception& e) {
     check->error = e.what();
@@ -552,6 +560,7 @@ void Server::run_check(uv_work_t* work) {
 void Server::finish_check(uv_work_t* work, int status) {
   std::unique_ptr<Check> check(static_cast<Check*>(work->data));
   Server* self = check->server;
+  self->release_later(std::move(check->previous));
   std::erase(self->checks_, check.get());
   auto document = check->document;
   document->checking = false;
@@ -565,8 +574,9 @@ void Server::finish_check(uv_work_t* work, int status) {
       check->result = std::make_unique<Analysis>();
       check->result->file = SourceFile(check->path, document->text.text());
     }
-    spdlog::debug("checked {} version {}: parse {:.2f} ms, analysis {:.2f} ms, {} diagnostics", document->uri, check->version,
-                  check->parse_ms, check->analyze_ms, check->result->diagnostics.size());
+    spdlog::debug("checked {} version {}: parse {:.2f} ms, analysis {:.2f} ms ({} of {} functions checked), {} diagnostics", document->uri,
+                  check->version, check->parse_ms, check->analyze_ms, check->reuse.checked, check->reuse.functions,
+                  check->result->diagnostics.size());
     double took = check->parse_ms + check->analyze_ms;
     document->check_ms = document->check_ms == 0 ? took : 0.7 * document->check_ms + 0.3 * took;
     // A tree the parser gave up on is of no text: the next parse starts afresh.
@@ -665,6 +675,7 @@ int run_language_server(int argc, char** argv) {
   ss::lsp::ServerOptions options;
   auto usage = [] {
     std::fputs("usage: shapescript-lsp [--log-file PATH] [--log-level trace|debug|info|warn|error|off] [--debounce-ms MAX]\n"
+               "                      [--full-check]  (check the whole file after each edit, not only what it reaches)\n"
                "                      [--error-docs URI]  (where diagnostics' codes link: URI + E1701.md; default: this\n"
                "                                           checkout's docs/errors/, none if not found)\n", stderr);
   };
@@ -686,6 +697,7 @@ int run_language_server(int argc, char** argv) {
     else if (arg == "--log-level" && (v = value())) log_level = v;
     else if (arg == "--debounce-ms" && (v = value())) options.debounce_ms = std::strtoull(v, nullptr, 10);
     else if (arg == "--error-docs" && (v = value())) error_docs = v;
+    else if (arg == "--full-check") options.incremental = false;
     else {
       std::fprintf(stderr, "shapescript-lsp: unknown or incomplete option `%s`\n", argv[i]);
       usage();

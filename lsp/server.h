@@ -1,7 +1,7 @@
 // The server: JSON-RPC dispatch, open documents, and the scheduling of checks.
 //
-// Checking runs on libuv's thread pool, at most one check per document at a time, after a
-// debounce as long as the document's recent checks took (clangd's adaptive policy), capped. A check works on a snapshot (text, a copy of the edited tree, the version); when it
+// Checking runs on libuv's thread pool, at most one check per document at a time, at once while
+// the document's recent checks are faster than the debounce cap, else after the cap. A check works on a snapshot (text, a copy of the edited tree, the version); when it
 // finishes, its result is kept only if the document has not changed since, and requests that need
 // the current version's analysis wait for it.
 #pragma once
@@ -23,7 +23,10 @@
 namespace ss::lsp {
 
 struct ServerOptions {
-  uint64_t debounce_ms = 30;  // the longest wait after an edit; the wait is what a check of the document takes
+  uint64_t debounce_ms = 30;  // the wait after an edit when checks take longer than this; none when they are faster
+  // Check again only the functions an edit can reach, reusing the last analysis for the rest
+  // (analyze_incremental); off (--full-check), every check checks the whole file.
+  bool incremental = true;
   std::string error_docs;  // URI prefix of docs/errors/ pages that diagnostics link to; empty: none
   int input_fd = 0, output_fd = 1;  // where the protocol is read and written: stdin and stdout
 };
@@ -65,7 +68,7 @@ class Server {
     bool checking = false;       // a check is on the thread pool
     bool check_again = false;    // the document changed while it was
     bool closed = false;
-    double check_ms = 0;         // what its checks take, a moving average: how long an edit waits
+    double check_ms = 0;         // what its checks take, a moving average: whether an edit waits
     std::vector<Waiting> waiting;
   };
   struct Check;

@@ -93,6 +93,7 @@ struct Semantics {
 };
 
 struct ModelLayout;  // model/model_layout.h
+struct FunctionCache;  // check/function_cache.h
 
 struct Analysis {
   SourceFile file;
@@ -110,6 +111,9 @@ struct Analysis {
   // The model description of AnalyzeOptions::serving_function (model/model_layout.h), found once
   // when the checker has typed the program; null when the program has errors that stop the checker.
   std::shared_ptr<const ModelLayout> model;
+  // What checking each function produced, for the next check of the same document to reuse; only
+  // from analyze_incremental, whose next call needs this analysis alive.
+  std::shared_ptr<const FunctionCache> function_cache;
 
   bool has_errors() const;
   const Item* find_item(std::string_view name) const;
@@ -138,5 +142,17 @@ struct AnalyzeOptions {
 // Checks one file. Never fails: a broken file yields as much as can be trusted.
 std::unique_ptr<Analysis> analyze(SourceFile file, const AnalyzeOptions& options = {});
 std::unique_ptr<Analysis> analyze_tree(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options = {});
+
+// How much of a check was done afresh: the file's functions, and those checked again.
+struct CheckReuse {
+  size_t functions = 0;
+  size_t checked = 0;
+};
+
+// Checks a new version of the file `previous` checked (null: none), checking again only the
+// functions an edit can reach: a body that changed, and those whose names reach a changed dim,
+// model or signature. The result is the one analyze_tree gives, and keeps what the next call reuses.
+std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
+                                              const Analysis* previous, CheckReuse* reuse = nullptr);
 
 }  // namespace ss

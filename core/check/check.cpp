@@ -9,6 +9,7 @@
 #include "check/builtins.h"
 #include "check/check_internal.h"
 #include "check/extern_targets.h"
+#include "check/function_cache.h"
 #include "model/model_cost.h"
 #include "model/model_layout.h"
 #include "diagnostics/names.h"
@@ -46,7 +47,14 @@ bool assignable(const ElementType& from, const ElementType& to) {
 }
 
 
-Checker::Checker(Analysis& analysis, const AnalyzeOptions& options) : a_(analysis), options_(options) {}
+Checker::Checker(Analysis& analysis, const AnalyzeOptions& options) : a_(analysis), options_(options) {
+  // A function whose check read a tokenizer file is never reused: the file may have changed since.
+  if (options_.tokenizer_size)
+    options_.tokenizer_size = [this, read = options.tokenizer_size](const std::string& path, std::string& error) {
+      if (recording_) recording_->reads_files = true;
+      return read(path, error);
+    };
+}
 
 void Checker::report(Diagnostic diagnostic) { a_.diagnostics.push_back(std::move(diagnostic)); }
 
@@ -80,7 +88,7 @@ void Checker::check_extern_target(const Item& item) {
       .help("name the torch or math function, as in `extern fn erfc(x: Real) -> NonNeg = \"torch.special.erfc\"`");
 }
 
-void Checker::run() {
+void Checker::run(const Analysis* previous, bool incremental) {
   report_syntax_errors();
   declare_globals();
   for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
@@ -93,8 +101,12 @@ void Checker::run() {
       a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};
     }
   }
+  if (incremental) prepare_incremental(previous);
   for (const Item& item : a_.program.items)
-    if (item.kind == Item::Kind::function) check_function(item);
+    if (item.kind == Item::Kind::function) {
+      if (incremental_) check_and_record(item);
+      else check_function(item);
+    }
   a_.model = std::make_shared<const ModelLayout>(find_model_layout(a_, options_.serving_function));
   add_model_hovers();
   check_export_rules();
@@ -158,16 +170,20 @@ std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t off
 // Whether `name` occurs as a word in text the parser could not read: a name defined there is
 // unknown to the checker, and saying so would only repeat the syntax error.
 bool Checker::lost_in_syntax_error(std::string_view name) const {
-  for (const SyntaxError& e : a_.program.syntax_errors) {
-    if (e.kind != SyntaxError::Kind::unreadable) continue;
-    std::string_view region = a_.file.slice(e.span);
-    for (size_t at = region.find(name); at != std::string_view::npos; at = region.find(name, at + 1)) {
-      bool starts = at == 0 || !identifier_char(region[at - 1]);
-      bool ends = at + name.size() == region.size() || !identifier_char(region[at + name.size()]);
-      if (starts && ends) return true;
+  auto lost = [&] {
+    for (const SyntaxError& e : a_.program.syntax_errors) {
+      if (e.kind != SyntaxError::Kind::unreadable) continue;
+      std::string_view region = a_.file.slice(e.span);
+      for (size_t at = region.find(name); at != std::string_view::npos; at = region.find(name, at + 1)) {
+        bool starts = at == 0 || !identifier_char(region[at - 1]);
+        bool ends = at + name.size() == region.size() || !identifier_char(region[at + name.size()]);
+        if (starts && ends) return true;
+      }
     }
-  }
-  return false;
+    return false;
+  }();
+  if (recording_) recording_->lost_names.emplace_back(name, lost);  // the answer depends on text outside the function
+  return lost;
 }
 
 void Checker::report_syntax_errors() {
@@ -297,6 +313,7 @@ void Checker::unknown_name(const std::string& name, Span span, const std::functi
 
 std::optional<std::string> Checker::suggest_known(std::string_view name, const std::function<std::vector<std::string>()>& candidates) {
   if (suggestion_work_ >= kSuggestionBudget) return std::nullopt;
+  if (recording_) recording_->reads_all_names = true;
   std::vector<std::string> names = candidates();
   suggestion_work_ += names.size();
   return suggest_name(name, names);
@@ -495,6 +512,7 @@ std::optional<ElementType> Checker::element_type(const ElementTypeNode& node, Sc
     if (lost_in_syntax_error(name)) return std::nullopt;
     static const std::vector<std::string> known = {"Real", "NonNeg", "Int", "Bool", "Index", "Logit"};
     std::vector<std::string> candidates = known;
+    if (recording_) recording_->reads_all_names = true;
     for (auto& [global, item] : globals_)
       if (item->kind == Item::Kind::model) candidates.push_back(global);
     report(DiagnosticCode::E0203, node.name_span, "no element type or model named `" + name + "`")

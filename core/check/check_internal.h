@@ -65,10 +65,16 @@ struct Use {
   std::optional<std::string> asserted_type;  // python: the `as` type around it, if any
 };
 
+struct FunctionRecord;
+
 class Checker {
  public:
   Checker(Analysis& analysis, const AnalyzeOptions& options);
-  void run();
+  ~Checker();
+  // With `previous` (which may hold no cache), functions the edit since can't reach are not
+  // checked again but taken from it (check.cpp), and the analysis keeps a cache for the next.
+  void run(const Analysis* previous = nullptr, bool incremental = false);
+  CheckReuse reuse() const { return reuse_; }
 
   Analysis& analysis() { return a_; }
   const AnalyzeOptions& options() const { return options_; }
@@ -101,7 +107,16 @@ class Checker {
  private:
   friend class CallChecker;
   Analysis& a_;
-  const AnalyzeOptions& options_;
+  AnalyzeOptions options_;  // a copy: reading a tokenizer is noted while a function is recorded
+  // Incremental checking (check.cpp).
+  struct Incremental;
+  std::shared_ptr<Incremental> incremental_;  // shared_ptr: complete only in function_cache.cpp
+  FunctionRecord* recording_ = nullptr;  // the function being checked, while its record is kept
+  CheckReuse reuse_;
+  void prepare_incremental(const Analysis* previous);
+  void check_and_record(const Item& item);
+  bool reuse_record(const FunctionRecord& record, const Item& item);
+  uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;
   std::map<const Item*, FunctionSignature> signatures_;

@@ -1,0 +1,395 @@
+// The per-function records of incremental checking: finding what changed, and moving positions.
+#include "check/function_cache.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_set>
+#include <utility>
+
+#include "syntax/syntax.h"
+#include "syntax/walk.h"
+
+namespace ss {
+
+TextChange TextChange::between(std::string_view before, std::string_view after) {
+  size_t shorter = std::min(before.size(), after.size());
+  size_t prefix = 0;
+  while (prefix < shorter && before[prefix] == after[prefix]) ++prefix;
+  size_t suffix = 0;
+  while (suffix < shorter - prefix && before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix]) ++suffix;
+  return {static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix), static_cast<uint32_t>(after.size() - suffix)};
+}
+
+std::optional<uint32_t> TextChange::move_offset(uint32_t offset) const {
+  if (offset <= begin) return offset;
+  if (offset > old_end) return offset - old_end + new_end;
+  return std::nullopt;
+}
+
+std::optional<Span> TextChange::move(Span span) const {
+  if (span == Span{}) return span;  // no position at all
+  if (span.empty()) {
+    // A point where text was inserted could belong before it or after it: not movable.
+    if (span.begin < begin) return span;
+    if (span.begin > old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
+    return std::nullopt;
+  }
+  if (span.end <= begin) return span;
+  if (span.begin >= old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
+  return std::nullopt;
+}
+
+std::vector<const Expr*> expressions_of(const Item& function) {
+  std::vector<const Expr*> out;
+  if (!function.body) return out;
+  auto add = [&](const Expr& e) { out.push_back(&e); };
+  for_each_statement(*function.body, [&](const Statement& s) {
+    if (s.value) for_each_expr(*s.value, add);
+    if (s.end) for_each_expr(*s.end, add);
+    for (const auto& [condition, body] : s.branches)
+      if (condition) for_each_expr(*condition, add);
+  });
+  return out;
+}
+
+std::vector<std::string> identifiers_in(std::string_view text) {
+  std::vector<std::string> out;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    if (!word(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < text.size() && word(text[i])) ++i;
+    if (!std::isdigit(static_cast<unsigned char>(text[start]))) out.emplace_back(text.substr(start, i - start));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+uint64_t hash_text(std::string_view text, uint64_t seed) {
+  // FNV-1a, seeded: stable across runs, and fast enough for a file's worth of text per edit.
+  uint64_t h = 1469598103934665603ull ^ (seed * 0x9E3779B97F4A7C15ull);
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h ^ text.size();
+}
+
+bool move_spans(Axis& axis, const TextChange& change) {
+  auto at = change.move(axis.bound_at);
+  if (!at) return false;
+  axis.bound_at = *at;
+  if (axis.origin) {
+    auto origin = std::make_shared<SizeOrigin>(*axis.origin);
+    auto origin_at = change.move(origin->at);
+    if (!origin_at) return false;
+    origin->at = *origin_at;
+    for (Axis& input : origin->inputs)
+      if (!move_spans(input, change)) return false;
+    axis.origin = std::move(origin);
+  }
+  return true;
+}
+
+bool move_spans(ValueType& value, const TextChange& change) {
+  for (Axis& axis : value.tensor.axes)
+    if (!move_spans(axis, change)) return false;
+  for (ValueType& element : value.elements)
+    if (!move_spans(element, change)) return false;
+  return true;
+}
+
+bool move_spans(CallFacts& facts, const TextChange& change) {
+  for (Axis& axis : facts.works_across)
+    if (!move_spans(axis, change)) return false;
+  auto callee = change.move(facts.callee_span);
+  if (!callee) return false;
+  facts.callee_span = *callee;
+  return true;
+}
+
+bool move_spans(Diagnostic& diagnostic, const TextChange& change) {
+  auto move = [&](Span& span) {
+    auto moved = change.move(span);
+    if (moved) span = *moved;
+    return moved.has_value();
+  };
+  if (!move(diagnostic.primary.span)) return false;
+  for (Label& label : diagnostic.secondary)
+    if (!move(label.span)) return false;
+  for (Fix& fix : diagnostic.fixes)
+    for (TextEdit& edit : fix.edits)
+      if (!move(edit.span)) return false;
+  return true;
+}
+
+}  // namespace ss
+
+// ---------------------------------------------------------------------------------------------
+// The checker's side: which functions to check again, and recording those it checks.
+
+namespace ss {
+
+struct Checker::Incremental {
+  const Analysis* previous = nullptr;
+  const FunctionCache* cache = nullptr;  // the previous analysis's, when its options match
+  std::shared_ptr<FunctionCache> next;
+  TextChange change;
+  // Each global name's interface: what a function that names it can see of it.
+  struct Interface {
+    uint64_t hash = 0;
+    std::vector<std::string> identifiers;
+  };
+  std::unordered_map<std::string_view, Interface> interfaces;
+};
+
+Checker::~Checker() = default;
+
+namespace {
+
+std::string options_key(const AnalyzeOptions& options, const SourceFile& file) {
+  std::string key = options.serving_severity ? std::to_string(static_cast<int>(*options.serving_severity)) : "-";
+  key += "\n" + options.serving_function + "\n" + options.model_forward + "\n" + (options.tokenizer_size ? "t" : "-");
+  return key + "\n" + std::string(file.path());
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x9E3779B97F4A7C15ull + (h >> 29); }
+
+}  // namespace
+
+void Checker::prepare_incremental(const Analysis* previous) {
+  incremental_ = std::make_shared<Incremental>();
+  Incremental& s = *incremental_;
+  s.previous = previous;
+  s.next = std::make_shared<FunctionCache>();
+  a_.function_cache = s.next;  // filled as the functions are checked
+  s.next->options_key = options_key(options_, a_.file);
+  if (previous && previous->function_cache && previous->function_cache->options_key == s.next->options_key) {
+    s.cache = previous->function_cache.get();
+    s.change = TextChange::between(previous->file.text(), a_.file.text());
+  }
+  uint64_t names = 0;
+  for (const Item& item : a_.program.items) {
+    std::string_view name = item.name;
+    if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
+    names = mix(hash_text(name, static_cast<uint64_t>(item.kind)), names);
+    // A function's body is its own; the rest of an item is what its users see.
+    Span seen = item.span;
+    if (item.kind == Item::Kind::function && item.body) seen.end = std::max(seen.begin, item.body->span.begin);
+    std::string_view text = a_.file.slice(seen);
+    uint64_t hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind) * 2 + item.exported));
+    if (item.kind == Item::Kind::dim) names = mix(names, hash);  // did-you-mean lists the dims that have values
+    Incremental::Interface& interface = s.interfaces[name];
+    interface.hash = mix(interface.hash, hash);
+    std::vector<std::string> words = identifiers_in(text);
+    interface.identifiers.insert(interface.identifiers.end(), words.begin(), words.end());
+  }
+  s.next->names_hash = names;
+}
+
+// The interfaces of the global names `identifiers` reach, followed through those interfaces' names.
+uint64_t Checker::environment_hash(const std::vector<std::string>& identifiers) const {
+  const Incremental& s = *incremental_;
+  std::vector<std::pair<std::string_view, const Incremental::Interface*>> reached;
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string_view> queue;
+  auto visit = [&](std::string_view name) {
+    auto it = s.interfaces.find(name);
+    if (it == s.interfaces.end() || !seen.insert(it->first).second) return;
+    reached.emplace_back(it->first, &it->second);
+    queue.push_back(it->first);
+  };
+  for (const std::string& name : identifiers) visit(name);
+  while (!queue.empty()) {
+    std::string_view name = queue.back();
+    queue.pop_back();
+    for (const std::string& inner : s.interfaces.at(name).identifiers) visit(inner);
+  }
+  std::sort(reached.begin(), reached.end());
+  uint64_t h = reached.size();
+  for (auto& [name, interface] : reached) h = mix(mix(h, hash_text(name)), interface->hash);
+  return h;
+}
+
+void Checker::check_and_record(const Item& item) {
+  Incremental& s = *incremental_;
+  ++reuse_.functions;
+  std::string_view source = a_.file.slice(item.span);
+  uint64_t text_hash = hash_text(item.doc, hash_text(source, item.exported));
+  if (s.cache) {
+    auto [first, last] = s.cache->by_text.equal_range(text_hash);
+    for (; first != last; ++first)
+      if (reuse_record(s.cache->functions[first->second], item)) return;
+  }
+  ++reuse_.checked;
+  FunctionRecord record;
+  record.item = &item;
+  record.text_hash = text_hash;
+  record.identifiers = identifiers_in(source);
+  record.environment_hash = environment_hash(record.identifiers);
+  record.position_dependent = std::binary_search(record.identifiers.begin(), record.identifiers.end(), "experts");
+  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
+  record.hovers_begin = a_.hovers.size();
+  record.definitions_begin = a_.definitions.size();
+  record.inlays_begin = a_.inlays.size();
+  recording_ = &record;
+  check_function(item);
+  recording_ = nullptr;
+  record.hovers_end = a_.hovers.size();
+  record.definitions_end = a_.definitions.size();
+  record.inlays_end = a_.inlays.size();
+  record.suggestion_work = suggestion_work_ - work;
+  // Past the did-you-mean budget, what a function says depends on every function before it.
+  if (record.reads_files || suggestion_work_ >= kSuggestionBudget) return;
+  record.diagnostics.assign(a_.diagnostics.begin() + static_cast<std::ptrdiff_t>(diagnostics), a_.diagnostics.end());
+  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
+    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  if (auto uses = uses_.find(&item); uses != uses_.end() && !uses->second.empty()) {
+    std::vector<const Expr*> expressions = expressions_of(item);
+    for (const Use& use : uses->second) {
+      RecordedUse recorded{use, use.callee ? use.callee->name : "", -1};
+      recorded.use.callee = nullptr;
+      recorded.use.expr = nullptr;
+      if (use.expr) {
+        auto at = std::find(expressions.begin(), expressions.end(), use.expr);
+        if (at == expressions.end()) return;  // not an expression of its own: don't keep the record
+        recorded.expr = at - expressions.begin();
+      }
+      record.uses.push_back(std::move(recorded));
+    }
+  }
+  s.next->by_text.emplace(text_hash, s.next->functions.size());
+  s.next->functions.push_back(std::move(record));
+}
+
+bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
+  Incremental& s = *incremental_;
+  const Analysis& previous = *s.previous;
+  const Item& old = *record.item;
+  const TextChange& change = s.change;
+  auto moved_item = change.move(old.span);
+  if (!moved_item || !(*moved_item == item.span) || old.doc != item.doc || old.exported != item.exported ||
+      previous.file.slice(old.span) != a_.file.slice(item.span))
+    return false;
+  if (record.position_dependent && old.span.begin != item.span.begin) return false;
+  if (record.reads_all_names && s.cache->names_hash != s.next->names_hash) return false;
+  if (record.suggestion_work && suggestion_work_ + record.suggestion_work >= kSuggestionBudget) return false;
+  if (environment_hash(record.identifiers) != record.environment_hash) return false;
+  for (auto& [name, lost] : record.lost_names) {
+    FunctionRecord* recording = std::exchange(recording_, nullptr);
+    bool now = lost_in_syntax_error(name);
+    recording_ = recording;
+    if (now != lost) return false;
+  }
+
+  // Everything moved to where the text now is, before any of it is kept.
+  std::vector<Diagnostic> diagnostics = record.diagnostics;
+  for (Diagnostic& d : diagnostics)
+    if (!move_spans(d, change)) return false;
+  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
+                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
+  for (HoverFact& hover : hovers) {
+    auto span = change.move(hover.span);
+    if (!span) return false;
+    hover.span = *span;
+  }
+  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
+                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
+  for (DefinitionFact& definition : definitions) {
+    auto use = change.move(definition.use);
+    auto target = change.move(definition.target);
+    if (!use || !target) return false;
+    definition.use = *use;
+    definition.target = *target;
+  }
+  std::vector<InlayFact> inlays(previous.inlays.begin() + static_cast<std::ptrdiff_t>(record.inlays_begin),
+                                previous.inlays.begin() + static_cast<std::ptrdiff_t>(record.inlays_end));
+  for (InlayFact& inlay : inlays) {
+    auto offset = change.move_offset(inlay.offset);
+    if (!offset) return false;
+    inlay.offset = *offset;
+  }
+  std::vector<const Expr*> old_expressions = expressions_of(old), expressions = expressions_of(item);
+  if (old_expressions.size() != expressions.size()) return false;
+  std::vector<std::pair<const Expr*, ValueType>> types;
+  std::vector<std::pair<const Expr*, CallFacts>> calls;
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    if (auto type = previous.semantics.types.find(old_expressions[i]); type != previous.semantics.types.end()) {
+      types.emplace_back(expressions[i], type->second);
+      if (!move_spans(types.back().second, change)) return false;
+    }
+    if (auto facts = previous.semantics.calls.find(old_expressions[i]); facts != previous.semantics.calls.end()) {
+      calls.emplace_back(expressions[i], facts->second);
+      CallFacts& moved = calls.back().second;
+      if (!move_spans(moved, change)) return false;
+      if (moved.function) {
+        auto callee = globals_.find(moved.function->name);
+        if (callee == globals_.end()) return false;
+        moved.function = callee->second;
+      }
+    }
+  }
+  std::vector<Use> uses;
+  for (const RecordedUse& recorded : record.uses) {
+    Use use = recorded.use;
+    auto span = change.move(use.span);
+    if (!span) return false;
+    use.span = *span;
+    if (!recorded.callee.empty()) {
+      auto callee = globals_.find(recorded.callee);
+      if (callee == globals_.end()) return false;
+      use.callee = callee->second;
+    }
+    if (recorded.expr >= 0) use.expr = expressions[static_cast<size_t>(recorded.expr)];
+    uses.push_back(std::move(use));
+  }
+  std::vector<std::pair<Span, const Item*>> model_type_uses;
+  for (auto& [at, model] : record.model_type_uses) {
+    auto span = change.move(at);
+    auto global = globals_.find(model);
+    if (!span || global == globals_.end()) return false;
+    model_type_uses.emplace_back(*span, global->second);
+  }
+
+  // Kept: as if the function had been checked here.
+  FunctionRecord next = record;
+  next.item = &item;
+  next.diagnostics = diagnostics;
+  for (size_t i = 0; i < uses.size(); ++i) next.uses[i].use.span = uses[i].span;
+  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses[i].first = model_type_uses[i].first;
+  next.hovers_begin = a_.hovers.size();
+  next.definitions_begin = a_.definitions.size();
+  next.inlays_begin = a_.inlays.size();
+  a_.diagnostics.insert(a_.diagnostics.end(), std::make_move_iterator(diagnostics.begin()), std::make_move_iterator(diagnostics.end()));
+  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
+  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
+  a_.inlays.insert(a_.inlays.end(), std::make_move_iterator(inlays.begin()), std::make_move_iterator(inlays.end()));
+  next.hovers_end = a_.hovers.size();
+  next.definitions_end = a_.definitions.size();
+  next.inlays_end = a_.inlays.size();
+  for (auto& [expr, type] : types) a_.semantics.types[expr] = std::move(type);
+  for (auto& [expr, facts] : calls) a_.semantics.calls[expr] = std::move(facts);
+  if (!uses.empty()) uses_[&item] = std::move(uses);
+  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  suggestion_work_ += record.suggestion_work;
+  s.next->by_text.emplace(next.text_hash, s.next->functions.size());
+  s.next->functions.push_back(std::move(next));
+  return true;
+}
+
+std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
+                                              const Analysis* previous, CheckReuse* reuse) {
+  auto analysis = std::make_unique<Analysis>();
+  analysis->file = std::move(file);
+  analysis->program = lower_tree(analysis->file, tree);
+  Checker checker(*analysis, options);
+  checker.run(previous, true);
+  if (reuse) *reuse = checker.reuse();
+  return analysis;
+}
+
+}  // namespace ss

@@ -1,0 +1,78 @@
+// What checking each function produced, kept with an analysis so that the next check of the same
+// document (the language server's, after an edit) reuses the functions the edit can't reach. Not
+// part of the core's interface: analysis.h holds it opaquely, check.cpp fills and reads it.
+//
+// A function's result depends on its own text and on the interface of the items its names reach
+// (dims, models, extern fns, other functions' signatures and docs), followed through those
+// interfaces' own names. A record is reused when both are unchanged and every position it holds
+// lies outside the edited region; then it is the result a fresh check would give, moved to where
+// the text now is (tests/unit/test_incremental.cpp compares the two after random edits).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "check/analysis.h"
+#include "check/check_internal.h"
+
+namespace ss {
+
+// Where the text changed between two versions: [begin, old_end) became [begin, new_end). Spans
+// wholly before or after move with the text; a span that touches the changed bytes can't be moved.
+struct TextChange {
+  uint32_t begin = 0, old_end = 0, new_end = 0;
+  static TextChange between(std::string_view before, std::string_view after);
+  std::optional<Span> move(Span span) const;
+  std::optional<uint32_t> move_offset(uint32_t offset) const;
+};
+
+// A use (check_internal.h) with its pointers as the names and positions that survive a re-lowering.
+struct RecordedUse {
+  Use use;                     // callee and expr null
+  std::string callee;          // the callee's global name, or empty
+  std::ptrdiff_t expr = -1;    // the expression's index in expressions_of(function), or -1
+};
+
+struct FunctionRecord {
+  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  uint64_t text_hash = 0;      // the function's text and doc
+  uint64_t environment_hash = 0;
+  std::vector<std::string> identifiers;  // the words of its text, sorted, each once
+  // What else its check read, beyond its text and environment.
+  bool reads_files = false;      // a tokenizer's size: never reused
+  bool reads_all_names = false;  // did-you-mean over every global name: reused while the names stay
+  bool position_dependent = false;  // `experts` names sizes by offset: reused only where it didn't move
+  std::vector<std::pair<std::string, bool>> lost_names;  // lost_in_syntax_error's answers
+  size_t suggestion_work = 0;
+  // What it produced: diagnostics copied, the rest as ranges of the analysis's own vectors.
+  std::vector<Diagnostic> diagnostics;
+  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0, inlays_begin = 0, inlays_end = 0;
+  std::vector<RecordedUse> uses;
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+};
+
+struct FunctionCache {
+  std::string options_key;  // a cache serves only checks with the same options
+  uint64_t names_hash = 0;  // every global name, for records that read them all
+  std::vector<FunctionRecord> functions;
+  std::unordered_multimap<uint64_t, size_t> by_text;  // text_hash -> index in functions
+};
+
+// Every expression of a function's body, in the one walk's order (syntax/walk.h): how a record
+// finds, in a new program, the expressions whose types it holds.
+std::vector<const Expr*> expressions_of(const Item& function);
+
+// The words (identifiers) of `text`, sorted, each once.
+std::vector<std::string> identifiers_in(std::string_view text);
+
+uint64_t hash_text(std::string_view text, uint64_t seed = 0);
+
+// Moves every position in a value to where the text now is; false when one can't be moved.
+bool move_spans(Diagnostic& diagnostic, const TextChange& change);
+bool move_spans(ValueType& value, const TextChange& change);
+bool move_spans(Axis& axis, const TextChange& change);
+bool move_spans(CallFacts& facts, const TextChange& change);
+
+}  // namespace ss

@@ -1,0 +1,224 @@
+// Incremental checking (check/function_cache.h): after any edit, what analyze_incremental gives is
+// what a full check gives, and an edit inside one function checks only that function again.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "check/analysis.h"
+#include "check/function_cache.h"
+#include "syntax/syntax.h"
+
+using namespace ss;
+
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string span_text(Span s) { return std::to_string(s.begin) + "-" + std::to_string(s.end); }
+
+std::string describe(const Axis& axis) {
+  std::string out = axis.size.to_string() + "'" + axis.label + "'" + axis.name + "@" + span_text(axis.bound_at);
+  if (axis.origin) {
+    out += "{" + axis.origin->step + "@" + span_text(axis.origin->at);
+    for (const Axis& input : axis.origin->inputs) out += " " + describe(input);
+    out += "}";
+  }
+  return out;
+}
+
+std::string describe(const ValueType& type) {
+  std::string out = type.to_string() + (type.fixed ? " fixed" : "") + (type.known_size ? " =" + type.known_size->to_string() : "");
+  for (const Axis& axis : type.tensor.axes) out += " " + describe(axis);
+  for (const ValueType& element : type.elements) out += " (" + describe(element) + ")";
+  return out;
+}
+
+// Everything an analysis says, as text: the two analyses hold different programs, so expressions
+// are matched by their place in the walk, not by address.
+std::string describe(const Analysis& a) {
+  std::ostringstream out;
+  for (const Diagnostic& d : a.diagnostics) {
+    out << "D " << static_cast<int>(d.code) << " " << static_cast<int>(d.severity) << " " << d.message << " " << span_text(d.primary.span)
+        << " " << d.primary.text;
+    for (const Label& l : d.secondary) out << " | " << span_text(l.span) << " " << l.text;
+    for (const std::string& n : d.notes) out << " note " << n;
+    for (const std::string& h : d.helps) out << " help " << h;
+    for (const Fix& f : d.fixes)
+      for (const TextEdit& e : f.edits) out << " fix " << f.title << " " << span_text(e.span) << " " << e.replacement;
+    out << "\n";
+  }
+  for (const HoverFact& h : a.hovers) out << "H " << span_text(h.span) << " " << h.text << "\n";
+  for (const DefinitionFact& d : a.definitions) out << "G " << span_text(d.use) << " " << span_text(d.target) << "\n";
+  for (const InlayFact& i : a.inlays) out << "I " << i.offset << " " << i.label << "\n";
+  for (const SymbolFact& s : a.symbols) out << "S " << s.name << " " << s.detail << " " << span_text(s.span) << "\n";
+  for (const ExportSignature& e : a.exports) out << "E " << e.function << " " << e.inputs.size() << " " << e.dims.size() << "\n";
+  out << "N " << a.not_servable << "\n";
+  size_t types = 0, calls = 0;
+  for (const Item& item : a.program.items) {
+    if (item.kind != Item::Kind::function) continue;
+    std::vector<const Expr*> expressions = expressions_of(item);
+    for (size_t i = 0; i < expressions.size(); ++i) {
+      if (auto t = a.semantics.types.find(expressions[i]); t != a.semantics.types.end()) {
+        out << "T " << item.name << " " << i << " " << describe(t->second) << "\n";
+        ++types;
+      }
+      if (auto c = a.semantics.calls.find(expressions[i]); c != a.semantics.calls.end()) {
+        const CallFacts& f = c->second;
+        out << "C " << item.name << " " << i << " " << (f.builtin ? "builtin" : "") << " " << (f.function ? f.function->name : "")
+            << (f.function ? span_text(f.function->span) : "") << " " << f.python << " " << span_text(f.callee_span);
+        for (const Axis& axis : f.works_across) out << " " << describe(axis);
+        for (auto& [k, v] : f.lowering) out << " " << k << "=" << v;
+        for (auto& [k, v] : f.bindings) out << " " << k << ":" << v.to_string();
+        out << "\n";
+        ++calls;
+      }
+    }
+  }
+  // Every type and call belongs to a function's expression or a model's initializer.
+  out << "counts " << types << " " << calls << " of " << a.semantics.types.size() << " " << a.semantics.calls.size() << "\n";
+  return out.str();
+}
+
+// One random one-line edit: a digit changed, a word misspelled, a line deleted, duplicated or
+// blanked, a comment or a new local added.
+std::string edit_one_line(const std::string& text, std::mt19937& random) {
+  std::vector<size_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n' && i + 1 < text.size()) starts.push_back(i + 1);
+  size_t line = std::uniform_int_distribution<size_t>(0, starts.size() - 1)(random);
+  size_t begin = starts[line];
+  size_t end = text.find('\n', begin);
+  if (end == std::string::npos) end = text.size();
+  std::string content = text.substr(begin, end - begin);
+  size_t indent = content.find_first_not_of(' ');
+  if (indent == std::string::npos) indent = content.size();
+  std::string replacement = content;
+  switch (std::uniform_int_distribution<int>(0, 6)(random)) {
+    case 0:
+      for (char& c : replacement)
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+          c = c == '9' ? '1' : static_cast<char>(c + 1);
+          break;
+        }
+      break;
+    case 1: {
+      if (replacement.size() > indent) {
+        size_t at = std::uniform_int_distribution<size_t>(indent, replacement.size() - 1)(random);
+        replacement.insert(at, "x");
+      }
+      break;
+    }
+    case 2: replacement = ""; break;
+    case 3: replacement = content + "\n" + content; break;
+    case 4: replacement = std::string(indent, ' ') + "# edited"; break;
+    case 5: replacement = content + "\n" + std::string(indent, ' ') + "extra = 1"; break;
+    case 6:
+      if (replacement.size() > indent) replacement.erase(std::uniform_int_distribution<size_t>(indent, replacement.size() - 1)(random), 1);
+      break;
+  }
+  return text.substr(0, begin) + replacement + text.substr(end);
+}
+
+std::unique_ptr<Analysis> incremental(const std::string& text, const Analysis* previous, CheckReuse* reuse = nullptr) {
+  SyntaxTree tree = parse_source(text);
+  AnalyzeOptions options;
+  options.serving_severity = Severity::warning;
+  return analyze_incremental(SourceFile("test.ss", text), tree, options, previous, reuse);
+}
+
+std::unique_ptr<Analysis> full(const std::string& text) {
+  SyntaxTree tree = parse_source(text);
+  AnalyzeOptions options;
+  options.serving_severity = Severity::warning;
+  return analyze_tree(SourceFile("test.ss", text), tree, options);
+}
+
+}  // namespace
+
+TEST_CASE("incremental checking after random one-line edits equals a full check", "[incremental]") {
+  std::mt19937 random(24);
+  size_t edits = 0, reused = 0, functions = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(SHAPESCRIPT_SOURCE_DIR) / "examples")) {
+    if (entry.path().extension() != ".ss") continue;
+    std::string text = read_file(entry.path());
+    auto previous = incremental(text, nullptr);
+    REQUIRE(describe(*previous) == describe(*full(text)));
+    // Edits accumulate, as typing does; every few, the file starts over so it stays mostly valid.
+    std::string original = text;
+    for (int i = 0; i < 40; ++i) {
+      text = i % 8 == 0 ? edit_one_line(original, random) : edit_one_line(text, random);
+      CheckReuse reuse;
+      auto next = incremental(text, previous.get(), &reuse);
+      INFO(entry.path().filename().string() << " after edit " << i << ":\n" << text);
+      REQUIRE(describe(*next) == describe(*full(text)));
+      ++edits;
+      functions += reuse.functions;
+      reused += reuse.functions - reuse.checked;
+      previous = std::move(next);
+    }
+  }
+  // Most edits leave most functions as they were: they must not be checked again.
+  CHECK(edits > 1000);
+  CHECK(reused * 2 > functions);
+}
+
+TEST_CASE("an edit inside one function checks only that function again", "[incremental]") {
+  std::string text = R"(dim D = 16
+dim E = 8
+
+fn a(x: [n D]) -> [n D]:
+    y = x * 2
+    return y
+
+fn b(x: [n E]) -> [n E]:
+    return x + 1
+
+fn c(x: [n D]) -> [n D]:
+    return a(x)
+
+fn d(x: [n E]) -> [n E]:
+    return b(x)
+)";
+  CheckReuse reuse;
+  auto first = incremental(text, nullptr, &reuse);
+  REQUIRE(first->diagnostics.empty());
+  CHECK(reuse.functions == 4);
+  CHECK(reuse.checked == 4);
+
+  // A body: that function alone.
+  std::string body = text;
+  body.replace(body.find("y = x * 2"), 9, "y = x * 3");
+  auto second = incremental(body, first.get(), &reuse);
+  CHECK(describe(*second) == describe(*full(body)));
+  CHECK(reuse.checked == 1);
+
+  // A signature: the function and its callers, not the rest.
+  std::string signature = body;
+  signature.replace(signature.find("fn b(x: [n E]) -> [n E]"), 23, "fn b(x: [m E]) -> [m E]");
+  auto third = incremental(signature, second.get(), &reuse);
+  CHECK(describe(*third) == describe(*full(signature)));
+  CHECK(reuse.checked == 2);
+
+  // A dim: the functions whose names reach it, through the signatures they call too.
+  std::string dim = signature;
+  dim.replace(dim.find("dim D = 16"), 10, "dim D = 32");
+  auto fourth = incremental(dim, third.get(), &reuse);
+  CHECK(describe(*fourth) == describe(*full(dim)));
+  CHECK(reuse.checked == 2);
+
+  // Lines added above every function move them all, and none is checked again.
+  std::string moved = "# a comment\n\n" + dim;
+  auto fifth = incremental(moved, fourth.get(), &reuse);
+  CHECK(describe(*fifth) == describe(*full(moved)));
+  CHECK(reuse.checked == 0);
+}

@@ -1,0 +1,87 @@
+"""`shapescript run FILE --nproc-per-node N`: examples/train_tiny.ss trained by two processes under
+torchrun (gloo, FSDP2) learns what one process learns from the same global batch, step for step;
+its sharded checkpoint (DCP) continues at another number of processes and is what --weights reads;
+Ctrl-C stops every rank at one step with a whole checkpoint; two "machines" on 127.0.0.1 meet.
+
+Each run is a few dozen steps of a tiny model; the runs are shared by the module's tests."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from conftest import BIN, ROOT, cli, cli_env, free_port
+
+STEPS = 24  # a straight run; the halves stop at 12 and are resumed to 24
+
+
+def program(folder, steps, batch=4, length=32):
+    folder.mkdir(parents=True, exist_ok=True)
+    source = (ROOT / "examples" / "train_tiny.ss").read_text()
+    replaced = source.replace('"../docs/language.md"', json.dumps(str(ROOT / "docs" / "language.md")))
+    for name, value in {"S": steps, "B": batch, "T": length}.items():
+        line = next(l for l in replaced.splitlines() if l.startswith(f"dim {name} "))
+        replaced = replaced.replace(line, f"dim {name}  = {value}")
+    (folder / "train_tiny.ss").write_text(replaced)
+    return folder
+
+
+def losses(folder):
+    return [json.loads(line) for line in (folder / "train_tiny.log.jsonl").read_text().splitlines()]
+
+
+def train(folder, *flags):
+    result = cli("run", "train_tiny.ss", *flags, cwd=folder, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def assert_same_curve(got, expected):
+    assert [e["step"] for e in got] == [e["step"] for e in expected]
+    torch.testing.assert_close([e["loss"] for e in got], [e["loss"] for e in expected], rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def one(tmp_path_factory):
+    """One process, 24 steps straight: the curve every other run must follow."""
+    folder = program(tmp_path_factory.mktemp("one"), STEPS)
+    train(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def two_half(tmp_path_factory):
+    """Two processes, the first 12 steps; its last checkpoint is a folder of shards."""
+    folder = program(tmp_path_factory.mktemp("two"), STEPS // 2)
+    result = train(folder, "--nproc-per-node", "2")
+    assert "under torchrun (2 processes per node)" in result.stderr
+    return folder
+
+
+def test_two_processes_train_as_one_on_the_same_global_batch(one, two_half):
+    logged = losses(two_half)
+    assert_same_curve(logged, losses(one)[:STEPS // 2])
+    assert logged[-1]["loss"] < logged[0]["loss"] - 1.0  # it learns
+
+
+def test_two_nodes_on_one_machine_meet_and_train(one, tmp_path):
+    program(tmp_path, STEPS // 2)
+    endpoint = f"127.0.0.1:{free_port()}"
+    nodes = [subprocess.Popen([BIN, "run", "train_tiny.ss", "--nproc-per-node", "1", "--nnodes", "2", "--node-rank", str(rank),
+                               "--rdzv-endpoint", endpoint], cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
+    try:
+        outputs = [node.communicate(timeout=240) for node in nodes]
+    finally:
+        for node in nodes:
+            if node.poll() is None:
+                node.kill()
+                node.communicate()
+    for node, (_, stderr) in zip(nodes, outputs):
+        assert node.returncode == 0, stderr
+    assert "under torchrun (1 process per node, 2 nodes)" in outputs[0][1]
+    assert_same_curve(losses(tmp_path), losses(one)[:STEPS // 2])

@@ -16,6 +16,9 @@ import torch
 
 from conftest import BIN, ROOT, cli, cli_env, free_port
 
+sys.path.insert(0, str(ROOT / "python" / "shapescript" / "runtime"))
+import distributed  # noqa: E402 - the runtime's reader of sharded checkpoints
+
 STEPS = 24  # a straight run; the halves stop at 12 and are resumed to 24
 
 
@@ -66,6 +69,36 @@ def test_two_processes_train_as_one_on_the_same_global_batch(one, two_half):
     logged = losses(two_half)
     assert_same_curve(logged, losses(one)[:STEPS // 2])
     assert logged[-1]["loss"] < logged[0]["loss"] - 1.0  # it learns
+    shards = sorted(p.name for p in (two_half / "tiny.pt").iterdir())
+    assert shards == [".metadata", "__0_0.distcp", "__1_0.distcp"]  # each rank wrote its own
+    assert not [p for p in two_half.iterdir() if p.name.startswith(".")]  # nothing partial left
+
+
+def test_the_sharded_checkpoint_is_what_weights_reads(two_half):
+    exported = cli("export", "train_tiny.ss", "--hf", "tiny_hf", "--weights", "tiny.pt", cwd=two_half)
+    assert exported.returncode == 0, exported.stderr
+    from safetensors.torch import load_file
+
+    saved = distributed.read_folder(str(two_half / "tiny.pt"))
+    assert saved["shapescript_run"]["step"] == STEPS // 2 and saved["shapescript_run"]["world_size"] == 2
+    folder = load_file(str(two_half / "tiny_hf" / "model.safetensors"))
+    assert torch.equal(folder["model.embed_tokens.weight"], saved["state_dict"]["wte"])
+
+
+def test_resuming_two_processes_on_one_continues_the_same_curve(one, two_half, tmp_path):
+    folder = program(tmp_path, STEPS)
+    result = train(folder, "--resume", str(two_half / "tiny.pt"))
+    assert f"resuming at step {STEPS // 2} of {STEPS}" in result.stderr
+    assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
+
+
+def test_resuming_one_process_on_two_continues_the_same_curve(one, tmp_path):
+    half = program(tmp_path / "half", STEPS // 2)
+    train(half)  # its tiny.pt: one file, as one process writes it
+    folder = program(tmp_path / "resumed", STEPS)
+    result = train(folder, "--nproc-per-node", "2", "--resume", str(half / "tiny.pt"))
+    assert f"resuming at step {STEPS // 2} of {STEPS}" in result.stderr
+    assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
 
 
 def test_two_nodes_on_one_machine_meet_and_train(one, tmp_path):

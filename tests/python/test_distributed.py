@@ -101,6 +101,34 @@ def test_resuming_one_process_on_two_continues_the_same_curve(one, tmp_path):
     assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
 
 
+def test_ctrl_c_stops_every_rank_at_one_step_with_a_whole_checkpoint(one, tmp_path):
+    program(tmp_path, 10_000)
+    process = subprocess.Popen([BIN, "run", "train_tiny.ss", "--nproc-per-node", "2"], cwd=tmp_path, env=cli_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    log = tmp_path / "train_tiny.log.jsonl"
+    try:
+        deadline = time.time() + 240
+        while not (log.exists() and len(log.read_text().splitlines()) >= 3):
+            assert process.poll() is None and time.time() < deadline, process.communicate()
+            time.sleep(0.01)
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the foreground process group
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, stderr
+    saved = distributed.read_folder(str(tmp_path / "train_tiny.ckpt"))
+    stopped = saved["shapescript_run"]["step"]
+    assert 3 <= stopped < 10_000
+    assert (f"saved step {stopped} to train_tiny.ckpt; continue with "
+            f"`shapescript run train_tiny.ss --nproc-per-node 2 --resume train_tiny.ckpt`") in stderr
+    logged = losses(tmp_path)
+    assert [e["step"] for e in logged] == list(range(stopped))  # both ranks stopped after the same step
+    assert_same_curve(logged[:STEPS], losses(one)[:min(stopped, STEPS)])
+
+
 def test_two_nodes_on_one_machine_meet_and_train(one, tmp_path):
     program(tmp_path, STEPS // 2)
     endpoint = f"127.0.0.1:{free_port()}"
@@ -118,3 +146,42 @@ def test_two_nodes_on_one_machine_meet_and_train(one, tmp_path):
         assert node.returncode == 0, stderr
     assert "under torchrun (1 process per node, 2 nodes)" in outputs[0][1]
     assert_same_curve(losses(tmp_path), losses(one)[:STEPS // 2])
+
+
+def ranks_of(folder):
+    """The pids of the ranks torchrun started in `folder`, by rank."""
+    ranks = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") != str(folder):
+                continue
+            environ = dict(v.split("=", 1) for v in open(f"/proc/{pid}/environ").read().split("\0") if "=" in v)
+        except OSError:  # gone, or not ours to read
+            continue
+        if "TORCHELASTIC_RUN_ID" in environ and "RANK" in environ and "LOCAL_RANK" in environ:
+            ranks[int(environ["RANK"])] = int(pid)
+    return ranks
+
+
+def test_a_lost_rank_stops_the_run_and_is_named(tmp_path):
+    program(tmp_path, 10_000)
+    process = subprocess.Popen([BIN, "run", "train_tiny.ss", "--nproc-per-node", "2"], cwd=tmp_path, env=cli_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    log = tmp_path / "train_tiny.log.jsonl"
+    try:
+        deadline = time.time() + 240
+        while not (log.exists() and len(log.read_text().splitlines()) >= 3):
+            assert process.poll() is None and time.time() < deadline, process.communicate()
+            time.sleep(0.01)
+        ranks = ranks_of(tmp_path)
+        assert sorted(ranks) == [0, 1], ranks
+        os.kill(ranks[1], signal.SIGKILL)  # a machine lost, as far as rank 1 goes
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 1, stderr
+    assert f"error: rank 1 (local rank 1, pid {ranks[1]}) was killed by signal 9 (SIGKILL)" in stderr.splitlines()
+    assert not ranks_of(tmp_path)  # rank 0 did not outlive it
+    assert not (tmp_path / "train_tiny.ckpt").exists()  # no checkpoint rather than half of one

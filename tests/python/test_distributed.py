@@ -92,6 +92,14 @@ def test_resuming_two_processes_on_one_continues_the_same_curve(one, two_half, t
     assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
 
 
+def test_resuming_two_processes_on_one_under_torchrun_reads_each_rank_its_shards(one, two_half, tmp_path):
+    """DCP's resharding: the shards of two ranks read into the one rank's shards, not read whole."""
+    folder = program(tmp_path, STEPS)
+    result = train(folder, "--nproc-per-node", "1", "--resume", str(two_half / "tiny.pt"))
+    assert f"resuming at step {STEPS // 2} of {STEPS}" in result.stderr
+    assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
+
+
 def test_resuming_one_process_on_two_continues_the_same_curve(one, tmp_path):
     half = program(tmp_path / "half", STEPS // 2)
     train(half)  # its tiny.pt: one file, as one process writes it

@@ -17,7 +17,8 @@ distributed packages.
   process, and keeps its slice of the windows; the generator's state is the same everywhere, so a
   run resumes at any number of processes.
 - A checkpoint is a torch.distributed.checkpoint (DCP) folder, written in shards by every rank into
-  a folder beside its place and swapped into it whole (complete or absent).
+  a folder beside its place and swapped into it whole (complete or absent). Resumed here, each rank
+  reads its shards of it (DCP reshards, whatever world size wrote it); one process reads it whole.
 """
 
 from __future__ import annotations
@@ -85,18 +86,28 @@ class World:
         return shards
 
     def load_model(self, model, state):
-        """A whole state dict (any world size's) into the shards."""
-        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+        """Into the shards: a whole state dict (a one-process checkpoint's), or a sharded checkpoint's
+        part, each rank reading only what its shards hold, whatever world size wrote it."""
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, set_model_state_dict
 
         model.reshard()
-        set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True))
+        if isinstance(state, Sharded):
+            loaded = state.load_into(get_model_state_dict(model))
+            set_model_state_dict(model, loaded)
+        else:
+            set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True))
         model.unshard()
 
     def load_optimizer(self, model, optimizer, state):
-        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+        from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_optimizer_state_dict,
+                                                             set_optimizer_state_dict)
 
         model.reshard()
-        set_optimizer_state_dict(model, optimizer, by_name(state, model), options=StateDictOptions(full_state_dict=True))
+        if isinstance(state, Sharded):  # its template: the optimizer's state, made (a step of lr 0) to be read into
+            loaded = state.load_into(get_optimizer_state_dict(model, optimizer))
+            set_optimizer_state_dict(model, optimizer, loaded)
+        else:
+            set_optimizer_state_dict(model, optimizer, by_name(state, model), options=StateDictOptions(full_state_dict=True))
         model.unshard()
 
     # -- a step --------------------------------------------------------------------------------
@@ -234,6 +245,46 @@ def read_folder(path):
     if isinstance(run, dict) and "state_dict" in state:
         run["models"] = [state["state_dict"], *run.get("models", [])]
     return state
+
+
+class Sharded:
+    """A model's or an optimizer's state left in a DCP folder, at `prefix` in it, until there are
+    shards to read it into (DCP reshards: a checkpoint of any world size reads into any other)."""
+
+    def __init__(self, path, prefix):
+        self.path, self.prefix = path, prefix
+
+    def load_into(self, template):
+        import torch.distributed.checkpoint as dcp
+
+        nested = template
+        for part in reversed(self.prefix):  # the template where it sits in the checkpoint; a list index pads with nothing
+            nested = [{}] * part + [nested] if isinstance(part, int) else {part: nested}
+        dcp.load(nested, checkpoint_id=self.path)
+        return template
+
+
+def read_run(path):
+    """Under torchrun, a DCP folder to resume: the run's own small state read whole (the step, the
+    datasets' and random generators), its models and optimizers left to read into their shards."""
+    from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+
+    metadata = FileSystemReader(path).read_metadata()
+    models, optimizers = {0}, set()
+    for key in metadata.state_dict_metadata:
+        where = metadata.planner_data.get(key, ())
+        if len(where) > 2 and where[0] == "shapescript_run" and where[1] == "models":
+            models.add(int(where[2]) + 1)  # the first model is `state_dict`
+        elif len(where) > 2 and where[0] == "shapescript_run" and where[1] == "optimizers":
+            optimizers.add(int(where[2]))
+    small = {f"shapescript_run.{k}" for k in ("step", "datasets", "rng", "tokens", "world_size")}
+    run = _load_state_dict_from_keys(small, checkpoint_id=path).get("shapescript_run")
+    if run is None:  # weights alone
+        return None
+    run["models"] = [Sharded(path, ["state_dict"] if i == 0 else ["shapescript_run", "models", i - 1]) for i in range(max(models) + 1)]
+    run["optimizers"] = [Sharded(path, ["shapescript_run", "optimizers", i]) for i in range(len(optimizers))]
+    return run
 
 
 def by_name(state, model):

@@ -29,11 +29,11 @@ def main(argv):
     except ImportError as e:
         print(f"error: `shapescript run --nproc-per-node` needs torch's torchrun in this Python ({sys.executable}): {e}", file=sys.stderr)
         return 1
-    if "--verbose" not in argv:  # torchrun's notes on closing the ranks: the ranks and this say what happened
+    if "--verbose" not in argv:  # torchrun's notes on the ranks it closes: the ranks and this say what happened
         import logging
 
         for name in [n for n in logging.root.manager.loggerDict if n.startswith("torch.distributed")]:
-            logging.getLogger(name).setLevel(logging.ERROR)  # each sets its own level (LOGLEVEL), not inherited
+            logging.getLogger(name).setLevel(logging.CRITICAL)  # each sets its own level (LOGLEVEL), not inherited
     try:
         torchrun.run(torchrun.parse_args(argv))
     except SignalException as e:  # the ranks were passed the signal and given time to save
@@ -43,7 +43,9 @@ def main(argv):
         if all(f.exitcode == 130 for _, f in failures):  # every rank stopped on Ctrl-C, and said what it saved
             return 130
         for rank, failure in failures:
-            if failure.exitcode < 0:
+            if failure.exitcode == -signal.SIGTERM:  # torchrun's own, to the others when a rank fails
+                why = f"was stopped with signal {int(signal.SIGTERM)} (SIGTERM), as torchrun stops every rank when one fails"
+            elif failure.exitcode < 0:
                 why = f"was killed by signal {failure.exitcode * -1} ({failure.signal_name()})"
             else:
                 why = f"exited with exit status {failure.exitcode}"

@@ -63,7 +63,7 @@ class Run:
         self.interrupt_requested = False
         self.resume = None
         if spec.get("resume"):
-            self.resume = _read_checkpoint(spec["resume"], spec.get("resume_name") or spec["resume"])["shapescript_run"]
+            self.resume = _read_checkpoint(spec["resume"], spec.get("resume_name") or spec["resume"], sharded=WORLD is not None)
             self.start_step = self.resume["step"]
         # One log, one progress line and one copy of the program's prints: rank 0's.
         self.log = open(spec["log"] if leader() else os.devnull, "a")
@@ -111,17 +111,19 @@ def _generated_code():
     return generated_code
 
 
-def _read_checkpoint(path, name):
+def _read_checkpoint(path, name, sharded=False):
+    """The run a checkpoint holds (its `shapescript_run`). A folder of shards is read whole in one
+    process; under torchrun (`sharded`), each rank reads its models' and optimizers' shards later."""
     import torch
 
     if distributed.is_checkpoint_folder(path):  # a sharded one, written by several processes
         try:
-            saved = distributed.read_folder(path)
+            saved = {"shapescript_run": distributed.read_run(path)} if sharded else distributed.read_folder(path)
         except Exception as e:  # noqa: BLE001 - torch's own reason
             raise RunError(f"can't read the checkpoint `{name}`: {e}")
-        if "shapescript_run" not in saved:
+        if saved.get("shapescript_run") is None:
             raise RunError(f"`{name}` holds weights but not a run to resume (it wasn't saved by `shapescript run`)")
-        return saved
+        return saved["shapescript_run"]
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -130,7 +132,7 @@ def _read_checkpoint(path, name):
         raise RunError(f"can't read the checkpoint `{name}`: {e}")
     if not isinstance(saved, dict) or "shapescript_run" not in saved:
         raise RunError(f"`{name}` holds weights but not a run to resume (it wasn't saved by `shapescript run`)")
-    return saved
+    return saved["shapescript_run"]
 
 
 def _write_checkpoint(path, model):

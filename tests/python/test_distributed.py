@@ -193,3 +193,41 @@ def test_a_lost_rank_stops_the_run_and_is_named(tmp_path):
     assert f"error: rank 1 (local rank 1, pid {ranks[1]}) was killed by signal 9 (SIGKILL)" in stderr.splitlines()
     assert not ranks_of(tmp_path)  # rank 0 did not outlive it
     assert not (tmp_path / "train_tiny.ckpt").exists()  # no checkpoint rather than half of one
+
+
+SHARDING = """
+import sys, torch, torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import FSDPModule
+sys.path.insert(0, sys.argv[1])
+import distributed
+
+class Block(nn.Module):
+    def __init__(self, shared=None):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4, 4))
+        self.shared = shared  # a parameter tied to the root's
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Parameter(torch.ones(8, 4))
+        self.blocks = nn.ModuleList([Block(), Block(), Block(self.wte)])
+
+dist.init_process_group("gloo")
+model = Model()
+distributed.shard(model)
+print(dist.get_rank(), [isinstance(b, FSDPModule) for b in model.blocks], isinstance(model, FSDPModule),
+      model.wte.to_local().shape[0], flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_each_block_is_its_own_group_and_a_tied_parameter_stays_in_the_roots(tmp_path):
+    (tmp_path / "sharding.py").write_text(SHARDING)
+    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone",
+                             str(tmp_path / "sharding.py"), str(ROOT / "python" / "shapescript" / "runtime")],
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr
+    # one parameter, one group: the block holding the root's `wte` is left to the root's group
+    assert sorted(result.stdout.splitlines()) == ["0 [True, True, False] True 4", "1 [True, True, False] True 4"]

@@ -189,9 +189,9 @@ class World:
 
 
 def shard(model):
-    """FSDP2: each block of a ModuleList its own group, then the root; a block that shares a
-    parameter with anything outside it (a tied embedding) stays in the root's group, since torch
-    refuses one parameter in two groups."""
+    """FSDP2: each block of a ModuleList its own group, then the root. A block that shares a
+    parameter with anything outside it (a tied embedding and output) is left to the root's group,
+    so that the tied pair is one parameter of one group, gathered and stepped once."""
     from torch import nn
     from torch.distributed.fsdp import fully_shard
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
-import sys
 
 
 def launched():

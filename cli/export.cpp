@@ -100,7 +100,13 @@ std::optional<RuntimeResult> run_runtime(const std::string& script, nlohmann::js
       return std::nullopt;
     }
   std::string python = choose_python(options.python);
-  std::vector<std::string> argv = {python, "-I", (work.path() / script).string(), (work.path() / "spec.json").string()};
+  std::vector<std::string> argv = {python, "-I"};
+  if (!options.torchrun.empty()) {  // torchrun's launcher (launch.py) starts the script on every rank
+    argv.push_back((work.path() / "launch.py").string());
+    argv.insert(argv.end(), options.torchrun.begin(), options.torchrun.end());
+  }
+  argv.push_back((work.path() / script).string());
+  argv.push_back((work.path() / "spec.json").string());
   if (options.verbose) argv.push_back("--verbose");
   // A program: its progress as it goes, and Ctrl-C is the child's to handle (it saves first), passed
   // on to it; it starts with SIGINT held, so a Ctrl-C while Python starts waits until the runtime
@@ -511,7 +517,8 @@ int run_program(const RunOptions& run) {
   std::error_code unusable;
   std::filesystem::path source = std::filesystem::absolute(run.file, unusable);
   std::string stem = source.stem().string();
-  std::string checkpoint = run.checkpoint.empty() ? stem + ".ckpt.pt" : run.checkpoint;
+  bool distributed = run.nproc_per_node > 0;  // under torchrun: the checkpoint is a folder of shards
+  std::string checkpoint = run.checkpoint.empty() ? stem + (distributed ? ".ckpt" : ".ckpt.pt") : run.checkpoint;
   std::string log = run.log.empty() ? stem + ".log.jsonl" : run.log;
   // The checkpoint may be the one resumed (it is replaced whole, after it was read); the log is appended to.
   if (!refuse_overwriting_inputs({run.file, run.resume}, {{log}}) || !refuse_overwriting_inputs({run.file}, {{checkpoint}})) return kExitFiles;
@@ -528,10 +535,11 @@ int run_program(const RunOptions& run) {
   }
   // Ctrl-C's checkpoint is written beside its place and renamed into it; where that can't be
   // prepared (no such folder), the runtime is given the place itself and says so if it must save.
+  // Under torchrun every rank writes its shards, into a folder the runtime swaps into place itself.
   InterruptScope interrupts;
   StagedOutput staged;
   std::string unstaged;
-  bool staging = staged.prepare({checkpoint}, unstaged);
+  bool staging = !distributed && staged.prepare({checkpoint}, unstaged);
   auto absolute = [](const std::string& path) {
     std::error_code ignored;
     std::filesystem::path full = std::filesystem::absolute(path, ignored);
@@ -550,7 +558,30 @@ int run_program(const RunOptions& run) {
   ExportOptions options;
   options.python = run.python;
   options.verbose = run.verbose;
-  std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python) << "\n";
+  if (distributed) {
+    std::vector<std::string>& flags = options.torchrun;
+    std::string again = "shapescript run " + run.file + " --nproc-per-node " + std::to_string(run.nproc_per_node);
+    flags = {"--nproc-per-node", std::to_string(run.nproc_per_node)};
+    if (run.nnodes.empty() && run.rdzv_endpoint.empty()) {
+      flags.push_back("--standalone");  // one machine: torchrun's own rendezvous on a free port
+    } else {
+      flags.insert(flags.end(), {"--nnodes", run.nnodes.empty() ? "1" : run.nnodes, "--rdzv-endpoint", run.rdzv_endpoint});
+      again += " --nnodes " + (run.nnodes.empty() ? std::string("1") : run.nnodes);
+      if (run.node_rank >= 0) {  // each node says which it is: torchrun's static rendezvous
+        flags.insert(flags.end(), {"--node-rank", std::to_string(run.node_rank)});
+        again += " --node-rank " + std::to_string(run.node_rank);
+      } else {  // the rendezvous numbers the nodes as they arrive
+        flags.insert(flags.end(), {"--rdzv-backend", "c10d", "--rdzv-id", run.rdzv_id});
+      }
+      again += " --rdzv-endpoint " + run.rdzv_endpoint;
+    }
+    spec["relaunch"] = again;
+  }
+  std::cerr << "running `" << run.function << "` of " << run.file << " with " << choose_python(run.python)
+            << (distributed ? " under torchrun (" + std::to_string(run.nproc_per_node) + (run.nproc_per_node == 1 ? " process" : " processes") +
+                                  " per node" + (run.nnodes.empty() ? "" : ", " + run.nnodes + " nodes") + ")"
+                            : "")
+            << "\n";
   auto result = run_runtime("train.py", spec, options, "error: running `" + run.function + "` failed: ", false, RuntimeMode::program, &status);
   std::string error;
   if (staging && staged.written({}, error) && !staged.commit(error)) {

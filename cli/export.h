@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "check/analysis.h"
 #include "model/model_layout.h"
@@ -26,6 +27,7 @@ struct ExportOptions {
   std::string weights;   // --weights ckpt.pt: trained parameters for --hf or --gguf
   std::string gguf;      // --gguf FILE: the model as one of llama.cpp's architectures
   std::string tokenizer; // --tokenizer PATH: a tokenizer.json or HF folder (--hf, --gguf), or a GGUF file's vocabulary (--gguf)
+  std::vector<std::string> torchrun;  // non-empty: the script runs on every rank, launched by launch.py with these torchrun flags
 };
 
 // The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.
@@ -87,6 +89,12 @@ struct RunOptions {
   std::string resume;      // a checkpoint to continue from
   std::string checkpoint;  // where Ctrl-C saves (default: FILE's stem + .ckpt.pt, here)
   std::string log;         // log_scalar's JSON lines (default: FILE's stem + .log.jsonl, here)
+  // Several processes under torchrun (0: one process, as before); the rest as torchrun's flags.
+  int nproc_per_node = 0;
+  std::string nnodes;         // "M", or "MIN:MAX" for an elastic run
+  int node_rank = -1;         // -1: the rendezvous assigns it (c10d), else torchrun's static one
+  std::string rdzv_endpoint;  // HOST:PORT, where the nodes meet
+  std::string rdzv_id = "shapescript";
   bool verbose = false;
   std::string color = "auto";
 };

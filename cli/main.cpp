@@ -146,6 +146,15 @@ int run_command(int argc, char** argv) {
   run_command->add_option("--resume", run_options.resume, "continue the run a checkpoint saved (after Ctrl-C)");
   run_command->add_option("--checkpoint", run_options.checkpoint, "where Ctrl-C saves the run (default: FILE's name with .ckpt.pt, here)");
   run_command->add_option("--log", run_options.log, "where log_scalar writes, as JSON lines (default: FILE's name with .log.jsonl, here)");
+  CLI::Option* nproc = run_command->add_option("--nproc-per-node", run_options.nproc_per_node,
+                                               "train on N processes on this machine, under torchrun (FSDP2, sharded checkpoints)")->check(CLI::Range(1, 4096));
+  CLI::Option* nnodes = run_command->add_option("--nnodes", run_options.nnodes, "with --nproc-per-node: the number of machines (M, or MIN:MAX)")->needs(nproc);
+  CLI::Option* endpoint = run_command->add_option("--rdzv-endpoint", run_options.rdzv_endpoint,
+                                                  "with --nnodes: HOST:PORT where the machines meet (a port free on HOST, the same on every machine)")->needs(nproc);
+  nnodes->needs(endpoint);
+  run_command->add_option("--node-rank", run_options.node_rank, "with --nnodes: this machine's number, 0 to M-1 (default: given by the rendezvous)")
+      ->needs(nnodes)->check(CLI::NonNegativeNumber);
+  run_command->add_option("--rdzv-id", run_options.rdzv_id, "with --nnodes and no --node-rank: the run's name, the same on every machine (default: shapescript)")->needs(nnodes);
   run_command->add_flag("-v,--verbose", run_options.verbose, "show the Python traceback when the program fails");
   run_command->add_option("--color", run_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 

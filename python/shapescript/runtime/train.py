@@ -32,9 +32,10 @@ import time
 import types
 
 if __package__:  # shapescript.runtime, imported in a Python process
-    from . import hf_tokenizer
+    from . import distributed, hf_tokenizer
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import distributed  # noqa: E402
     import hf_tokenizer  # noqa: E402
 
 
@@ -62,9 +63,10 @@ class Run:
         self.interrupt_requested = False
         self.resume = None
         if spec.get("resume"):
-            self.resume = _read_checkpoint(spec["resume"], spec.get("resume_name") or spec["resume"])["shapescript_run"]
+            self.resume = _read_checkpoint(spec["resume"], spec.get("resume_name") or spec["resume"], sharded=WORLD is not None)
             self.start_step = self.resume["step"]
-        self.log = open(spec["log"], "a")
+        # One log, one progress line and one copy of the program's prints: rank 0's.
+        self.log = open(spec["log"] if leader() else os.devnull, "a")
 
     def path(self, relative):
         return relative if os.path.isabs(relative) else os.path.join(self.spec["source_dir"], relative)
@@ -77,13 +79,14 @@ class Run:
             raise RunError(f"the checkpoint holds {len(saved)} {kind}, but the program makes more; resume with the program that saved it")
         return saved[index]
 
-    def state(self):
+    def state(self, whole=True):
+        """What resuming needs; with `whole=False`, without the models and optimizers (saved in shards)."""
         import torch
 
         return {
             "step": self.step,
-            "models": [m.state_dict() for m in self.models],
-            "optimizers": [o.state_dict() for o in self.optimizers],
+            **({"models": [m.state_dict() for m in self.models],
+                "optimizers": [o.state_dict() for o in self.optimizers]} if whole else {}),
             "datasets": [d.generator.get_state() for d in self.datasets],
             "rng": torch.get_rng_state(),
             "tokens": self.tokens,
@@ -91,6 +94,11 @@ class Run:
 
 
 RUN: Run | None = None
+WORLD: distributed.World | None = None  # under torchrun (`--nproc-per-node`): this rank and the others
+
+
+def leader():
+    return WORLD is None or WORLD.rank == 0
 
 
 def _generated_code():
@@ -103,9 +111,19 @@ def _generated_code():
     return generated_code
 
 
-def _read_checkpoint(path, name):
+def _read_checkpoint(path, name, sharded=False):
+    """The run a checkpoint holds (its `shapescript_run`). A folder of shards is read whole in one
+    process; under torchrun (`sharded`), each rank reads its models' and optimizers' shards later."""
     import torch
 
+    if distributed.is_checkpoint_folder(path):  # a sharded one, written by several processes
+        try:
+            saved = {"shapescript_run": distributed.read_run(path)} if sharded else distributed.read_folder(path)
+        except Exception as e:  # noqa: BLE001 - torch's own reason
+            raise RunError(f"can't read the checkpoint `{name}`: {e}")
+        if saved.get("shapescript_run") is None:
+            raise RunError(f"`{name}` holds weights but not a run to resume (it wasn't saved by `shapescript run`)")
+        return saved["shapescript_run"]
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -114,13 +132,17 @@ def _read_checkpoint(path, name):
         raise RunError(f"can't read the checkpoint `{name}`: {e}")
     if not isinstance(saved, dict) or "shapescript_run" not in saved:
         raise RunError(f"`{name}` holds weights but not a run to resume (it wasn't saved by `shapescript run`)")
-    return saved
+    return saved["shapescript_run"]
 
 
 def _write_checkpoint(path, model):
     """Atomically: the file is the old one or the new one, never half of one."""
     import torch
 
+    if WORLD is not None:  # a folder of shards, each rank writing its own
+        state = RUN.state(whole=False)
+        WORLD.save(path, RUN.models, RUN.optimizers, state)
+        return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RunError(f"can't save the checkpoint `{path}`: the folder `{folder}` does not exist")
@@ -143,9 +165,15 @@ def _write_checkpoint(path, model):
 def init(model_class, seed=0):
     import torch
 
+    saved = RUN.restore("models", len(RUN.models))
+    if WORLD is not None:
+        model = WORLD.make_model(model_class, seed)
+        if saved is not None:
+            WORLD.load_model(model, saved)
+        RUN.models.append(model)
+        return model
     torch.manual_seed(int(seed))
     model = model_class()
-    saved = RUN.restore("models", len(RUN.models))
     if saved is not None:
         model.load_state_dict(saved)
     RUN.models.append(model)
@@ -188,7 +216,7 @@ class Dataset:
             unit = "tokens"
         if len(self.tokens) < length + 1:
             raise RunError(f"the dataset `{name}` has {len(self.tokens)} {unit}, too few for windows of {length} tokens")
-        self.batch, self.length = batch, length
+        self.name, self.batch, self.length = name, batch, length
         self.generator = torch.Generator().manual_seed(int(seed))
 
     def next(self):
@@ -219,7 +247,10 @@ def dataset(path, batch, length, vocab, seed=0, tokenizer=None):
 
 def next_batch(data):
     RUN.tokens += data.batch * data.length
-    return data.next()
+    ids, targets = data.next()
+    if WORLD is not None:  # the global batch, drawn as one process draws it; this rank's windows of it
+        return WORLD.slice_batch(ids, data.name), WORLD.slice_batch(targets, data.name)
+    return ids, targets
 
 
 class Gradient:
@@ -240,8 +271,11 @@ def grad(loss, model):
 
     names, params = zip(*[(n, p) for n, p in model.named_parameters() if p.requires_grad])
     gradients = torch.autograd.grad(loss, params, allow_unused=True)
-    tensors = {n: (g if g is not None else torch.zeros_like(p)) for n, p, g in zip(names, params, gradients)}
+    gradients = [g if g is not None else torch.zeros_like(p) for p, g in zip(params, gradients)]
     value = loss.detach()
+    if WORLD is not None:  # the global batch's: every rank's mean over an equal share of it, averaged
+        *gradients, value = WORLD.average([*gradients, value])
+    tensors = dict(zip(names, gradients))
     RUN.scalars.setdefault("loss", float(value))
     if RUN.first_loss is None:
         RUN.first_loss = float(value)
@@ -249,11 +283,20 @@ def grad(loss, model):
     return value, Gradient(tensors)
 
 
+def _parameters(model):
+    """What an optimizer steps: the model's parameters, or a sharded model's shards."""
+    if WORLD is not None and model in WORLD.sharded:
+        return WORLD.shards(model)
+    return list(model.parameters())
+
+
 def _optimizer(optimizer, model):
     optimizer.shapescript_model = model
     saved = RUN.restore("optimizers", len(RUN.optimizers))
-    if saved is not None:
-        optimizer.load_state_dict(saved)
+    if saved is not None and WORLD is not None:
+        WORLD.load_optimizer(model, optimizer, saved)
+    elif saved is not None:
+        optimizer.load_state_dict(distributed.by_index(saved))  # a sharded checkpoint's is keyed by name
     RUN.optimizers.append(optimizer)
     return optimizer
 
@@ -261,16 +304,19 @@ def _optimizer(optimizer, model):
 def adamw(model, lr=1e-3, weight_decay=0.01, beta1=0.9, beta2=0.999):
     import torch
 
-    return _optimizer(torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(beta1, beta2)), model)
+    return _optimizer(torch.optim.AdamW(_parameters(model), lr=lr, weight_decay=weight_decay, betas=(beta1, beta2)), model)
 
 
 def sgd(model, lr=0.01, momentum=0):
     import torch
 
-    return _optimizer(torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum), model)
+    return _optimizer(torch.optim.SGD(_parameters(model), lr=lr, momentum=momentum), model)
 
 
 def update(optimizer, gradient):
+    if WORLD is not None and optimizer.shapescript_model in WORLD.sharded:
+        WORLD.step(optimizer, optimizer.shapescript_model, gradient.tensors)
+        return
     for name, p in optimizer.shapescript_model.named_parameters():
         if name in gradient.tensors:
             p.grad = gradient.tensors[name]
@@ -286,7 +332,7 @@ def log_scalar(name, value):
 
 def save_checkpoint(model, path):
     _write_checkpoint(RUN.path(path), model)
-    if RUN.tokenizer is not None:  # beside it, so that `export --weights` of it carries the tokenizer
+    if RUN.tokenizer is not None and leader():  # beside it, so that `export --weights` of it carries the tokenizer
         beside = hf_tokenizer.beside_checkpoint(RUN.path(path))
         fd, partial = tempfile.mkstemp(prefix="." + os.path.basename(beside)[:64] + ".", suffix=".partial", dir=os.path.dirname(os.path.abspath(beside)))
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -339,7 +385,8 @@ def steps(first, end):
     first, end = int(first), int(end)
     start = max(first, RUN.start_step)
     if RUN.start_step > first:
-        print(f"resuming at step {start} of {end}", file=sys.stderr)
+        if leader():
+            print(f"resuming at step {start} of {end}", file=sys.stderr)
         # Here, not at start-up: init() seeds the generator again when it makes the models.
         import torch
 
@@ -351,12 +398,16 @@ def steps(first, end):
         yield step
         RUN.log.flush()
         RUN.step = step + 1
-        if RUN.interrupt_requested:
-            progress.show(step + 1, final=True)
+        # Under torchrun Ctrl-C reaches the ranks at different moments: they stop at the step any saw it.
+        if RUN.interrupt_requested if WORLD is None else WORLD.anyone(RUN.interrupt_requested):
+            RUN.interrupt_requested = True
+            if leader():
+                progress.show(step + 1, final=True)
             raise Interrupted()
-        progress.show(step + 1, final=step + 1 == end)
+        if leader():
+            progress.show(step + 1, final=step + 1 == end)
     elapsed, rate = progress.measure()
-    if RUN.first_loss is not None and end > start:
+    if RUN.first_loss is not None and end > start and leader():
         print(f"trained steps {start} to {end} in {_duration(elapsed)}, {rate:,.0f} tokens/s; loss {RUN.first_loss:.4g} -> {RUN.last_loss:.4g}",
               file=sys.stderr)
 
@@ -365,7 +416,23 @@ def _on_interrupt(signum, frame):
     if RUN.interrupt_requested:  # a second Ctrl-C: stop now
         raise KeyboardInterrupt
     RUN.interrupt_requested = True
-    print("\ninterrupted: finishing this step, then saving (Ctrl-C again to stop at once)", file=sys.stderr)
+    if leader():
+        print("\ninterrupted: finishing this step, then saving (Ctrl-C again to stop at once)", file=sys.stderr)
+
+
+def _start_world():
+    """Under torchrun: join the others; this rank dies with torchrun, and only rank 0 prints."""
+    global WORLD
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: torchrun killed, the ranks go too
+    WORLD = distributed.World(RunError)
+    if WORLD.rank != 0:
+        sys.stdout = open(os.devnull, "w")
+
+
+def _rank():
+    return f"rank {WORLD.rank}: " if WORLD is not None else ""
 
 
 def main(argv):
@@ -390,6 +457,8 @@ def main(argv):
         function = getattr(module, spec["function"], None)
         if function is None:
             raise RunError(f"`{spec['source']}` has no function `{spec['function']}`")
+        if distributed.launched():
+            _start_world()
         RUN = Run(spec, module)
         if RUN.resume is not None:
             RUN.tokens = RUN.resume.get("tokens", 0)
@@ -402,15 +471,19 @@ def main(argv):
                 raise RunError("interrupted before any model was made; nothing to save")
             _write_checkpoint(spec["checkpoint"], RUN.models[0])
             name = spec.get("checkpoint_name") or spec["checkpoint"]
-            print(f"saved step {RUN.step} to {name}; continue with `shapescript run {spec['source']} --resume {name}`", file=sys.stderr)
+            if leader():
+                again = spec.get("relaunch") or f"shapescript run {spec['source']}"
+                print(f"saved step {RUN.step} to {name}; continue with `{again} --resume {name}`", file=sys.stderr)
             return 130
         finally:
             RUN.log.close()
     except RunError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_rank()}{e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        if started:
+        if not leader():
+            pass
+        elif started:
             print("stopped without saving", file=sys.stderr)
         else:
             print(f"interrupted before `{spec.get('function', 'main')}` started: nothing was saved", file=sys.stderr)
@@ -422,8 +495,11 @@ def main(argv):
 
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == spec.get("source")]
         where = f" (at {spec['source']}:{frames[-1].lineno})" if frames else ""  # the code carries .ss lines
-        print(f"error: {type(e).__name__}: {e}{where}", file=sys.stderr)
+        print(f"error: {_rank()}{type(e).__name__}: {e}{where}", file=sys.stderr)
         return 1
+    finally:
+        if WORLD is not None:
+            WORLD.close()
     return 0
 
 

@@ -33,6 +33,15 @@ def _import_folder(spec, reference, path):
     return values
 
 
+def _read_sharded(path):
+    """A torch.distributed.checkpoint folder, read whole in this process (distributed.py, shared)."""
+    if __package__:
+        from . import distributed
+    else:
+        import distributed
+    return distributed.read_folder(path)
+
+
 def _shape(t):
     return "[" + " ".join(str(s) for s in t.shape) + "]"
 
@@ -48,10 +57,11 @@ def load_weights(spec, reference):
         model = getattr(reference, spec["model"])()
         return {name: value.detach() for name, value in model.state_dict().items()}
     path = spec.get("weights_name") or spec["weights"]  # as the user wrote it, for messages
-    if os.path.isdir(spec["weights"]):
+    sharded = os.path.isfile(os.path.join(spec["weights"], ".metadata"))  # `run --nproc-per-node`'s folder of shards
+    if os.path.isdir(spec["weights"]) and not sharded:
         return _import_folder(spec, reference, path)
     try:
-        state = torch.load(spec["weights"], map_location="cpu", weights_only=True)
+        state = _read_sharded(spec["weights"]) if sharded else torch.load(spec["weights"], map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise WeightsError(f"can't read the checkpoint `{path}`: no such file")
     except Exception as e:  # noqa: BLE001 - torch's own reason

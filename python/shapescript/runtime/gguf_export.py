@@ -221,11 +221,12 @@ def _expert_counts(env):
     return sorted(range(1, env["E"] + 1), key=lambda k: (k != 2, k))
 
 
-def _sparse_experts(layer, f, used, activate):
+def _sparse_experts(layer, f, used, activate, normalize=True):
     import torch
 
     top, chosen = (f @ layer["ffn_gate_inp.weight"].T).softmax(-1).topk(used, dim=-1)
-    top = top / top.sum(-1, keepdim=True)
+    if normalize:  # llama.cpp's build_moe_ffn's norm_w: Mixtral's and Qwen3-MoE's graphs, not Qwen2-MoE's
+        top = top / top.sum(-1, keepdim=True)
     # Every expert on every row (tiny sizes), then the chosen ones gathered and weighted.
     inner = activate(torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"])) * torch.einsum(
         "bnd,efd->bnef", f, layer["ffn_up_exps.weight"])
@@ -641,6 +642,9 @@ class Decoder(Arch):
                        "norm_offset": offset, "attention_softcap": cap, "window": window, "qkv_order": order,
                        "parallel": parallel, "logit_scale": after.get("scale"), "final_softcap": after.get("softcap")}
 
+    def feed_forward_length(self, hp):
+        return hp["F"]
+
     def windows(self, env):
         # Read by computation: every width the search's positions can tell apart, then none (0).
         return list(range(1, env["n"])) + [0] if self.windowed else [0]
@@ -778,7 +782,7 @@ class Decoder(Arch):
         writer.add_context_length(model.max_positions if model.takes_positions else 2048)
         writer.add_embedding_length(hp["d"])
         writer.add_block_count(hp["blocks"])
-        writer.add_feed_forward_length(hp["F"])
+        writer.add_feed_forward_length(self.feed_forward_length(hp))
         writer.add_head_count(hp["heads"])
         writer.add_head_count_kv(hp["kv_heads"])
         if self.norm == "rms_norm":
@@ -840,6 +844,47 @@ class Qwen3Moe(Qwen3):
         super().metadata(writer, hp, model)
         _add_experts(writer, hp)
         writer.add_expert_feed_forward_length(hp["F"])
+
+
+class Qwen2Moe(Decoder):
+    """llama.cpp's `qwen2moe` (src/models/qwen2moe.cpp): `qwen2`'s attention (q, k and v biases, NEOX
+    rotary), and in every block a sparse mixture of SwiGLU experts weighted by the router's softmax
+    as it is (build_moe_ffn's norm_w is false), plus a shared SwiGLU expert scaled by the sigmoid of
+    its own score (`ffn_gate_inp_shexp`, one row). Its sizes: `expert_feed_forward_length` and
+    `expert_shared_feed_forward_length`."""
+
+    name = "qwen2moe"
+    variant_of = "llama"
+    also_computes = ("sigmoid",)
+    block = [("attn_norm.weight", ("d",)), ("attn_q.weight", ("d", "d")), ("attn_q.bias", ("d",)), ("attn_k.weight", ("kv", "d")),
+             ("attn_k.bias", ("kv",)), ("attn_v.weight", ("kv", "d")), ("attn_v.bias", ("kv",)), ("attn_output.weight", ("d", "d")),
+             ("ffn_norm.weight", ("d",)), *_EXPERTS, ("ffn_gate_inp_shexp.weight", ("=1", "d")), ("ffn_gate_shexp.weight", ("S", "d")),
+             ("ffn_up_shexp.weight", ("S", "d")), ("ffn_down_shexp.weight", ("d", "S"))]
+    other = [("output_norm.weight", ("d",))]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for used in _expert_counts(env):
+                yield {**hp, "expert_used": used}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token and a shared one"
+
+    def _feed_forward(self, layer, f, hp):
+        import torch
+
+        routed = _sparse_experts(layer, f, hp["expert_used"], lambda x: self._activate(x, hp), normalize=False)
+        shared = (self._activate(f @ layer["ffn_gate_shexp.weight"].T, hp) * (f @ layer["ffn_up_shexp.weight"].T)) @ layer["ffn_down_shexp.weight"].T
+        return routed + torch.sigmoid(f @ layer["ffn_gate_inp_shexp.weight"].T) * shared
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
+        writer.add_expert_feed_forward_length(hp["F"])
+        writer.add_expert_shared_feed_forward_length(hp["S"])
+
+    def feed_forward_length(self, hp):
+        return hp["S"]  # what Qwen's configs give as intermediate_size, and llama.cpp's fallback for the shared expert's
 
 
 class Phi2(Decoder):
@@ -1093,7 +1138,7 @@ class GptNeox(Decoder):
 
 
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe()]
 
 
 def _head_sizes(d):
@@ -1113,6 +1158,10 @@ def _bind(pattern, shape, env):
         return None
     env = dict(env)
     for symbol, size in zip(pattern, shape):
+        if symbol.startswith("="):  # a size llama.cpp fixes (qwen2moe's one-row shared gate: `=1`)
+            if int(symbol[1:]) != size:
+                return None
+            continue
         # `3d`, `2F`: a multiple of a size, bound here if it isn't yet (a fused projection's rows).
         digits = len(symbol) - len(symbol.lstrip("0123456789"))
         times, symbol = (int(symbol[:digits]), symbol[digits:]) if digits else (1, symbol)

@@ -422,7 +422,7 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
   for (const auto& [name, shape] : model.parameters) parameters.push_back({{"name", name}, {"shape", shape}, {"stacked", stacked(name)}});
   nlohmann::json builtins = nlohmann::json::array();
   for (const BuiltinCall& call : builtin_calls_reached(analysis, function))
-    builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
+    builtins.push_back({{"name", call.name}, {"keywords", call.keywords}, {"where", where(analysis, call.span)}});
   return {{"version", 1},
           {"source", analysis.file.path()},
           {"reference", generate_python(analysis, PythonImports::left_out).python},

@@ -33,7 +33,8 @@ LLAMA = (EXAMPLES / "llama.ss").read_text()
 def export(tmp_path, source, *extra, name="model"):
     path = place(tmp_path, source, f"{name}.ss")
     out = tmp_path / f"{name}.gguf"
-    return cli("export", path, "--gguf", out, *extra, cwd=tmp_path), out
+    # The file by its name, as a user in its folder gives it: refusals say `model.ss:LINE:COL`.
+    return cli("export", path.name, "--gguf", out, *extra, cwd=tmp_path), out
 
 
 def refusal(result):
@@ -56,9 +57,9 @@ def test_reasons_are_computed_from_the_model(tmp_path):
     result, out = export(tmp_path, tiny)
     # The families' reasons, as the book's chapter prints them (its transcript is test_chapter's).
     assert refusal(result) == (
-        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks and 0 other "
-        "fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's architecture normalizes "
-        "with `layer_norm` only, but the model uses rms_norm"
+        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks at "
+        "model.ss:25:5 and 0 other fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's "
+        "architecture normalizes with `layer_norm` only, but the model uses rms_norm at model.ss:26:27; the nearest is `llama`"
     )
     assert not out.exists()
     # One more block, a final norm, and layer_norm instead of rms_norm: every count and name follows.
@@ -71,8 +72,8 @@ def test_reasons_are_computed_from_the_model(tmp_path):
     result, _ = export(tmp_path, changed)
     assert refusal(result) == (
         "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture normalizes with `rms_norm` "
-        "only, but the model uses layer_norm; not `gpt2`: it has 4 fields stacked along its 3 "
-        "blocks and 1 other field, but `gpt2` has 12 tensors in each block and 3 other tensors"
+        "only, but the model uses layer_norm at model.ss:28:27; not `gpt2`: it has 4 fields stacked along its 3 "
+        "blocks at model.ss:27:5 and 1 other field, but `gpt2` has 12 tensors in each block and 3 other tensors; the nearest is `gpt2`"
     )
 
 
@@ -108,8 +109,8 @@ def test_gpt2_example_is_written_as_gpt2_with_tied_output(tmp_path):
         ("silu(linear(x, w_gate))", 'gelu(linear(x, w_gate), approximate="tanh")',
          'not `llama`: llama.cpp\'s architecture activates with `silu` only, but the model uses gelu(approximate="tanh")'),
         ("return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)", "return linear(x, m.w_out)",
-         "not `llama`: it has 9 fields stacked along its 2 blocks and 0 other fields, but `llama` has 9 tensors in each block and "
-         "1 other tensor"),
+         "not `llama`: it has 9 fields stacked along its 2 blocks at model.ss:47:5 and 0 other fields, but `llama` has 9 tensors "
+         "in each block and 1 other tensor"),
         ("log(10000)", "log(5000)", "not `llama`: it computes something else: of "),
         ("x = x + feed_forward(", "x = feed_forward(", "not `llama`: it computes something else: of "),
     ],
@@ -151,6 +152,44 @@ def test_a_gemma_that_differs_in_one_place_is_refused_naming_it(tmp_path, old, n
     first = refusal(result)
     assert first.startswith("error: `Gemma` isn't an architecture llama.cpp has: not `llama`: "), first
     assert reason in first, first
+    assert not out.exists()
+
+
+QWEN2_MOE = (EXAMPLES / "qwen2_moe.ss").read_text()
+RENORMALIZED = (
+    "    top, chosen = topk(softmax(linear(x, router), over=E), k=K, over=E)\n"
+    "    routed = experts(x, chosen, top, ",
+    "    top, chosen = topk(softmax(linear(x, router), over=E), k=K, over=E)\n"
+    "    weights = top / rearrange(sum(top, over=K), b n -> b n 1)\n"
+    "    routed = experts(x, chosen, weights, ",
+)
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ("sigmoid(linear(x, shared_score))", "tanh(linear(x, shared_score))",
+         "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
+         "but the model uses tanh at model.ss:69:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, but "
+         "the model uses rms_norm at model.ss:74:13; not `qwen2moe`: llama.cpp's architecture activates with `silu` only, but the "
+         "model uses tanh at model.ss:69:21; the nearest is `qwen2moe`"),
+        (*RENORMALIZED,
+         "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
+         "but the model uses sigmoid at model.ss:70:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, "
+         "but the model uses rms_norm at model.ss:75:13; not `qwen2moe`: it computes something else: of 400 readings of its "
+         "fields as `qwen2moe`'s tensors, the nearest (2 heads of 32, rotary pairs (i, i + rotated / 2) on 32 of each head, base "
+         "1e+06, 2 of 4 experts per token and a shared one) gives logits that differ by 0.1 of their largest value (its blocks "
+         "at model.ss:74:5); the nearest is `qwen2moe`"),
+    ],
+    ids=["tanh-shared-gate", "renormalized-experts"],
+)
+def test_a_refusal_names_every_architecture_tried_and_the_nearest_with_its_line(tmp_path, old, new, expected):
+    """Golden refusals: each architecture tried with its first difference and the line it comes from
+    (a built-in's call, the blocks' loop), and the nearest: the one with the model's numbers of
+    tensors whose checks it passed furthest (llama.cpp's qwen2moe never renormalizes its experts' weights)."""
+    assert old in QWEN2_MOE
+    result, out = export(tmp_path, QWEN2_MOE.replace(old, new))
+    assert refusal(result) == expected
     assert not out.exists()
 
 

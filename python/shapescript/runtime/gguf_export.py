@@ -94,6 +94,19 @@ class Model:
     def epsilons(self, norm):
         return sorted({float(call["keywords"].get("eps", "1e-5")) for call in self.calls if call["name"] == norm})
 
+    def where(self, kinds):
+        """Where the forward first reaches a built-in of `kinds` (as _call_kind names them): ` at FILE:LINE:COL`."""
+        return next((f" at {call['where']}" for call in self.calls if _call_kind(call) in kinds and call.get("where")), "")
+
+    def where_epsilon(self, norm, eps):
+        """Where the forward first normalizes with `norm` and an epsilon other than `eps`."""
+        return next((f" at {call['where']}" for call in self.calls if call["name"] == norm and call.get("where")
+                     and float(call["keywords"].get("eps", "1e-5")) != eps), "")
+
+    def where_blocks(self):
+        blocks = (self.spec.get("description") or {}).get("blocks") or {}
+        return f" at {blocks['where']}" if blocks.get("where") else ""
+
 
 def _call_kind(call):
     if call["name"] == "gelu":
@@ -1214,7 +1227,16 @@ def file_tensors(model, block_map, other_map, params):
 
 
 class Refusal(Exception):
-    pass
+    """Why the model isn't `arch`, and how near it came: `stage` is how far match() got (the
+    nearest architecture got furthest), `distance` orders those that stopped at the same stage."""
+
+    # match()'s checks in order: the output head, the norm, the activation, the epsilon, the tied
+    # output layer, the number of fields, their shapes, the head sizes, then the computation.
+    STAGES = ("output", "norm", "activation", "epsilon", "tied", "fields", "shapes", "heads", "computes")
+
+    def __init__(self, message, stage, distance=0.0):
+        super().__init__(message)
+        self.stage, self.distance = Refusal.STAGES.index(stage), distance
 
 
 def match(arch, model, params, order, ids, logits, budget=400):
@@ -1224,39 +1246,46 @@ def match(arch, model, params, order, ids, logits, budget=400):
     # What it computes after its output layer: an architecture with no output bias, scale or softcap can't.
     output = (model.spec.get("description") or {}).get("output") or {}
     if output.get("bias") and not getattr(arch, "output_bias", False):
-        raise Refusal(f"{output['where']}: its output layer adds the bias `{output['bias']}`, and `{arch.name}` has no output bias")
+        raise Refusal(f"{output['where']}: its output layer adds the bias `{output['bias']}`, and `{arch.name}` has no output bias",
+                      "output")
     for op in output.get("after", []):
         if op["op"] not in getattr(arch, "output_ops", ()):
             what = {"scale": "scale its logits", "softcap": "cap its logits"}.get(op["op"], "compute anything after the output layer")
-            raise Refusal(f"{op['where']}: it computes `{op['text']}` after the output layer, and `{arch.name}` doesn't {what}")
+            raise Refusal(f"{op['where']}: it computes `{op['text']}` after the output layer, and `{arch.name}` doesn't {what}",
+                          "output")
 
     # What it computes with: llama.cpp's architecture has one norm and one activation.
     norms = [said for kind, said in NORMS.items() if kind != arch.norm and said in model.uses(NORMS)]
     if norms:
+        others = [kind for kind, said in NORMS.items() if said in norms]
         raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses "
-                      f"{' and '.join(norms)}")
+                      f"{' and '.join(norms)}{model.where(others)}", "norm")
     computes = {arch.activation, *getattr(arch, "also_computes", ())}
     activations = [said for kind, said in ACTIVATIONS.items() if kind not in computes and said in model.uses(ACTIVATIONS)]
     if activations:
+        others = [kind for kind, said in ACTIVATIONS.items() if said in activations]
         raise Refusal(
             f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses "
-            f"{' and '.join(activations)}"
+            f"{' and '.join(activations)}{model.where(others)}", "activation", len(activations)
         )
     epsilons = model.epsilons(arch.norm)
     if len(epsilons) > 1:
-        raise Refusal(f"llama.cpp's architecture uses one epsilon in `{arch.norm}`, but the model uses " + " and ".join(map(str, epsilons)))
+        raise Refusal(f"llama.cpp's architecture uses one epsilon in `{arch.norm}`, but the model uses " + " and ".join(map(str, epsilons))
+                      + model.where_epsilon(arch.norm, epsilons[0]), "epsilon")
     eps = epsilons[0] if epsilons else 1e-5
 
     if arch.tied_output and model.output_layer != model.embedding:
+        where = ((model.spec.get("description") or {}).get("output") or {}).get("where")
         raise Refusal(f"llama.cpp's `{arch.name}` reads its output layer from the token embedding, but the model's output layer "
-                      f"`{model.output_layer}` isn't its embedding `{model.embedding}`")
+                      f"`{model.output_layer}` isn't its embedding `{model.embedding}`" + (f" at {where}" if where else ""), "tied")
 
     # Its layout: fields stacked along the blocks, and the others.
     if len(model.stacked) != len(arch.block) or len(model.others) != len(arch.other):
         raise Refusal(
-            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks and "
+            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks{model.where_blocks()} and "
             f"{_plural(len(model.others), 'other field')}, but `{arch.name}` has {_plural(len(arch.block), 'tensor')} in each block and "
-            f"{_plural(len(arch.other), 'other tensor')}"
+            f"{_plural(len(arch.other), 'other tensor')}", "fields",
+            abs(len(model.stacked) - len(arch.block)) + abs(len(model.others) - len(arch.other))
         )
 
     env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", []), "blocks": model.layers,
@@ -1284,16 +1313,18 @@ def match(arch, model, params, order, ids, logits, budget=400):
         if best is None or difference < best[0]:
             best = (difference, arch.describe(hp))
     if block_reached[0] < len(arch.block):
-        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
-                      f"`blk.N.{arch.block[block_reached[0]][0]}`")
+        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field of its blocks{model.where_blocks()} is left with "
+                      f"the shape of `blk.N.{arch.block[block_reached[0]][0]}`", "shapes", len(arch.block) - block_reached[0])
     if other_reached[0] < len(arch.other):
         raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
-                      f"`{arch.other[other_reached[0]][0]}`")
+                      f"`{arch.other[other_reached[0]][0]}`", "shapes", len(arch.other) - other_reached[0])
     if best is None:
-        raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}")
+        raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}", "heads")
+    blocks = f" (its blocks{model.where_blocks()})" if model.where_blocks() else ""
     raise Refusal(
         f"it computes something else: of {_plural(tried, 'reading')} of its fields as `{arch.name}`'s tensors, the nearest "
-        f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value"
+        f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value{blocks}", "computes",
+        best[0]
     )
 
 
@@ -1488,7 +1519,7 @@ def export_gguf(spec):
     n = min(7, model.max_positions) if model.takes_positions else 7
     ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
     logits, order = model.run(params, ids)
-    reasons = []
+    reasons, nearest = [], None
     windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
     for arch in ARCHITECTURES:
         if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
@@ -1504,6 +1535,11 @@ def export_gguf(spec):
             block_map, other_map, hp = match(arch, model, params, order, rows, expected)
         except Refusal as why:
             reasons.append(f"not `{arch.name}`: {why}")
+            # Nearest first by its tensors: as many as the model has fields, then how far its checks got.
+            fits = (len(model.stacked), len(model.others)) == (len(arch.block), len(arch.other))
+            closeness = (fits, why.stage, -why.distance)
+            if nearest is None or closeness > nearest[1]:
+                nearest = (arch, closeness)
             continue
         torch.set_default_dtype(torch.float32)
         count = write(model, arch, block_map, other_map, hp, file_weights, tokenizer)
@@ -1522,7 +1558,10 @@ def export_gguf(spec):
     name = spec["model"] or spec["function"]
     # The variants with other numbers of tensors than the model's go unsaid: their families' reasons
     # (`llama`'s for qwen2, gemma, phi3, ...) already say why, in the words the book's chapter shows.
-    raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
+    # The nearest: the architecture with the model's numbers of tensors whose checks it passed furthest
+    # (its reason is the first difference).
+    said = f"; the nearest is `{nearest[0].name}`" if len(reasons) > 1 else ""
+    raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons) + said)
 
 
 def _tokenizer_summary(tokenizer):

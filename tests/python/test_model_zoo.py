@@ -427,3 +427,48 @@ def test_hf_folder_packs_experts_that_vllm_fuses(tmp_path_factory):
         # vLLM's log-probabilities of every position after the first, prompt then generated.
         got = torch.tensor(output["prompt_logprobs"][1:] + output["logprobs"])
         assert (got - logprobs[: len(got)]).abs().max().item() < 1e-3
+
+
+def test_llama_server_serves_every_gguf_greedily_as_transformers(tmp_path_factory):
+    """One llama-server (router mode: `--models-dir`, each file a model by its name) serves the --gguf
+    file of every architecture above, and decodes each prompt greedily to transformers' tokens."""
+    import subprocess
+    import urllib.request
+
+    from conftest import free_port, llama_cpp_dir, wait_until_healthy
+
+    served = tmp_path_factory.mktemp("served")
+    prompts = {}
+    for name in sorted(GGUF):
+        zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
+        out = folder / f"{name}.gguf"
+        if not out.exists():  # written by test_gguf_runs_in_llama_cpp_as_transformers when it ran first
+            source = zoo.source
+            if name == "starcoder2":
+                source = folder / "starcoder2_unwindowed.ss"
+                source.write_text(zoo.source.read_text().replace("dim W   = 16", "dim W   = 64"))
+            result = cli("export", source, "--gguf", out.name, "--weights", "ckpt.pt", cwd=folder)
+            assert result.returncode == 0, result.stdout + result.stderr
+        (served / out.name).symlink_to(out)
+        prompt = torch.randint(3, zoo.V, (1, zoo.sequence), generator=torch.Generator().manual_seed(5))[:, :8]
+        greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        with torch.no_grad():
+            prompts[name] = prompt[0].tolist(), model.generate(prompt, generation_config=greedy)[0, 8:].tolist()
+    port = free_port()
+    log_path = served / "server.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([str(llama_cpp_dir() / "bin" / "llama-server"), "--models-dir", str(served), "--models-max", "1",
+                                   "--host", "127.0.0.1", "--port", str(port), "-c", "64", "-t", "2", "-np", "1", "--no-webui"],
+                                  stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}/health", server, log_path, 60, "llama-server")
+        for name, (prompt, expected) in prompts.items():
+            body = json.dumps({"model": name, "prompt": prompt, "n_predict": NEW_TOKENS, "temperature": 0, "top_k": 1,
+                               "return_tokens": True, "ignore_eos": True, "cache_prompt": False}).encode()
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=120) as r:
+                answer = json.loads(r.read())
+            assert answer["tokens"] == expected, (name, answer["tokens"], expected)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

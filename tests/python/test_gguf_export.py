@@ -430,3 +430,35 @@ def test_gemma3s_blocks_and_bases_are_the_models(tmp_path, llama_cpp):
     relative = np.abs(llama_cpp_logits(out, ids[0].tolist()) - expected).max() / np.abs(expected).max()
     print(f"gemma3.ss, odd block sliding: largest difference {relative:.2e} of the largest logit")
     assert relative < 2e-3  # llama.cpp's GELU reads a float16 table
+
+
+def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tmp_path):
+    """examples/bert.ss with BertModel's weights (a tiny random config, saved with save_pretrained,
+    read by import-weights): `--gguf` finds llama.cpp's `bert` by computing, and real llama.cpp's
+    per-token embeddings (pooling none; token type 0, as llama.cpp gives every token) are
+    transformers' last hidden state within verify's tolerance for llama.cpp's GELU table."""
+    from shapescript.runtime.verify import GGUF_TOLERANCE
+    from test_encoders import ENCODERS
+    from test_model_zoo import reference_model, relative_difference
+
+    zoo = ENCODERS["bert"]
+    model = reference_model(zoo, seed=23)
+    model.save_pretrained(tmp_path / "hf", safe_serialization=True)
+    imported = cli("import-weights", zoo.source, "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    result = cli("export", zoo.source, "--gguf", "bert.gguf", "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "llama.cpp's `bert`, 2 blocks of 2 heads" in result.stdout, result.stdout
+    meta = {k: f.contents() for k, f in gguf.GGUFReader(str(tmp_path / "bert.gguf")).fields.items()}
+    assert (meta["bert.attention.causal"], meta["bert.pooling_type"], meta["tokenizer.ggml.token_type_count"]) == (False, 0, 2)
+    ids = torch.randint(3, zoo.V, (12,), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids[None], token_type_ids=torch.zeros(1, 12, dtype=torch.long)).last_hidden_state[0]
+    bindings = llama_cpp_module()
+    llm = bindings.Llama(model_path=str(tmp_path / "bert.gguf"), embedding=True, pooling_type=bindings.LLAMA_POOLING_TYPE_NONE,
+                         n_ctx=64, n_batch=64, n_ubatch=64, verbose=False, n_threads=2)
+    llm.tokenize = lambda *args, **kwargs: ids.tolist()  # the ids as they are: the vocabulary is one token per id
+    got = torch.tensor(llm.embed("ids", normalize=False))
+    difference = relative_difference(got, expected)
+    print(f"bert.ss as llama.cpp's bert: largest difference {difference:.2e} of the largest value")
+    assert difference < GGUF_TOLERANCE.get("bert", 2e-3)

@@ -72,14 +72,23 @@ class Model:
         self.takes_positions = spec["takes_positions"]
         self.max_positions = spec["max_positions"]
         self.calls = spec["builtins"]
+        self.encoder = spec.get("kind") == "encoder"  # its last hidden state, not logits (llama.cpp's bert: embeddings)
+        self.inputs = spec.get("inputs") or []
 
     def run(self, params, ids):
         """The compiled forward on `params` (name -> tensor) for ids (b, n), positions 0..n-1: its
         logits, and the parameters in the order it first reads them."""
+        import torch
+
         order = []
         module = getattr(self.reference, self.spec["model"])()
         module.load_state_dict(params)
-        logits = script.run_forward(getattr(self.reference, self.spec["function"]), module, ids, self.takes_positions, order)
+        function = getattr(self.reference, self.spec["function"])
+        if self.encoder:  # llama.cpp's bert: token type 0 everywhere, every position attended to
+            by_role = {"ids": ids, "token_types": torch.zeros_like(ids), "mask": torch.ones(ids.shape, dtype=torch.bool)}
+            logits = script.run_model(function, module, [by_role[given["role"]] for given in self.inputs], order)
+        else:
+            logits = script.run_forward(function, module, ids, self.takes_positions, order)
         return logits, order + [name for name in params if name not in order]
 
     def uses(self, kinds):
@@ -1150,8 +1159,69 @@ class GptNeox(Decoder):
         writer.add_parallel_residual(bool(hp["parallel"]))
 
 
+class Bert(Arch):
+    """llama.cpp's `bert` (src/models/bert.cpp), an encoder whose output is embeddings: token,
+    position and token-type (row 0: llama.cpp gives every token type 0) embeddings summed and
+    layer-normed (`token_embd_norm`), then post-norm blocks: attention over every position with
+    biases on q, k, v and its output, a layer_norm after the residual (`attn_output_norm`), GELU
+    (llama.cpp's tanh table) with no gate, a layer_norm after the second residual
+    (`layer_output_norm`). Its embeddings are the last block's output, per token (pooling none)."""
+
+    name = "bert"
+    encoder = True
+    norm = "layer_norm"
+    activation = "gelu"
+    also_computes = ("gelu_tanh",)
+    block = [("attn_q.weight", ("d", "d")), ("attn_q.bias", ("d",)), ("attn_k.weight", ("d", "d")), ("attn_k.bias", ("d",)),
+             ("attn_v.weight", ("d", "d")), ("attn_v.bias", ("d",)), ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)),
+             ("attn_output_norm.weight", ("d",)), ("attn_output_norm.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",)),
+             ("layer_output_norm.weight", ("d",)), ("layer_output_norm.bias", ("d",))]
+    other = [("position_embd.weight", ("P", "d")), ("token_types.weight", ("T", "d")), ("token_embd_norm.weight", ("d",)),
+             ("token_embd_norm.bias", ("d",))]
+
+    def variants(self, env):
+        for hd in _head_sizes(env["d"]):
+            yield {"heads": env["d"] // hd, "kv_heads": env["d"] // hd, "head_dim": hd}
+
+    def prepare(self, tensors, hp):
+        return tensors
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        H, hd, eps = hp["heads"], hp["head_dim"], hp["eps"]
+        exact = "gelu" in hp["computes"]  # the form the model writes (llama.cpp's table is as near to either)
+        x = t["token_embd.weight"][ids] + t["token_types.weight"][0] + t["position_embd.weight"][torch.arange(n)]
+        x = _layer_norm(x, t["token_embd_norm.weight"], t["token_embd_norm.bias"], eps)
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            q, k, v = ((x @ p(f"attn_{c}.weight").T + p(f"attn_{c}.bias")).reshape(b, n, H, hd).transpose(1, 2) for c in "qkv")
+            attended = ((q @ k.transpose(-1, -2) / math.sqrt(hd)).softmax(-1) @ v).transpose(1, 2).reshape(b, n, H * hd)
+            x = _layer_norm(x + attended @ p("attn_output.weight").T + p("attn_output.bias"), p("attn_output_norm.weight"),
+                            p("attn_output_norm.bias"), eps)
+            up = torch.nn.functional.gelu(x @ p("ffn_up.weight").T + p("ffn_up.bias"), approximate="none" if exact else "tanh")
+            x = _layer_norm(x + up @ p("ffn_down.weight").T + p("ffn_down.bias"), p("layer_output_norm.weight"),
+                            p("layer_output_norm.bias"), eps)
+        return x
+
+    def metadata(self, writer, hp, model):
+        import gguf
+
+        writer.add_context_length(hp["P"])
+        writer.add_embedding_length(hp["d"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_head_count(hp["heads"])
+        writer.add_layer_norm_eps(hp["eps"])
+        writer.add_causal_attention(False)
+        writer.add_pooling_type(gguf.PoolingType.NONE)  # per token, as transformers' last hidden state
+        writer.add_token_type_count(hp["T"])
+
+
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe(), Bert()]
 
 
 def _head_sizes(d):
@@ -1221,7 +1291,7 @@ def file_tensors(model, block_map, other_map, params):
             tensors[f"blk.{i}.{name}"] = params[field][i]
     for name, field in other_map.items():
         tensors[name] = params[field]
-    if model.output_layer != model.embedding:
+    if model.output_layer and model.output_layer != model.embedding:  # an encoder has none
         tensors["output.weight"] = params[model.output_layer]
     return tensors
 
@@ -1521,7 +1591,12 @@ def export_gguf(spec):
     logits, order = model.run(params, ids)
     reasons, nearest = [], None
     windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
+    if model.encoder and any(given["role"] == "pixels" for given in model.inputs):
+        raise GgufError(f"`{spec['model'] or spec['function']}` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, "
+                        "and it reads pixels")
     for arch in ARCHITECTURES:
+        if getattr(arch, "encoder", False) != model.encoder:  # an encoder is only `bert`, a language model never
+            continue
         if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
             continue
         rows, expected = ids, logits

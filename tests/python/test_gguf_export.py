@@ -290,8 +290,9 @@ def test_tokenizer_is_copied_from_a_gguf_file(tmp_path):
 def test_a_function_that_is_not_a_language_model_is_refused(tmp_path):
     source = "dim D = 4\n\nmodel M:\n    param w: [D D] = normal(std=0.02)\n\nfn forward(m: M, x: [b D]) -> [b D]:\n    return linear(x, m.w)\n"
     result, _ = export(tmp_path, source)
-    assert result.returncode == 1
-    assert result.stderr.startswith("error: can't write `forward` as a GGUF model: ")
+    # An encoder by its description (the model, then a tensor), but of reals: no llama.cpp architecture reads it.
+    assert refusal(result) == ("error: `M` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, and its input `x` "
+                               "is a tensor of reals")
 
 
 # --- real llama.cpp -------------------------------------------------------------------------------
@@ -462,3 +463,10 @@ def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tm
     difference = relative_difference(got, expected)
     print(f"bert.ss as llama.cpp's bert: largest difference {difference:.2e} of the largest value")
     assert difference < GGUF_TOLERANCE.get("bert", 2e-3)
+
+
+def test_an_encoder_of_pixels_is_refused(tmp_path):
+    result = cli("export", EXAMPLES / "vit.ss", "--gguf", tmp_path / "vit.gguf", cwd=tmp_path)
+    assert refusal(result) == ("error: `Vit` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, and its input "
+                               "`pixels` is a tensor of reals")
+    assert not (tmp_path / "vit.gguf").exists()

@@ -1575,6 +1575,10 @@ def export_gguf(spec):
         import gguf  # noqa: F401
     except ImportError as e:
         raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
+    reals = [given["name"] for given in spec.get("inputs") or [] if given["role"] == "pixels"]
+    if reals:
+        raise GgufError(f"`{spec['model'] or spec['function']}` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, "
+                        f"and its input `{reals[0]}` is a tensor of reals")
     reference = script.reference_module(spec)
     model = Model(spec, reference)
     _refuse_sliding_window(spec, model)
@@ -1591,9 +1595,6 @@ def export_gguf(spec):
     logits, order = model.run(params, ids)
     reasons, nearest = [], None
     windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
-    if model.encoder and any(given["role"] == "pixels" for given in model.inputs):
-        raise GgufError(f"`{spec['model'] or spec['function']}` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, "
-                        "and it reads pixels")
     for arch in ARCHITECTURES:
         if getattr(arch, "encoder", False) != model.encoder:  # an encoder is only `bert`, a language model never
             continue

@@ -19,6 +19,8 @@ The CLI runs it with a spec (JSON):
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
   layer_windows          each block's `window=` (0: none), as the description decides it per block (gemma3, cohere2)
   builtins               [{name, keywords, where}]: the built-ins the forward reaches, keywords as written, and their `file:line:col`
+  kind, inputs           `encoder` for a forward that returns its last hidden state (llama.cpp's `bert`), with its
+                         inputs by role (SPEC.md); else `causal_lm`
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  the tokenizer to embed, or null: a GGUF file (its `tokenizer.*` keys as they are),

@@ -128,6 +128,14 @@ ZOO = {
         num_key_value_heads=1, max_position_embeddings=128, layer_norm_eps=1e-5, logit_scale=0.0625, attention_bias=False,
         sliding_window=8, layer_types=["sliding_attention", "full_attention"], tie_word_embeddings=True,
         pad_token_id=0, bos_token_id=1, eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),
+    # Routed experts weighted by the router's softmax as it is (norm_topk_prob false), and a shared
+    # expert scaled by a sigmoid gate of its own.
+    "qwen2_moe": Zoo("qwen2_moe.ss", "Qwen2Moe", "Qwen2MoeForCausalLM", "Qwen2MoeConfig", settings(
+        vocab_size=128, hidden_size=64, intermediate_size=128, moe_intermediate_size=48, shared_expert_intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, num_experts=4, num_experts_per_tok=2,
+        norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[], qkv_bias=True, max_position_embeddings=128,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, use_sliding_window=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1e6}), V=128),
 }
 
 

@@ -433,7 +433,7 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
   }
   nlohmann::json builtins = nlohmann::json::array();
   for (const BuiltinCall& call : builtin_calls_reached(analysis, function))
-    builtins.push_back({{"name", call.name}, {"keywords", call.keywords}});
+    builtins.push_back({{"name", call.name}, {"keywords", call.keywords}, {"where", where(analysis, call.span)}});
   return {{"version", 1},
           {"source", analysis.file.path()},
           {"reference", generate_python(analysis, PythonImports::left_out).python},
@@ -464,8 +464,9 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   // The model's description (embedding, blocks, output layer); which llama.cpp architecture computes
   // what it does is the runtime's search, run on the compiled forward, not the Hugging Face generator's.
   ModelLayout layout = describe_model(analysis, function);
-  if (std::string why_not = why_not_language_model(analysis, layout); !why_not.empty()) {
-    std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models: " << why_not << "\n";
+  // An encoder too (BERT: llama.cpp's `bert` gives embeddings); the runtime refuses one without token ids.
+  if (std::string why_not = why_not_described_model(analysis, layout); !why_not.empty()) {
+    std::cerr << "error: can't write `" << function << "` as a GGUF model: llama.cpp runs language models and encoders: " << why_not << "\n";
     return 1;
   }
   InterruptScope interrupts;

@@ -64,11 +64,28 @@ def shapescript_gguf(arch: Architecture, model, folder):
     return out
 
 
+# The converter run as it is, except that an architecture whose vocabulary it reads as byte-level BPE
+# (Qwen2-MoE, Qwen3-MoE, BLOOM: `_set_vocab_gpt2`) reads the SentencePiece model beside the weights:
+# it names a BPE pre-tokenizer by the hash of a real tokenizer's output, which no tiny one matches.
+# The vocabulary is no part of the comparison; the tensors and hyperparameters are the converter's own.
+RUN_CONVERTER = """
+import runpy, sys
+from pathlib import Path
+converter = sys.argv[1]
+sys.path.insert(0, str(Path(converter).parent))
+sys.path.insert(1, str(Path(converter).parent / 'gguf-py'))
+from conversion import base
+base.TextModel._set_vocab_gpt2 = base.TextModel._set_vocab_sentencepiece
+sys.argv = sys.argv[1:]
+runpy.run_path(converter, run_name='__main__')
+"""
+
+
 def converter_gguf(folder):
     """llama.cpp's convert_hf_to_gguf.py on FOLDER/hf, in float32."""
     out = folder / "converter.gguf"
-    result = subprocess.run([PYTHON, str(llama_cpp_converter()), str(folder / "hf"), "--outtype", "f32", "--outfile", str(out)],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run([PYTHON, "-c", RUN_CONVERTER, str(llama_cpp_converter()), str(folder / "hf"), "--outtype", "f32",
+                             "--outfile", str(out)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-5000:]
     return out
 

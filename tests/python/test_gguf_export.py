@@ -33,14 +33,16 @@ LLAMA = (EXAMPLES / "llama.ss").read_text()
 def export(tmp_path, source, *extra, name="model"):
     path = place(tmp_path, source, f"{name}.ss")
     out = tmp_path / f"{name}.gguf"
-    return cli("export", path, "--gguf", out, *extra, cwd=tmp_path), out
+    # The file by its name, as a user in its folder gives it: refusals say `model.ss:LINE:COL`.
+    return cli("export", path.name, "--gguf", out, *extra, cwd=tmp_path), out
 
 
 def refusal(result):
+    """The refusal's first `error:` line (with --verbose, the export's other output comes before it)."""
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stderr.splitlines()
     assert lines[-1].startswith("error: exporting `forward` failed: `") and lines[-1].endswith("` exited with exit status: 1")
-    return lines[0]
+    return next(line for line in lines if line.startswith("error: "))
 
 
 def fields(path):
@@ -56,9 +58,17 @@ def test_reasons_are_computed_from_the_model(tmp_path):
     result, out = export(tmp_path, tiny)
     # The families' reasons, as the book's chapter prints them (its transcript is test_chapter's).
     assert refusal(result) == (
-        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks and 0 other "
-        "fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's architecture normalizes "
-        "with `layer_norm` only, but the model uses rms_norm"
+        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks "
+        "and 0 other fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's "
+        "architecture normalizes with `layer_norm` only, but the model uses rms_norm"
+    )
+    assert not out.exists()
+    # With --verbose, each difference with the line it comes from, and the nearest architecture.
+    result, out = export(tmp_path, tiny, "--verbose")
+    assert refusal(result) == (
+        "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: it has 3 fields stacked along its 2 blocks at "
+        "model.ss:25:5 and 0 other fields, but `llama` has 9 tensors in each block and 1 other tensor; not `gpt2`: llama.cpp's "
+        "architecture normalizes with `layer_norm` only, but the model uses rms_norm at model.ss:26:27; the nearest is `llama`"
     )
     assert not out.exists()
     # One more block, a final norm, and layer_norm instead of rms_norm: every count and name follows.
@@ -68,11 +78,11 @@ def test_reasons_are_computed_from_the_model(tmp_path):
         .replace("rms_norm(x, over=D, weight=m.norm[l])", "layer_norm(x, over=D, weight=m.norm[l], bias=m.bias[l])")
         .replace("return linear(x, m.wte)", "return linear(layer_norm(x, over=D, weight=m.final), m.wte)")
     )
-    result, _ = export(tmp_path, changed)
+    result, _ = export(tmp_path, changed, "--verbose")
     assert refusal(result) == (
         "error: `Tiny` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture normalizes with `rms_norm` "
-        "only, but the model uses layer_norm; not `gpt2`: it has 4 fields stacked along its 3 "
-        "blocks and 1 other field, but `gpt2` has 12 tensors in each block and 3 other tensors"
+        "only, but the model uses layer_norm at model.ss:28:27; not `gpt2`: it has 4 fields stacked along its 3 "
+        "blocks at model.ss:27:5 and 1 other field, but `gpt2` has 12 tensors in each block and 3 other tensors; the nearest is `gpt2`"
     )
 
 
@@ -108,8 +118,8 @@ def test_gpt2_example_is_written_as_gpt2_with_tied_output(tmp_path):
         ("silu(linear(x, w_gate))", 'gelu(linear(x, w_gate), approximate="tanh")',
          'not `llama`: llama.cpp\'s architecture activates with `silu` only, but the model uses gelu(approximate="tanh")'),
         ("return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)", "return linear(x, m.w_out)",
-         "not `llama`: it has 9 fields stacked along its 2 blocks and 0 other fields, but `llama` has 9 tensors in each block and "
-         "1 other tensor"),
+         "not `llama`: it has 9 fields stacked along its 2 blocks at model.ss:47:5 and 0 other fields, but `llama` has 9 tensors "
+         "in each block and 1 other tensor"),
         ("log(10000)", "log(5000)", "not `llama`: it computes something else: of "),
         ("x = x + feed_forward(", "x = feed_forward(", "not `llama`: it computes something else: of "),
     ],
@@ -120,7 +130,7 @@ def test_a_llama_that_differs_in_one_place_is_refused_naming_it(tmp_path, old, n
     source = LLAMA.replace(old, new)
     if new == "return linear(x, m.w_out)":
         source = source.replace("    param norm:      [D]     = ones\n", "")  # no final norm at all
-    result, out = export(tmp_path, source)
+    result, out = export(tmp_path, source, "--verbose")
     first = refusal(result)
     assert first.startswith("error: `Llama` isn't an architecture llama.cpp has: ")
     assert reason in first, first
@@ -151,6 +161,44 @@ def test_a_gemma_that_differs_in_one_place_is_refused_naming_it(tmp_path, old, n
     first = refusal(result)
     assert first.startswith("error: `Gemma` isn't an architecture llama.cpp has: not `llama`: "), first
     assert reason in first, first
+    assert not out.exists()
+
+
+QWEN2_MOE = (EXAMPLES / "qwen2_moe.ss").read_text()
+RENORMALIZED = (
+    "    top, chosen = topk(softmax(linear(x, router), over=E), k=K, over=E)\n"
+    "    routed = experts(x, chosen, top, ",
+    "    top, chosen = topk(softmax(linear(x, router), over=E), k=K, over=E)\n"
+    "    weights = top / rearrange(sum(top, over=K), b n -> b n 1)\n"
+    "    routed = experts(x, chosen, weights, ",
+)
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ("sigmoid(linear(x, shared_score))", "tanh(linear(x, shared_score))",
+         "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
+         "but the model uses tanh at model.ss:69:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, but "
+         "the model uses rms_norm at model.ss:74:13; not `qwen2moe`: llama.cpp's architecture activates with `silu` only, but the "
+         "model uses tanh at model.ss:69:21; the nearest is `qwen2moe`"),
+        (*RENORMALIZED,
+         "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
+         "but the model uses sigmoid at model.ss:70:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, "
+         "but the model uses rms_norm at model.ss:75:13; not `qwen2moe`: it computes something else: of 400 readings of its "
+         "fields as `qwen2moe`'s tensors, the nearest (2 heads of 32, rotary pairs (i, i + rotated / 2) on 32 of each head, base "
+         "1e+06, 2 of 4 experts per token and a shared one) gives logits that differ by 0.1 of their largest value (its blocks "
+         "at model.ss:74:5); the nearest is `qwen2moe`"),
+    ],
+    ids=["tanh-shared-gate", "renormalized-experts"],
+)
+def test_a_refusal_names_every_architecture_tried_and_the_nearest_with_its_line(tmp_path, old, new, expected):
+    """Golden refusals (with --verbose): each architecture tried with its first difference and the line it comes from
+    (a built-in's call, the blocks' loop), and the nearest: the one with the model's numbers of
+    tensors whose checks it passed furthest (llama.cpp's qwen2moe never renormalizes its experts' weights)."""
+    assert old in QWEN2_MOE
+    result, out = export(tmp_path, QWEN2_MOE.replace(old, new), "--verbose")
+    assert refusal(result) == expected
     assert not out.exists()
 
 
@@ -251,8 +299,9 @@ def test_tokenizer_is_copied_from_a_gguf_file(tmp_path):
 def test_a_function_that_is_not_a_language_model_is_refused(tmp_path):
     source = "dim D = 4\n\nmodel M:\n    param w: [D D] = normal(std=0.02)\n\nfn forward(m: M, x: [b D]) -> [b D]:\n    return linear(x, m.w)\n"
     result, _ = export(tmp_path, source)
-    assert result.returncode == 1
-    assert result.stderr.startswith("error: can't write `forward` as a GGUF model: ")
+    # An encoder by its description (the model, then a tensor), but of reals: no llama.cpp architecture reads it.
+    assert refusal(result) == ("error: `M` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, and its input `x` "
+                               "is a tensor of reals")
 
 
 # --- real llama.cpp -------------------------------------------------------------------------------
@@ -391,3 +440,42 @@ def test_gemma3s_blocks_and_bases_are_the_models(tmp_path, llama_cpp):
     relative = np.abs(llama_cpp_logits(out, ids[0].tolist()) - expected).max() / np.abs(expected).max()
     print(f"gemma3.ss, odd block sliding: largest difference {relative:.2e} of the largest logit")
     assert relative < 2e-3  # llama.cpp's GELU reads a float16 table
+
+
+def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tmp_path):
+    """examples/bert.ss with BertModel's weights (a tiny random config, saved with save_pretrained,
+    read by import-weights): `--gguf` finds llama.cpp's `bert` by computing, and real llama.cpp's
+    per-token embeddings (pooling none; token type 0, as llama.cpp gives every token) are
+    transformers' last hidden state within verify's tolerance for llama.cpp's GELU table."""
+    from shapescript.runtime.verify import GGUF_TOLERANCE
+    from test_encoders import ENCODERS
+    from test_model_zoo import reference_model, relative_difference
+
+    zoo = ENCODERS["bert"]
+    model = reference_model(zoo, seed=23)
+    model.save_pretrained(tmp_path / "hf", safe_serialization=True)
+    imported = cli("import-weights", zoo.source, "hf", "-o", "ckpt.pt", cwd=tmp_path)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    result = cli("export", zoo.source, "--gguf", "bert.gguf", "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "llama.cpp's `bert`, 2 blocks of 2 heads" in result.stdout, result.stdout
+    meta = {k: f.contents() for k, f in gguf.GGUFReader(str(tmp_path / "bert.gguf")).fields.items()}
+    assert (meta["bert.attention.causal"], meta["bert.pooling_type"], meta["tokenizer.ggml.token_type_count"]) == (False, 0, 2)
+    ids = torch.randint(3, zoo.V, (12,), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        expected = model(input_ids=ids[None], token_type_ids=torch.zeros(1, 12, dtype=torch.long)).last_hidden_state[0]
+    bindings = llama_cpp_module()
+    llm = bindings.Llama(model_path=str(tmp_path / "bert.gguf"), embedding=True, pooling_type=bindings.LLAMA_POOLING_TYPE_NONE,
+                         n_ctx=64, n_batch=64, n_ubatch=64, verbose=False, n_threads=2)
+    llm.tokenize = lambda *args, **kwargs: ids.tolist()  # the ids as they are: the vocabulary is one token per id
+    got = torch.tensor(llm.embed("ids", normalize=False))
+    difference = relative_difference(got, expected)
+    print(f"bert.ss as llama.cpp's bert: largest difference {difference:.2e} of the largest value")
+    assert difference < GGUF_TOLERANCE.get("bert", 2e-3)
+
+
+def test_an_encoder_of_pixels_is_refused(tmp_path):
+    result = cli("export", EXAMPLES / "vit.ss", "--gguf", tmp_path / "vit.gguf", cwd=tmp_path)
+    assert refusal(result) == ("error: `Vit` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, and its input "
+                               "`pixels` is a tensor of reals")
+    assert not (tmp_path / "vit.gguf").exists()

@@ -121,7 +121,7 @@ def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
 # and compared over 16 tokens, where transformers' window of 16 masks nothing.
 GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
         "gpt_neox": "gptneox", "llama31": "llama", "gemma3": "gemma3", "mixtral": "llama", "qwen3_moe": "qwen3moe",
-        "bloom": "bloom", "cohere2": "cohere2"}
+        "bloom": "bloom", "cohere2": "cohere2", "qwen2_moe": "qwen2moe"}
 
 
 def llama_cpp_run(path, ids, new_tokens):
@@ -173,17 +173,28 @@ def test_gguf_runs_in_llama_cpp_as_transformers(name, tmp_path_factory):
     assert tokens == expected_tokens
 
 
-@pytest.mark.parametrize("name", ["gemma3", "mixtral"])
+# Keys the converter writes from the config that llama.cpp doesn't read for the architecture: with
+# experts in every block, qwen3moe's `feed_forward_length` is the config's dense size, which no
+# tensor has (llama.cpp sizes the experts by `expert_feed_forward_length`); BLOOM's config has no
+# length, and the converter writes its width as `context_length`, which is only llama.cpp's default
+# context (ALiBi has no trained length): ours is the model's P.
+UNREAD_KEYS = {"qwen3moe": {"feed_forward_length"}, "bloom": {"context_length"}}
+
+
+@pytest.mark.parametrize("name", ["gemma3", "mixtral", "qwen3_moe", "bloom", "qwen2_moe"])
 def test_gguf_has_the_tensors_llama_cpp_converter_writes(name, tmp_path_factory):
     """`--gguf` of the imported weights against llama.cpp's own convert_hf_to_gguf.py on the same
-    save_pretrained folder: the same architecture, tensors (names, shapes, values) and the keys both
-    write. (Gemma 3's converter writes no `sliding_window_pattern`, so llama.cpp slides five blocks in
-    six; ours says which blocks the model slides.)"""
+    save_pretrained folder: the same architecture, tensors (names, shapes, values), the keys both
+    write, and the same logits in real llama.cpp. (Gemma 3's converter writes no
+    `sliding_window_pattern`, so llama.cpp slides five blocks in six; ours says which blocks the
+    model slides and rotates them with their own base: its logits differ from the converter's file,
+    which computes another model, and are compared with transformers' in the test above.)"""
     import io
     import re
 
     import numpy as np
     import sentencepiece
+    from shapescript.runtime.verify import GGUF_TOLERANCE
     from test_convert_compare import converter_gguf, fields, tensors
 
     zoo, _, _, _, folder = import_zoo(name, tmp_path_factory)
@@ -206,13 +217,19 @@ def test_gguf_has_the_tensors_llama_cpp_converter_writes(name, tmp_path_factory)
     # Every key the converter writes (its head sizes aside, which llama.cpp's llama computes as ours leaves them).
     missing = {key for key in theirs_fields if key.startswith(arch + ".") and key not in ours_fields}
     assert missing <= {f"{arch}.attention.key_length", f"{arch}.attention.value_length"}, missing
-    for key in sorted(set(ours_fields) & set(theirs_fields)):
+    unread = {f"{arch}.{key}" for key in UNREAD_KEYS.get(arch, ())}
+    for key in sorted(set(ours_fields) & set(theirs_fields) - unread):
         if key.startswith(arch + "."):
             assert ours_fields[key] == pytest.approx(theirs_fields[key], rel=1e-6), key
     ours_tensors, theirs_tensors = tensors(ours), tensors(theirs)
     assert {n: tuple(t.shape) for n, t in ours_tensors.items()} == {n: tuple(t.shape) for n, t in theirs_tensors.items()}
     for n, t in ours_tensors.items():
         assert np.allclose(np.asarray(t.data), np.asarray(theirs_tensors[n].data), atol=1e-6), n
+    if name == "gemma3":
+        return
+    ids = torch.randint(3, zoo.V, (zoo.sequence,), generator=torch.Generator().manual_seed(5)).tolist()
+    from_ours, from_theirs = llama_cpp_run(ours, ids, 0)[0], llama_cpp_run(theirs, ids, 0)[0]
+    assert relative_difference(from_ours, from_theirs) < GGUF_TOLERANCE.get(arch, TOLERANCE)
 
 
 @pytest.mark.parametrize("name", ["gemma3", "cohere2"])
@@ -266,3 +283,48 @@ def test_hf_folder_packs_experts_that_vllm_fuses(tmp_path_factory):
         # vLLM's log-probabilities of every position after the first, prompt then generated.
         got = torch.tensor(output["prompt_logprobs"][1:] + output["logprobs"])
         assert (got - logprobs[: len(got)]).abs().max().item() < 1e-3
+
+
+def test_llama_server_serves_every_gguf_greedily_as_transformers(tmp_path_factory):
+    """One llama-server (router mode: `--models-dir`, each file a model by its name) serves the --gguf
+    file of every architecture above, and decodes each prompt greedily to transformers' tokens."""
+    import subprocess
+    import urllib.request
+
+    from conftest import free_port, llama_cpp_dir, wait_until_healthy
+
+    served = tmp_path_factory.mktemp("served")
+    prompts = {}
+    for name in sorted(GGUF):
+        zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
+        out = folder / f"{name}.gguf"
+        if not out.exists():  # written by test_gguf_runs_in_llama_cpp_as_transformers when it ran first
+            source = zoo.source
+            if name == "starcoder2":
+                source = folder / "starcoder2_unwindowed.ss"
+                source.write_text(zoo.source.read_text().replace("dim W   = 16", "dim W   = 64"))
+            result = cli("export", source, "--gguf", out.name, "--weights", "ckpt.pt", cwd=folder)
+            assert result.returncode == 0, result.stdout + result.stderr
+        (served / out.name).symlink_to(out)
+        prompt = torch.randint(3, zoo.V, (1, zoo.sequence), generator=torch.Generator().manual_seed(5))[:, :8]
+        greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+        with torch.no_grad():
+            prompts[name] = prompt[0].tolist(), model.generate(prompt, generation_config=greedy)[0, 8:].tolist()
+    port = free_port()
+    log_path = served / "server.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([str(llama_cpp_dir() / "bin" / "llama-server"), "--models-dir", str(served), "--models-max", "1",
+                                   "--host", "127.0.0.1", "--port", str(port), "-c", "64", "-t", "2", "-np", "1", "--no-webui"],
+                                  stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}/health", server, log_path, 60, "llama-server")
+        for name, (prompt, expected) in prompts.items():
+            body = json.dumps({"model": name, "prompt": prompt, "n_predict": NEW_TOKENS, "temperature": 0, "top_k": 1,
+                               "return_tokens": True, "ignore_eos": True, "cache_prompt": False}).encode()
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=120) as r:
+                answer = json.loads(r.read())
+            assert answer["tokens"] == expected, (name, answer["tokens"], expected)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -19,6 +19,8 @@ The CLI runs it with a spec (JSON):
   sliding_window         the blocks' attention's `window=`, or 0: every earlier position
   layer_windows          each block's `window=` (0: none), as the description decides it per block (gemma3, cohere2)
   builtins               [{name, keywords, where}]: the built-ins the forward reaches, keywords as written, and their `file:line:col`
+  kind, inputs           `encoder` for a forward that returns its last hidden state (llama.cpp's `bert`), with its
+                         inputs by role (SPEC.md); else `causal_lm`
   description            the model description (SPEC.md): its output head's bias and operations are refused here
   weights, weights_name  a checkpoint for the file's weights, or null: the initializers
   tokenizer, tokenizer_name  the tokenizer to embed, or null: a GGUF file (its `tokenizer.*` keys as they are),
@@ -73,14 +75,23 @@ class Model:
         self.takes_positions = spec["takes_positions"]
         self.max_positions = spec["max_positions"]
         self.calls = spec["builtins"]
+        self.encoder = spec.get("kind") == "encoder"  # its last hidden state, not logits (llama.cpp's bert: embeddings)
+        self.inputs = spec.get("inputs") or []
 
     def run(self, params, ids):
         """The compiled forward on `params` (name -> tensor) for ids (b, n), positions 0..n-1: its
         logits, and the parameters in the order it first reads them."""
+        import torch
+
         order = []
         module = getattr(self.reference, self.spec["model"])()
         module.load_state_dict(params)
-        logits = script.run_forward(getattr(self.reference, self.spec["function"]), module, ids, self.takes_positions, order)
+        function = getattr(self.reference, self.spec["function"])
+        if self.encoder:  # llama.cpp's bert: token type 0 everywhere, every position attended to
+            by_role = {"ids": ids, "token_types": torch.zeros_like(ids), "mask": torch.ones(ids.shape, dtype=torch.bool)}
+            logits = script.run_model(function, module, [by_role[given["role"]] for given in self.inputs], order)
+        else:
+            logits = script.run_forward(function, module, ids, self.takes_positions, order)
         return logits, order + [name for name in params if name not in order]
 
     def uses(self, kinds):
@@ -94,6 +105,25 @@ class Model:
 
     def epsilons(self, norm):
         return sorted({float(call["keywords"].get("eps", "1e-5")) for call in self.calls if call["name"] == norm})
+
+    def where(self, kinds):
+        """Where the forward first reaches a built-in of `kinds` (as _call_kind names them): ` at FILE:LINE:COL`."""
+        if not DETAILED:
+            return ""
+        return next((f" at {call['where']}" for call in self.calls if _call_kind(call) in kinds and call.get("where")), "")
+
+    def where_epsilon(self, norm, eps):
+        """Where the forward first normalizes with `norm` and an epsilon other than `eps`."""
+        if not DETAILED:
+            return ""
+        return next((f" at {call['where']}" for call in self.calls if call["name"] == norm and call.get("where")
+                     and float(call["keywords"].get("eps", "1e-5")) != eps), "")
+
+    def where_blocks(self):
+        if not DETAILED:
+            return ""
+        blocks = (self.spec.get("description") or {}).get("blocks") or {}
+        return f" at {blocks['where']}" if blocks.get("where") else ""
 
 
 def _call_kind(call):
@@ -221,11 +251,12 @@ def _expert_counts(env):
     return sorted(range(1, env["E"] + 1), key=lambda k: (k != 2, k))
 
 
-def _sparse_experts(layer, f, used, activate):
+def _sparse_experts(layer, f, used, activate, normalize=True):
     import torch
 
     top, chosen = (f @ layer["ffn_gate_inp.weight"].T).softmax(-1).topk(used, dim=-1)
-    top = top / top.sum(-1, keepdim=True)
+    if normalize:  # llama.cpp's build_moe_ffn's norm_w: Mixtral's and Qwen3-MoE's graphs, not Qwen2-MoE's
+        top = top / top.sum(-1, keepdim=True)
     # Every expert on every row (tiny sizes), then the chosen ones gathered and weighted.
     inner = activate(torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"])) * torch.einsum(
         "bnd,efd->bnef", f, layer["ffn_up_exps.weight"])
@@ -641,6 +672,9 @@ class Decoder(Arch):
                        "norm_offset": offset, "attention_softcap": cap, "window": window, "qkv_order": order,
                        "parallel": parallel, "logit_scale": after.get("scale"), "final_softcap": after.get("softcap")}
 
+    def feed_forward_length(self, hp):
+        return hp["F"]
+
     def windows(self, env):
         # Read by computation: every width the search's positions can tell apart, then none (0).
         return list(range(1, env["n"])) + [0] if self.windowed else [0]
@@ -778,7 +812,7 @@ class Decoder(Arch):
         writer.add_context_length(model.max_positions if model.takes_positions else 2048)
         writer.add_embedding_length(hp["d"])
         writer.add_block_count(hp["blocks"])
-        writer.add_feed_forward_length(hp["F"])
+        writer.add_feed_forward_length(self.feed_forward_length(hp))
         writer.add_head_count(hp["heads"])
         writer.add_head_count_kv(hp["kv_heads"])
         if self.norm == "rms_norm":
@@ -840,6 +874,47 @@ class Qwen3Moe(Qwen3):
         super().metadata(writer, hp, model)
         _add_experts(writer, hp)
         writer.add_expert_feed_forward_length(hp["F"])
+
+
+class Qwen2Moe(Decoder):
+    """llama.cpp's `qwen2moe` (src/models/qwen2moe.cpp): `qwen2`'s attention (q, k and v biases, NEOX
+    rotary), and in every block a sparse mixture of SwiGLU experts weighted by the router's softmax
+    as it is (build_moe_ffn's norm_w is false), plus a shared SwiGLU expert scaled by the sigmoid of
+    its own score (`ffn_gate_inp_shexp`, one row). Its sizes: `expert_feed_forward_length` and
+    `expert_shared_feed_forward_length`."""
+
+    name = "qwen2moe"
+    variant_of = "llama"
+    also_computes = ("sigmoid",)
+    block = [("attn_norm.weight", ("d",)), ("attn_q.weight", ("d", "d")), ("attn_q.bias", ("d",)), ("attn_k.weight", ("kv", "d")),
+             ("attn_k.bias", ("kv",)), ("attn_v.weight", ("kv", "d")), ("attn_v.bias", ("kv",)), ("attn_output.weight", ("d", "d")),
+             ("ffn_norm.weight", ("d",)), *_EXPERTS, ("ffn_gate_inp_shexp.weight", ("=1", "d")), ("ffn_gate_shexp.weight", ("S", "d")),
+             ("ffn_up_shexp.weight", ("S", "d")), ("ffn_down_shexp.weight", ("d", "S"))]
+    other = [("output_norm.weight", ("d",))]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            for used in _expert_counts(env):
+                yield {**hp, "expert_used": used}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token and a shared one"
+
+    def _feed_forward(self, layer, f, hp):
+        import torch
+
+        routed = _sparse_experts(layer, f, hp["expert_used"], lambda x: self._activate(x, hp), normalize=False)
+        shared = (self._activate(f @ layer["ffn_gate_shexp.weight"].T, hp) * (f @ layer["ffn_up_shexp.weight"].T)) @ layer["ffn_down_shexp.weight"].T
+        return routed + torch.sigmoid(f @ layer["ffn_gate_inp_shexp.weight"].T) * shared
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
+        writer.add_expert_feed_forward_length(hp["F"])
+        writer.add_expert_shared_feed_forward_length(hp["S"])
+
+    def feed_forward_length(self, hp):
+        return hp["S"]  # what Qwen's configs give as intermediate_size, and llama.cpp's fallback for the shared expert's
 
 
 class Phi2(Decoder):
@@ -1092,8 +1167,69 @@ class GptNeox(Decoder):
         writer.add_parallel_residual(bool(hp["parallel"]))
 
 
+class Bert(Arch):
+    """llama.cpp's `bert` (src/models/bert.cpp), an encoder whose output is embeddings: token,
+    position and token-type (row 0: llama.cpp gives every token type 0) embeddings summed and
+    layer-normed (`token_embd_norm`), then post-norm blocks: attention over every position with
+    biases on q, k, v and its output, a layer_norm after the residual (`attn_output_norm`), GELU
+    (llama.cpp's tanh table) with no gate, a layer_norm after the second residual
+    (`layer_output_norm`). Its embeddings are the last block's output, per token (pooling none)."""
+
+    name = "bert"
+    encoder = True
+    norm = "layer_norm"
+    activation = "gelu"
+    also_computes = ("gelu_tanh",)
+    block = [("attn_q.weight", ("d", "d")), ("attn_q.bias", ("d",)), ("attn_k.weight", ("d", "d")), ("attn_k.bias", ("d",)),
+             ("attn_v.weight", ("d", "d")), ("attn_v.bias", ("d",)), ("attn_output.weight", ("d", "d")), ("attn_output.bias", ("d",)),
+             ("attn_output_norm.weight", ("d",)), ("attn_output_norm.bias", ("d",)),
+             ("ffn_up.weight", ("F", "d")), ("ffn_up.bias", ("F",)), ("ffn_down.weight", ("d", "F")), ("ffn_down.bias", ("d",)),
+             ("layer_output_norm.weight", ("d",)), ("layer_output_norm.bias", ("d",))]
+    other = [("position_embd.weight", ("P", "d")), ("token_types.weight", ("T", "d")), ("token_embd_norm.weight", ("d",)),
+             ("token_embd_norm.bias", ("d",))]
+
+    def variants(self, env):
+        for hd in _head_sizes(env["d"]):
+            yield {"heads": env["d"] // hd, "kv_heads": env["d"] // hd, "head_dim": hd}
+
+    def prepare(self, tensors, hp):
+        return tensors
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        H, hd, eps = hp["heads"], hp["head_dim"], hp["eps"]
+        exact = "gelu" in hp["computes"]  # the form the model writes (llama.cpp's table is as near to either)
+        x = t["token_embd.weight"][ids] + t["token_types.weight"][0] + t["position_embd.weight"][torch.arange(n)]
+        x = _layer_norm(x, t["token_embd_norm.weight"], t["token_embd_norm.bias"], eps)
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            q, k, v = ((x @ p(f"attn_{c}.weight").T + p(f"attn_{c}.bias")).reshape(b, n, H, hd).transpose(1, 2) for c in "qkv")
+            attended = ((q @ k.transpose(-1, -2) / math.sqrt(hd)).softmax(-1) @ v).transpose(1, 2).reshape(b, n, H * hd)
+            x = _layer_norm(x + attended @ p("attn_output.weight").T + p("attn_output.bias"), p("attn_output_norm.weight"),
+                            p("attn_output_norm.bias"), eps)
+            up = torch.nn.functional.gelu(x @ p("ffn_up.weight").T + p("ffn_up.bias"), approximate="none" if exact else "tanh")
+            x = _layer_norm(x + up @ p("ffn_down.weight").T + p("ffn_down.bias"), p("layer_output_norm.weight"),
+                            p("layer_output_norm.bias"), eps)
+        return x
+
+    def metadata(self, writer, hp, model):
+        import gguf
+
+        writer.add_context_length(hp["P"])
+        writer.add_embedding_length(hp["d"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_feed_forward_length(hp["F"])
+        writer.add_head_count(hp["heads"])
+        writer.add_layer_norm_eps(hp["eps"])
+        writer.add_causal_attention(False)
+        writer.add_pooling_type(gguf.PoolingType.NONE)  # per token, as transformers' last hidden state
+        writer.add_token_type_count(hp["T"])
+
+
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe(), Bert()]
 
 
 def _head_sizes(d):
@@ -1113,6 +1249,10 @@ def _bind(pattern, shape, env):
         return None
     env = dict(env)
     for symbol, size in zip(pattern, shape):
+        if symbol.startswith("="):  # a size llama.cpp fixes (qwen2moe's one-row shared gate: `=1`)
+            if int(symbol[1:]) != size:
+                return None
+            continue
         # `3d`, `2F`: a multiple of a size, bound here if it isn't yet (a fused projection's rows).
         digits = len(symbol) - len(symbol.lstrip("0123456789"))
         times, symbol = (int(symbol[:digits]), symbol[digits:]) if digits else (1, symbol)
@@ -1159,13 +1299,22 @@ def file_tensors(model, block_map, other_map, params):
             tensors[f"blk.{i}.{name}"] = params[field][i]
     for name, field in other_map.items():
         tensors[name] = params[field]
-    if model.output_layer != model.embedding:
+    if model.output_layer and model.output_layer != model.embedding:  # an encoder has none
         tensors["output.weight"] = params[model.output_layer]
     return tensors
 
 
 class Refusal(Exception):
-    pass
+    """Why the model isn't `arch`, and how near it came: `stage` is how far match() got (the
+    nearest architecture got furthest), `distance` orders those that stopped at the same stage."""
+
+    # match()'s checks in order: the output head, the norm, the activation, the epsilon, the tied
+    # output layer, the number of fields, their shapes, the head sizes, then the computation.
+    STAGES = ("output", "norm", "activation", "epsilon", "tied", "fields", "shapes", "heads", "computes")
+
+    def __init__(self, message, stage, distance=0.0):
+        super().__init__(message)
+        self.stage, self.distance = Refusal.STAGES.index(stage), distance
 
 
 def match(arch, model, params, order, ids, logits, budget=400):
@@ -1175,39 +1324,46 @@ def match(arch, model, params, order, ids, logits, budget=400):
     # What it computes after its output layer: an architecture with no output bias, scale or softcap can't.
     output = (model.spec.get("description") or {}).get("output") or {}
     if output.get("bias") and not getattr(arch, "output_bias", False):
-        raise Refusal(f"{output['where']}: its output layer adds the bias `{output['bias']}`, and `{arch.name}` has no output bias")
+        raise Refusal(f"{output['where']}: its output layer adds the bias `{output['bias']}`, and `{arch.name}` has no output bias",
+                      "output")
     for op in output.get("after", []):
         if op["op"] not in getattr(arch, "output_ops", ()):
             what = {"scale": "scale its logits", "softcap": "cap its logits"}.get(op["op"], "compute anything after the output layer")
-            raise Refusal(f"{op['where']}: it computes `{op['text']}` after the output layer, and `{arch.name}` doesn't {what}")
+            raise Refusal(f"{op['where']}: it computes `{op['text']}` after the output layer, and `{arch.name}` doesn't {what}",
+                          "output")
 
     # What it computes with: llama.cpp's architecture has one norm and one activation.
     norms = [said for kind, said in NORMS.items() if kind != arch.norm and said in model.uses(NORMS)]
     if norms:
+        others = [kind for kind, said in NORMS.items() if said in norms]
         raise Refusal(f"llama.cpp's architecture normalizes with `{arch.norm}` only, but the model uses "
-                      f"{' and '.join(norms)}")
+                      f"{' and '.join(norms)}{model.where(others)}", "norm")
     computes = {arch.activation, *getattr(arch, "also_computes", ())}
     activations = [said for kind, said in ACTIVATIONS.items() if kind not in computes and said in model.uses(ACTIVATIONS)]
     if activations:
+        others = [kind for kind, said in ACTIVATIONS.items() if said in activations]
         raise Refusal(
             f"llama.cpp's architecture activates with `{ACTIVATIONS[arch.activation]}` only, but the model uses "
-            f"{' and '.join(activations)}"
+            f"{' and '.join(activations)}{model.where(others)}", "activation", len(activations)
         )
     epsilons = model.epsilons(arch.norm)
     if len(epsilons) > 1:
-        raise Refusal(f"llama.cpp's architecture uses one epsilon in `{arch.norm}`, but the model uses " + " and ".join(map(str, epsilons)))
+        raise Refusal(f"llama.cpp's architecture uses one epsilon in `{arch.norm}`, but the model uses " + " and ".join(map(str, epsilons))
+                      + model.where_epsilon(arch.norm, epsilons[0]), "epsilon")
     eps = epsilons[0] if epsilons else 1e-5
 
     if arch.tied_output and model.output_layer != model.embedding:
+        where = ((model.spec.get("description") or {}).get("output") or {}).get("where")
         raise Refusal(f"llama.cpp's `{arch.name}` reads its output layer from the token embedding, but the model's output layer "
-                      f"`{model.output_layer}` isn't its embedding `{model.embedding}`")
+                      f"`{model.output_layer}` isn't its embedding `{model.embedding}`" + (f" at {where}" if where else ""), "tied")
 
     # Its layout: fields stacked along the blocks, and the others.
     if len(model.stacked) != len(arch.block) or len(model.others) != len(arch.other):
         raise Refusal(
-            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks and "
+            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks{model.where_blocks()} and "
             f"{_plural(len(model.others), 'other field')}, but `{arch.name}` has {_plural(len(arch.block), 'tensor')} in each block and "
-            f"{_plural(len(arch.other), 'other tensor')}"
+            f"{_plural(len(arch.other), 'other tensor')}", "fields",
+            abs(len(model.stacked) - len(arch.block)) + abs(len(model.others) - len(arch.other))
         )
 
     env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", []), "blocks": model.layers,
@@ -1235,16 +1391,18 @@ def match(arch, model, params, order, ids, logits, budget=400):
         if best is None or difference < best[0]:
             best = (difference, arch.describe(hp))
     if block_reached[0] < len(arch.block):
-        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
-                      f"`blk.N.{arch.block[block_reached[0]][0]}`")
+        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field of its blocks{model.where_blocks()} is left with "
+                      f"the shape of `blk.N.{arch.block[block_reached[0]][0]}`", "shapes", len(arch.block) - block_reached[0])
     if other_reached[0] < len(arch.other):
         raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
-                      f"`{arch.other[other_reached[0]][0]}`")
+                      f"`{arch.other[other_reached[0]][0]}`", "shapes", len(arch.other) - other_reached[0])
     if best is None:
-        raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}")
+        raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}", "heads")
+    blocks = f" (its blocks{model.where_blocks()})" if model.where_blocks() else ""
     raise Refusal(
         f"it computes something else: of {_plural(tried, 'reading')} of its fields as `{arch.name}`'s tensors, the nearest "
-        f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value"
+        f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value{blocks}", "computes",
+        best[0]
     )
 
 
@@ -1425,6 +1583,10 @@ def export_gguf(spec):
         import gguf  # noqa: F401
     except ImportError as e:
         raise GgufError(f"--gguf needs the `gguf` package in this Python ({sys.executable}); install it with `pip install gguf` ({e})")
+    reals = [given["name"] for given in spec.get("inputs") or [] if given["role"] == "pixels"]
+    if reals:
+        raise GgufError(f"`{spec['model'] or spec['function']}` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, "
+                        f"and its input `{reals[0]}` is a tensor of reals")
     reference = script.reference_module(spec)
     model = Model(spec, reference)
     _refuse_sliding_window(spec, model)
@@ -1439,9 +1601,11 @@ def export_gguf(spec):
     n = min(7, model.max_positions) if model.takes_positions else 7
     ids = torch.randint(0, model.vocab, (2, n), generator=torch.Generator().manual_seed(1))
     logits, order = model.run(params, ids)
-    reasons = []
+    reasons, nearest = [], None
     windowed = None  # longer rows, for an architecture with a window: each width up to theirs shows
     for arch in ARCHITECTURES:
+        if getattr(arch, "encoder", False) != model.encoder:  # an encoder is only `bert`, a language model never
+            continue
         if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
             continue
         rows, expected = ids, logits
@@ -1455,6 +1619,11 @@ def export_gguf(spec):
             block_map, other_map, hp = match(arch, model, params, order, rows, expected)
         except Refusal as why:
             reasons.append(f"not `{arch.name}`: {why}")
+            # Nearest first by its tensors: as many as the model has fields, then how far its checks got.
+            fits = (len(model.stacked), len(model.others)) == (len(arch.block), len(arch.other))
+            closeness = (fits, why.stage, -why.distance)
+            if nearest is None or closeness > nearest[1]:
+                nearest = (arch, closeness)
             continue
         torch.set_default_dtype(torch.float32)
         count = write(model, arch, block_map, other_map, hp, file_weights, tokenizer)
@@ -1473,7 +1642,10 @@ def export_gguf(spec):
     name = spec["model"] or spec["function"]
     # The variants with other numbers of tensors than the model's go unsaid: their families' reasons
     # (`llama`'s for qwen2, gemma, phi3, ...) already say why, in the words the book's chapter shows.
-    raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons))
+    # The nearest: the architecture with the model's numbers of tensors whose checks it passed furthest
+    # (its reason is the first difference).
+    said = f"; the nearest is `{nearest[0].name}`" if len(reasons) > 1 and DETAILED else ""
+    raise GgufError(f"`{name}` isn't an architecture llama.cpp has: " + "; ".join(reasons) + said)
 
 
 def _tokenizer_summary(tokenizer):
@@ -1484,7 +1656,14 @@ def _tokenizer_summary(tokenizer):
             "chat_template": tokenizer.chat_template is not None}
 
 
+# With --verbose, a refusal's differences carry their `.ss` lines and name the nearest architecture.
+# Without, the refusal is the book's two lines to the character (the chapter on export prints Tiny's).
+DETAILED = False
+
+
 def main(argv):
+    global DETAILED
+    DETAILED = "--verbose" in argv
     return script.run(argv, export_gguf, (GgufError, weights.WeightsError, hf_tokenizer.TokenizerError))
 
 

@@ -446,3 +446,14 @@ def test_hf_folder_with_block_runs_gives_transformers_logits(tmp_path_factory):
     ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE
+
+
+def test_hf_refuses_a_slice_that_two_blocks_read(tmp_path):
+    """A param stacked over a run of blocks is each block's own slice: `m.w_b[0]` in every sparse
+    block would be one weight in three layers, and `--hf` says where (the golden block_runs_hf.ss
+    reads `m.w_b[s]`, s = (l - La) as Index[Lb])."""
+    source = (EXAMPLES.parent / "tests" / "golden" / "emit" / "block_runs_hf.ss").read_text()
+    (tmp_path / "runs.ss").write_text(source.replace("m.w_b[s]", "m.w_b[0]"))
+    result = cli("export", "runs.ss", "--hf", "runs_hf", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "runs.ss:37:31: blocks 1 and 2 both read `m.w_b` at 0; each block's layer owns its own slice of a weight" in result.stderr, result.stderr

@@ -516,6 +516,7 @@ class BlockWalk {
   std::vector<int64_t> windows;
   // With a layout: the slice of each model field the block reads as `m.w[i]`, and why one can't be told.
   std::map<std::string, int64_t> slices;
+  std::map<std::string, Span> spans;  // where the block first reads each field
   std::vector<ModelRefusal> refusals;
 
  private:
@@ -530,12 +531,13 @@ class BlockWalk {
     if (!field) return;
     auto at = size_value(x.index[0]);
     if (!at) {
-      refusals.push_back({x.span, "the block reads `" + *field + "` at an index not known per block; a block's weights are slices chosen by its index"});
+      refusals.push_back({x.span, "the block reads `" + layout_->model_var + "." + *field + "` at an index not known per block; a block's weights are slices chosen by its index"});
       return;
     }
+    spans.emplace(*field, x.span);
     auto [it, added] = slices.emplace(*field, *at);
     if (!added && it->second != *at)
-      refusals.push_back({x.span, "a block reads `" + *field + "` at two indices (" + std::to_string(it->second) + " and " + std::to_string(*at) +
+      refusals.push_back({x.span, "a block reads `" + layout_->model_var + "." + *field + "` at two indices (" + std::to_string(it->second) + " and " + std::to_string(*at) +
                                       "); a block's layer owns one slice of each weight"});
   }
 
@@ -680,6 +682,15 @@ BlockSlices block_slices(const Analysis& analysis, const ModelLayout& layout) {
   for (int64_t l = 0; l < *layout.layers; ++l) {
     BlockWalk walk(analysis, layout.loop->variable, l, &layout);
     walk.block(*layout.loop->body);
+    // Each block its own slice: a slice two blocks read would be one weight in two layers.
+    for (auto& [field, at] : walk.slices)
+      for (int64_t earlier = 0; earlier < l; ++earlier)
+        if (auto other = out.per_block[static_cast<size_t>(earlier)].find(field);
+            other != out.per_block[static_cast<size_t>(earlier)].end() && other->second == at) {
+          walk.refusals.push_back({walk.spans.at(field), "blocks " + std::to_string(earlier) + " and " + std::to_string(l) + " both read `" + layout.model_var + "." + field +
+                                                             "` at " + std::to_string(at) + "; each block's layer owns its own slice of a weight"});
+          break;
+        }
     out.per_block.push_back(std::move(walk.slices));
     for (ModelRefusal& r : walk.refusals)
       if (std::none_of(out.refusals.begin(), out.refusals.end(), [&](const ModelRefusal& o) { return o.span == r.span; }))

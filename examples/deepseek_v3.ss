@@ -16,7 +16,7 @@ dim D   = 64
 dim H   = 2
 dim Cq  = 40         # q_lora_rank
 dim C   = 24         # kv_lora_rank: the latent each token's keys and values come from
-dim Dn  = 16         # qk_nope_head_dim
+dim Dn  = 24         # qk_nope_head_dim (Dn + Dr = 32: a head size vLLM's CPU attention runs)
 dim Dr  = 8          # qk_rope_head_dim
 dim Dv  = 16         # v_head_dim
 dim Dr2 = Dr / 2
@@ -82,7 +82,7 @@ fn attention(x: [b n D], wq_a: [Cq D], q_norm: [Cq], wq_b: [(H Eq) Cq], wkv_a: [
         |> rearrange(b H n Dv -> b n (H Dv))
         |> linear(wo)
 
-fn swiglu(x: [b n D], w_gate: [f D], w_up: [f D], w_down: [D f]) -> [b n D]:
+fn swiglu(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]:
     return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
 
 ## The K of E experts whose sigmoid scores plus the correction bias are highest, each weighted by
@@ -93,7 +93,7 @@ fn sparse_experts(x: [b n D], router: [E D], bias: [E], expert_gate: [E Fe D], e
     top = biased - (embedding(chosen, rearrange(bias, e -> e 1)) |> rearrange(b n k 1 -> b n k))
     weights = top / (rearrange(sum(top, over=K), b n -> b n 1) + 1e-20) * 2.5
     routed = experts(x, chosen, weights, e => rows => linear(silu(linear(rows, expert_gate[e])) * linear(rows, expert_up[e]), expert_down[e]))
-    return routed + swiglu(x, shared_gate, shared_up, shared_down)
+    return routed + linear(silu(linear(x, shared_gate)) * linear(x, shared_up), shared_down)
 
 fn forward(m: DeepseekV3, ids: [b n] Index[V], pos: [b n] Index[P]) -> [b n V] Logit over V:
     x = embedding(ids, m.wte)

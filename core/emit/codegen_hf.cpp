@@ -215,9 +215,8 @@ class HfGenerator : public PythonWriter {
         if (is_model_field(&e)) return e.text;
         return std::nullopt;
       case ScopeKind::layer:
-        if (e.kind == Expr::Kind::subscript && is_model_field(e.operands[0].get()) && e.index.size() == 1 &&
-            e.index[0].kind == SizeNode::Kind::name && e.index[0].name == scope_->loop_var)
-          return e.operands[0]->text;
+        // `m.w[l]`, or any index known per block (`m.w[l - Ld]`): block_slices says which slice each block reads.
+        if (e.kind == Expr::Kind::subscript && is_model_field(e.operands[0].get()) && e.index.size() == 1) return e.operands[0]->text;
         if (is_model_field(&e))
           refuse(where(e.span) + ": `" + text(e.span) + "` is used inside the loop over blocks without `[" + scope_->loop_var +
                  "]`; only parameters stacked along the blocks axis can be split into per-block layers");
@@ -439,11 +438,11 @@ class HfGenerator : public PythonWriter {
     }
     for (auto& [call, p] : scope_->packed_experts) {
       const TypeNode& down = *scope_->weights.at(p.down).type;  // [E D F]
-      HfMember member{HfMember::Kind::experts, "experts", {}, "ShapeScriptExperts"};
+      HfMember member{HfMember::Kind::experts, "experts", {}, "ShapeScriptExperts", {}};
       for (size_t i : {0, 2, 1}) member.axes.push_back(python_bare(size_node(down.axes[i])));
       out.push_back(member);
     }
-    for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name});
+    for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name, {}});
     return out;
   }
 
@@ -642,11 +641,26 @@ class HfGenerator : public PythonWriter {
     needed_axes_.clear();
     if (loop.body) collect(*loop.body);
     settle_weights();
+    // Which slice of each stacked weight each block reads: a weight stacked over a run of the blocks
+    // (DeepSeek's dense first block, then experts) is a member of those blocks' layers only.
+    BlockSlices slices = block_slices(a_, layout);
+    if (!slices.refusals.empty()) refuse(where(slices.refusals[0].span) + ": " + slices.refusals[0].rule);
+    if (slices.per_block.size() != static_cast<size_t>(layers)) refuse(where(loop.span) + ": the blocks' weights can't be told block by block");
+    std::map<std::string, std::vector<int64_t>> blocks_of;  // weight -> the blocks that read it
     for (auto& [key, w] : layer.weights) {
       int64_t stacked = constant(w.type->axes[0], "`" + key + "`");
-      if (stacked != layers)
-        refuse(where(model_param(key).name_span) + ": `" + key + "` is indexed by the block but its first axis is " + std::to_string(stacked) + ", not the " +
-               std::to_string(layers) + " blocks");
+      std::vector<int64_t>& blocks = blocks_of[key];
+      for (int64_t l = 0; l < layers; ++l)
+        if (auto at = slices.per_block[static_cast<size_t>(l)].find(key); at != slices.per_block[static_cast<size_t>(l)].end()) {
+          if (at->second < 0 || at->second >= stacked)
+            refuse(where(model_param(key).name_span) + ": block " + std::to_string(l) + " reads `" + key + "` at " + std::to_string(at->second) + ", outside its first axis of " +
+                   std::to_string(stacked));
+          blocks.push_back(l);
+        }
+      // Each slice is one block's (block_slices refuses two blocks on one): a slice none reads would be lost.
+      if (static_cast<int64_t>(blocks.size()) != stacked)
+        refuse(where(model_param(key).name_span) + ": `" + key + "` has " + std::to_string(stacked) + " slices along its first axis but the blocks read " +
+               std::to_string(blocks.size()) + " of them; the folder would lose the others");
     }
     std::vector<std::string> layer_inputs = {python_name(carried[0])};
     std::vector<std::pair<std::string, const ValueType*>> typed;
@@ -664,6 +678,19 @@ class HfGenerator : public PythonWriter {
     layer_body = shared_attention(layer) + layer_body;
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
+    // A member of only some blocks' layers: created where a block reads its weights.
+    for (HfMember& member : layer_code.members) {
+      std::set<int64_t> blocks;
+      for (const std::string& key : layer.weight_order) {
+        const Weight& w = layer.weights.at(key);
+        bool mine = member.kind == HfMember::Kind::submodule
+                        ? std::any_of(layer.instances.begin(), layer.instances.end(),
+                                      [&](const Instance& i) { return i.name == member.attr && i.weights.count(key); })
+                        : w.attr == member.attr && w.kind != Weight::Kind::owned;
+        if (mine) blocks.insert(blocks_of[key].begin(), blocks_of[key].end());
+      }
+      member.blocks = blocks_condition(blocks, layers);
+    }
     // How many attentions a block runs: counted per block, where an `if` on its index picks one of several.
     std::vector<std::vector<int64_t>> block_windows = attention_windows_per_block(a_, layout);
     int layer_attention = scope_attention_calls();
@@ -770,7 +797,9 @@ class HfGenerator : public PythonWriter {
     };
     for (auto& [key, path] : base_paths) add_tensor(key, -1, "model." + path);
     for (int64_t l = 0; l < layers; ++l)
-      for (auto& [key, path] : layer_paths) add_tensor(key, l, "model.layers." + std::to_string(l) + "." + path);
+      for (auto& [key, path] : layer_paths)
+        if (auto at = slices.per_block[static_cast<size_t>(l)].find(key); at != slices.per_block[static_cast<size_t>(l)].end())
+          add_tensor(key, at->second, "model.layers." + std::to_string(l) + "." + path);
     if (!out.tied) out.tensors.push_back({output_weight, -1, "lm_head.weight", {}});
     if (!layout.output_bias.empty()) out.tensors.push_back({layout.output_bias, -1, "lm_head.bias", {}});
     for (const Item::Param& p : model_->params) {
@@ -877,6 +906,19 @@ class HfGenerator : public PythonWriter {
     write_files(out);
   }
 
+  // The Python condition on `layer_idx` that holds for these blocks of `layers`: empty for all of them.
+  static std::string blocks_condition(const std::set<int64_t>& blocks, int64_t layers) {
+    if (static_cast<int64_t>(blocks.size()) == layers) return "";
+    if (blocks.empty()) return "False";
+    int64_t first = *blocks.begin(), last = *blocks.rbegin();
+    if (last - first + 1 == static_cast<int64_t>(blocks.size()))  // one run
+      return first == last ? "layer_idx == " + std::to_string(first)
+                           : std::to_string(first) + " <= layer_idx < " + std::to_string(last + 1);
+    std::string listed;
+    for (int64_t b : blocks) listed += (listed.empty() ? "" : ", ") + std::to_string(b);
+    return "layer_idx in (" + listed + ")";
+  }
+
   // A number for config.json: exact enough to round-trip a float, and a float to Python.
   static std::string json_real(double value) {
     char buffer[32];
@@ -937,7 +979,7 @@ class HfGenerator : public PythonWriter {
     plan_.signature = signature_line(fn);
     if (model_)
       for (const Item::Param& p : model_->params) {
-        HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, ""};
+        HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, "", {}};
         for (const SizeNode& axis : p.type.axes) parameter.axes.push_back(std::to_string(constant(axis, "`" + p.name + "`")));
         plan_.parameters.push_back(parameter);
         out.tensors.push_back({p.name, -1, python_name(p.name), {}});

@@ -32,6 +32,7 @@ std::string members(const std::vector<HfMember>& list) {
       case HfMember::Kind::submodule: made = m.module_class + "(config, layer_idx)"; break;
       case HfMember::Kind::experts: made = m.module_class + "(" + joined(m.axes) + ")"; break;
     }
+    if (!m.blocks.empty()) out += "        if " + m.blocks + ":  # the blocks whose weights include it\n    ";
     out += "        self." + m.attr + " = " + made + "\n";
   }
   return out;

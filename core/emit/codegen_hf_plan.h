@@ -17,6 +17,7 @@ struct HfMember {
   std::string attr;               // `w_qkv`
   std::vector<std::string> axes;  // the weight's sizes as Python (`3 * D`, `D`), one block's for a stacked one; experts: E, F, D
   std::string module_class;       // submodule: its class
+  std::string blocks;             // a block's member that only some blocks have: the Python condition on `layer_idx`; empty: every block
 };
 
 // An nn.Module: a block (ShapeScriptDecoderLayer) or a function with weights.

@@ -507,16 +507,65 @@ namespace {
 // window of each attention it reaches.
 class BlockWalk {
  public:
-  BlockWalk(const Analysis& analysis, std::string variable, int64_t index) : a_(analysis) { values_[std::move(variable)] = index; }
+  BlockWalk(const Analysis& analysis, std::string variable, int64_t index, const ModelLayout* layout = nullptr)
+      : a_(analysis), layout_(layout) {
+    values_[std::move(variable)] = index;
+  }
 
   void block(const Block& b) {
     for (const Statement& s : b.statements) statement(s);
   }
   std::vector<int64_t> windows;
+  // With a layout: the slice of each model field the block reads as `m.w[i]`, and why one can't be told.
+  std::map<std::string, int64_t> slices;
+  std::map<std::string, Span> spans;  // where the block first reads each field
+  std::vector<ModelRefusal> refusals;
 
  private:
   const Analysis& a_;
+  const ModelLayout* layout_ = nullptr;
   std::map<std::string, int64_t> values_;
+
+  // `m.w[i]` with i known in this block: one slice per field and block.
+  void slice(const Expr& x) {
+    if (!layout_ || x.kind != Expr::Kind::subscript || x.operands.empty() || !x.operands[0] || x.index.size() != 1) return;
+    auto field = layout_->model_field(x.operands[0].get());
+    if (!field) return;
+    auto at = size_value(x.index[0]);
+    if (!at) {
+      refusals.push_back({x.span, "the block reads `" + layout_->model_var + "." + *field + "` at an index not known per block; a block's weights are slices chosen by its index"});
+      return;
+    }
+    spans.emplace(*field, x.span);
+    auto [it, added] = slices.emplace(*field, *at);
+    if (!added && it->second != *at)
+      refusals.push_back({x.span, "a block reads `" + layout_->model_var + "." + *field + "` at two indices (" + std::to_string(it->second) + " and " + std::to_string(*at) +
+                                      "); a block's layer owns one slice of each weight"});
+  }
+
+  // An index written as sizes (`l`, `l - Ld`, a name bound from the block's index).
+  std::optional<int64_t> size_value(const SizeNode& n) const {
+    switch (n.kind) {
+      case SizeNode::Kind::number: return n.number;
+      case SizeNode::Kind::name: {
+        if (auto v = values_.find(n.name); v != values_.end()) return v->second;
+        if (auto d = a_.semantics.dims.find(n.name); d != a_.semantics.dims.end()) return d->second;
+        return std::nullopt;
+      }
+      case SizeNode::Kind::group: return n.children.size() == 1 ? size_value(n.children[0]) : std::nullopt;
+      case SizeNode::Kind::binary: {
+        if (n.children.size() != 2) return std::nullopt;
+        auto l = size_value(n.children[0]), r = size_value(n.children[1]);
+        if (!l || !r) return std::nullopt;
+        if (n.op == '+') return *l + *r;
+        if (n.op == '-') return *l - *r;
+        if (n.op == '*') return *l * *r;
+        if (n.op == '/' && *r != 0 && *l % *r == 0) return *l / *r;
+        return std::nullopt;
+      }
+      default: return std::nullopt;
+    }
+  }
 
   void statement(const Statement& s) {
     switch (s.kind) {
@@ -555,6 +604,7 @@ class BlockWalk {
 
   void calls(const Expr& e) {
     for_each_expr(e, [&](const Expr& x) {
+      slice(x);
       if (x.kind != Expr::Kind::call) return;
       auto facts = a_.semantics.calls.find(&x);
       if (facts == a_.semantics.calls.end()) return;
@@ -624,6 +674,29 @@ std::vector<std::vector<int64_t>> attention_windows_per_block(const Analysis& an
     BlockWalk walk(analysis, layout.loop->variable, l);
     walk.block(*layout.loop->body);
     out.push_back(std::move(walk.windows));
+  }
+  return out;
+}
+
+BlockSlices block_slices(const Analysis& analysis, const ModelLayout& layout) {
+  BlockSlices out;
+  if (!layout.loop || !layout.loop->body || !layout.layers || layout.loop_start.value_or(-1) != 0 || *layout.layers > (1 << 16)) return out;
+  for (int64_t l = 0; l < *layout.layers; ++l) {
+    BlockWalk walk(analysis, layout.loop->variable, l, &layout);
+    walk.block(*layout.loop->body);
+    // Each block its own slice: a slice two blocks read would be one weight in two layers.
+    for (auto& [field, at] : walk.slices)
+      for (int64_t earlier = 0; earlier < l; ++earlier)
+        if (auto other = out.per_block[static_cast<size_t>(earlier)].find(field);
+            other != out.per_block[static_cast<size_t>(earlier)].end() && other->second == at) {
+          walk.refusals.push_back({walk.spans.at(field), "blocks " + std::to_string(earlier) + " and " + std::to_string(l) + " both read `" + layout.model_var + "." + field +
+                                                             "` at " + std::to_string(at) + "; each block's layer owns its own slice of a weight"});
+          break;
+        }
+    out.per_block.push_back(std::move(walk.slices));
+    for (ModelRefusal& r : walk.refusals)
+      if (std::none_of(out.refusals.begin(), out.refusals.end(), [&](const ModelRefusal& o) { return o.span == r.span; }))
+        out.refusals.push_back(std::move(r));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,6 +124,17 @@ struct LanguageModelFacts {
 // the loop's body walked with the block's index known, an `if` on it taking one branch, the
 // functions it calls followed. An `if` that isn't decided per block counts all its branches.
 std::vector<std::vector<int64_t>> attention_windows_per_block(const Analysis& analysis, const ModelLayout& layout);
+
+// The blocks' weights, block by block: the slice of each stacked field a block reads (`m.w[l]`;
+// `m.w[l - Ld]` in the blocks after Ld dense ones; any index known per block), so a field may be
+// stacked over a run of the blocks, or several runs, as transformers' DeepseekV3 builds its first
+// `first_k_dense_replace` layers with a dense MLP and the rest with experts. An `if` on the block's
+// index takes one branch; one not decided per block, all of them.
+struct BlockSlices {
+  std::vector<std::map<std::string, int64_t>> per_block;  // block -> field -> its index along the field's first axis
+  std::vector<ModelRefusal> refusals;  // an index not known per block; a field read at two indices in one block
+};
+BlockSlices block_slices(const Analysis& analysis, const ModelLayout& layout);
 
 // Of a layout that is a language model's (refusals empty) or an encoder's; `where` names a span as `file:line:col`.
 LanguageModelFacts language_model_facts(const Analysis& analysis, const ModelLayout& layout,

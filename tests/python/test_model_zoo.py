@@ -251,33 +251,45 @@ def test_hf_folder_with_attention_per_block_gives_transformers_logits(name, tmp_
         assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE
 
 
-def test_hf_folder_packs_experts_that_vllm_fuses(tmp_path_factory):
-    """examples/mixtral.ss's `--hf --vllm` folder gives each block's sparse layer a child `experts` of
-    packed 3-D weights (transformers' MixtralExperts layout), routed in the layer as the source says;
-    real vLLM's Transformers backend replaces it with its FusedMoE, and serves MixtralForCausalLM's
-    greedy tokens and log-probabilities (a minute or two: vLLM starts)."""
+# The zoo's architectures whose `--hf --vllm` folders real vLLM serves: all in one engine process,
+# since each start costs about a minute.
+VLLM_SERVED = ["mixtral", "gemma3", "cohere2", "gpt_oss", "deepseek_v3"]
+
+
+@pytest.fixture(scope="module")
+def vllm_zoo(tmp_path_factory):
+    """Each VLLM_SERVED architecture's `--hf --vllm` folder of its imported weights, served by one real
+    vLLM process: {name: (zoo, transformers' model, folder, prompts, vLLM's answer)}, and vLLM's log."""
     from test_vllm import run_engine
 
     assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
-    zoo, model, _, _, folder = import_zoo("mixtral", tmp_path_factory)
-    result = cli("export", zoo.source, "--hf", "hf_vllm", "--vllm", "--weights", "ckpt.pt", cwd=folder)
-    assert result.returncode == 0, result.stdout + result.stderr
-    config = json.loads((folder / "hf_vllm" / "config.json").read_text())
-    assert (config["num_local_experts"], config["num_experts_per_tok"], config["moe_intermediate_size"]) == (4, 2, 128)
-    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder / "hf_vllm"), trust_remote_code=True, dtype=torch.float32).eval()
-    shapes = {name: tuple(p.shape) for name, p in ours.model.layers[0].sparse_experts.experts.named_parameters()}
-    assert shapes == {"gate_up_proj": (4, 256, 64), "down_proj": (4, 64, 128)}
-    prompts = [torch.randint(0, zoo.V, (n,), generator=torch.Generator().manual_seed(n)).tolist() for n in (1, 7, 20)]
-    jobs = [{"model": str(folder / "hf_vllm"), "vocab": zoo.V, "max_model_len": 128, "prompts": prompts,
-             "max_tokens": NEW_TOKENS, "logprobs": True, "max_num_seqs": len(prompts)}]
-    work = tmp_path_factory.mktemp("mixtral_vllm")
-    (served,), log = run_engine(jobs, work)
+    jobs, cases = [], {}
+    for name in VLLM_SERVED:
+        zoo, model, _, _, folder = import_zoo(name, tmp_path_factory)
+        result = cli("export", zoo.source, "--hf", "hf_vllm", "--vllm", "--weights", "ckpt.pt", cwd=folder)
+        assert result.returncode == 0, (name, result.stdout + result.stderr)
+        prompts = [torch.randint(0, zoo.V, (n,), generator=torch.Generator().manual_seed(n)).tolist() for n in (1, 7, 20)]
+        jobs.append({"model": str(folder / "hf_vllm"), "vocab": zoo.V, "max_model_len": 128, "prompts": prompts,
+                     "max_tokens": NEW_TOKENS, "logprobs": True, "max_num_seqs": len(prompts)})
+        cases[name] = (zoo, model, folder, prompts)
+    served, log = run_engine(jobs, tmp_path_factory.mktemp("zoo_vllm"), timeout=1500)
+    return {name: (*cases[name], answer) for name, answer in zip(cases, served)}, log
+
+
+@pytest.mark.parametrize("name", VLLM_SERVED)
+def test_vllm_serves_the_folder_as_transformers(name, vllm_zoo):
+    """Real vLLM's Transformers backend on the `--hf --vllm` folder (per-block windows and rotary
+    bases, attention sinks through `s_aux`, experts, a dense first block before sparse ones): greedy
+    tokens and log-probabilities of transformers' own class, prompt and generated."""
+    zoo, model, _, prompts, served = vllm_zoo[0][name]
     assert "error" not in served, served.get("error")
-    assert "Fused: experts (ShapeScriptExperts)" in log, log[-3000:]
-    greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
     for prompt, output in zip(prompts, served["outputs"]):
+        # Greedy by hand: generate() would stop at the config's end-of-sequence token, vLLM (ignore_eos) doesn't.
+        expected = torch.tensor([prompt])
         with torch.no_grad():
-            expected = model.generate(torch.tensor([prompt]), generation_config=greedy)[0]
+            for _ in range(NEW_TOKENS):
+                expected = torch.cat([expected, model(input_ids=expected).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+            expected = expected[0]
             logprobs = torch.log_softmax(model(input_ids=expected[None]).logits[0], dim=-1)
         assert output["tokens"] == expected[len(prompt):].tolist()
         # vLLM's log-probabilities of every position after the first, prompt then generated.
@@ -328,3 +340,46 @@ def test_llama_server_serves_every_gguf_greedily_as_transformers(tmp_path_factor
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_hf_folder_packs_experts_that_vllm_fuses(vllm_zoo):
+    """examples/mixtral.ss's `--hf --vllm` folder gives each block's sparse layer a child `experts` of
+    packed 3-D weights (transformers' MixtralExperts layout), routed in the layer as the source says;
+    real vLLM's Transformers backend replaces it with its FusedMoE (its answers are compared with
+    MixtralForCausalLM's by test_vllm_serves_the_folder_as_transformers)."""
+    served, log = vllm_zoo
+    zoo, _, folder, _, _ = served["mixtral"]
+    config = json.loads((folder / "hf_vllm" / "config.json").read_text())
+    assert (config["num_local_experts"], config["num_experts_per_tok"], config["moe_intermediate_size"]) == (4, 2, 128)
+    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder / "hf_vllm"), trust_remote_code=True, dtype=torch.float32).eval()
+    shapes = {name: tuple(p.shape) for name, p in ours.model.layers[0].sparse_experts.experts.named_parameters()}
+    assert shapes == {"gate_up_proj": (4, 256, 64), "down_proj": (4, 64, 128)}
+    assert "Fused: experts (ShapeScriptExperts)" in log, log[-3000:]
+
+
+def test_hf_folder_with_block_runs_gives_transformers_logits(tmp_path_factory):
+    """examples/deepseek_v3.ss's params of the dense first block are stacked over `Ld` blocks and
+    those of the sparse ones over the `Lm` after them (`m.w_router[(l - Ld) as Index[Lm]]`): the `--hf`
+    folder gives each layer only the weights its block reads, as transformers' DeepseekV3 builds
+    its first `first_k_dense_replace` layers dense, and gives DeepseekV3ForCausalLM's logits."""
+    zoo, model, _, _, folder = import_zoo("deepseek_v3", tmp_path_factory)
+    result = cli("export", zoo.source, "--hf", "hf_out", "--weights", "ckpt.pt", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ours = transformers.AutoModelForCausalLM.from_pretrained(str(folder / "hf_out"), trust_remote_code=True, dtype=torch.float32).eval()
+    children = [{name for name, _ in layer.named_children()} for layer in ours.model.layers]
+    assert "swiglu" in children[0] and "sparse_experts" not in children[0], children
+    assert "sparse_experts" in children[1] and "swiglu" not in children[1], children
+    ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE
+
+
+def test_hf_refuses_a_slice_that_two_blocks_read(tmp_path):
+    """A param stacked over a run of blocks is each block's own slice: `m.w_b[0]` in every sparse
+    block would be one weight in three layers, and `--hf` says where (the golden block_runs_hf.ss
+    reads `m.w_b[s]`, s = (l - La) as Index[Lb])."""
+    source = (EXAMPLES.parent / "tests" / "golden" / "emit" / "block_runs_hf.ss").read_text()
+    (tmp_path / "runs.ss").write_text(source.replace("m.w_b[s]", "m.w_b[0]"))
+    result = cli("export", "runs.ss", "--hf", "runs_hf", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "runs.ss:37:31: blocks 1 and 2 both read `m.w_b` at 0; each block's layer owns its own slice of a weight" in result.stderr, result.stderr

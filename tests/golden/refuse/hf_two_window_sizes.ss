@@ -7,8 +7,8 @@ dim L = 2
 
 model M:
     param wte: [V D] = normal(std=0.02)
-    param w: [L D D] = normal(std=0.02)
-    param wq: [L D D] = normal(std=0.02)
+    param wn: [1 D D] = normal(std=0.02)  # block 0's
+    param wf: [1 D D] = normal(std=0.02)  # block 1's
 
 
 fn near(x: [b n D], wq: [D D]) -> [b n D]:
@@ -23,7 +23,7 @@ fn forward(m: M, ids: [b n] Index[V]) -> [b n V]:
     x = embedding(ids, m.wte)
     for l in 0..L:
         if l == 0:
-            x = x + near(x, m.wq[l])
+            x = x + near(x, m.wn[0])
         else:
-            x = x + far(x, m.w[l])
+            x = x + far(x, m.wf[0])
     return linear(x, m.wte)

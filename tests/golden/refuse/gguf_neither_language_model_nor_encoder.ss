@@ -1,5 +1,5 @@
 # refuse: export {} --gguf m.gguf
-# llama.cpp runs language models: the output layer is missing.
+# Neither a language model (no output layer) nor an encoder (its first input is a mask).
 dim D = 16
 dim V = 64
 dim L = 2
@@ -10,7 +10,7 @@ model M:
     param s: [D] = ones
 
 
-fn forward(m: M, ids: [b n] Index[V]) -> [b n D]:
+fn forward(m: M, keep: [b n] Bool, ids: [b n] Index[V]) -> [b n D]:
     x = embedding(ids, m.wte)
     for l in 0..L:
         x = x + linear(x, m.w[l])

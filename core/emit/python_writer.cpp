@@ -295,7 +295,8 @@ std::string PythonWriter::source_comment(const Statement& s, int depth) const {
 
 std::string PythonWriter::block(const Block& b, int depth) {
   std::string out;
-  for (const Statement& s : b.statements) out += statement(s, depth);
+  for (const Statement& s : b.statements)
+    if (!skipped_.count(&s)) out += statement(s, depth);
   if (out.empty()) out = indent(depth) + "pass\n";
   return out;
 }

@@ -125,6 +125,7 @@ class PythonWriter {
   std::set<std::string> locals_;
   std::set<std::string> needed_axes_;  // generic axes used as values: read from the inputs' shapes
   std::map<const Expr*, std::string> substitutes_;  // an expression already computed into a variable
+  std::set<const Statement*> skipped_;  // statements computed elsewhere (once, before a loop: emit/hoist.h)
   // Where and in what precision a function's values live, read from its inputs: a model moved to a
   // GPU runs there, one cast to bfloat16 computes in bfloat16.
   struct Anchor {

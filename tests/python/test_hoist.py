@@ -14,7 +14,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 import shapescript
-from conftest import EXAMPLES
+from conftest import EXAMPLES, cli, place
 
 SOURCE = EXAMPLES / "llama.ss"
 
@@ -67,3 +67,19 @@ def test_logits_are_those_of_the_functions_as_written(llama, dtype):
     model.load_state_dict(llama[1].state_dict())
     with torch.no_grad():
         assert torch.equal(compiled.forward(model, ids, pos), as_written(compiled, model, ids, pos))
+
+
+def test_the_hf_folder_computes_its_rotary_tables_once_per_forward(tmp_path):
+    import transformers
+
+    place(tmp_path, SOURCE)
+    result = cli("export", SOURCE.name, "--hf", "hf", cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "hf"), trust_remote_code=True, dtype=torch.float32).eval()
+    assert model.config.num_hidden_layers == 2
+    ids = torch.randint(0, model.config.vocab_size, (1, 7))
+    with torch.no_grad(), CountCalls() as counted:
+        model(input_ids=ids)
+    # ShapeScriptModel.forward prepares them; each decoder layer's attention reads them
+    assert counted.calls["cos"] == 1
+    assert counted.calls["sin"] == 1

@@ -298,14 +298,6 @@ class Generator : public PythonWriter {
     return std::string(prepare ? "_prepare_" : "_hoisted_") + python_name(hoist_.functions[v].function->name) + "_" + std::to_string(v + 1);
   }
 
-  // The invariant arguments of a call to version `v`, as Python.
-  std::string prepared_arguments(const Expr& call, size_t v) {
-    std::vector<std::string> args;
-    const std::vector<bool>& invariant = hoist_.functions[v].invariant;
-    for (size_t i = 0; i < call.arguments.size() && i < invariant.size(); ++i)
-      if (invariant[i] && call.arguments[i].value) args.push_back(python_bare(expression(*call.arguments[i].value)));
-    return join(args);
-  }
 
   // `item` as written, or a version of it: with `prepare`, what reads only its invariant parameters,
   // returned as a tuple; else the rest, which reads those values from `_prepared`.
@@ -345,7 +337,7 @@ class Generator : public PythonWriter {
       std::vector<std::string> values;
       for (const HoistedFunction::Slot& slot : version->slots)
         values.push_back(slot.value ? python_bare(expression(*slot.value))
-                                    : version_name(slot.callee, true) + "(" + prepared_arguments(*slot.call, slot.callee) + ")");
+                                    : version_name(slot.callee, true) + "(" + prepared_arguments(*slot.call, hoist_.functions[slot.callee].invariant) + ")");
       body += line(1, "return (" + join(values) + (values.size() == 1 ? ",)" : ")"));
     } else {
       for (auto& [e, slot] : version->slot_of)
@@ -415,7 +407,7 @@ class Generator : public PythonWriter {
       if (auto planned = hoist_.loops.find(&s); planned != hoist_.loops.end() && s.body) {
         for (const HoistedLoop::Prepared& p : planned->second.prepared) {
           std::string name = "_prepared" + std::to_string(++temporaries_);
-          prepared += line(depth, name + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, p.callee) + ")");
+          prepared += line(depth, name + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, hoist_.functions[p.callee].invariant) + ")");
           loop_prepared_.push_back(name);
         }
         loop_ = &planned->second;

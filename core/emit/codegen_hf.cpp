@@ -751,7 +751,7 @@ class HfGenerator : public PythonWriter {
     if (layer_loop)
       for (size_t i = 0; i < layer_loop->prepared.size(); ++i) {
         const HoistedLoop::Prepared& p = layer_loop->prepared[i];
-        prepared += line(2, loop_prepared_[i] + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, p.callee) + ")");
+        prepared += line(2, loop_prepared_[i] + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, hoist_.functions[p.callee].invariant) + ")");
       }
     std::string call_layers = prepared + indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
                               python_name(carried[0]) + " = layer(" + join(layer_inputs) + ", attention_mask=attention_mask, **kwargs)\n";
@@ -1223,14 +1223,6 @@ class HfGenerator : public PythonWriter {
     return std::nullopt;
   }
 
-  // The invariant arguments of a call to version `v`, as Python.
-  std::string prepared_arguments(const Expr& call, size_t v) {
-    std::vector<std::string> args;
-    const std::vector<bool>& invariant = hoist_.functions[v].invariant;
-    for (size_t i = 0; i < call.arguments.size() && i < invariant.size(); ++i)
-      if (invariant[i] && call.arguments[i].value) args.push_back(python_bare(expression(*call.arguments[i].value)));
-    return join(args);
-  }
 
   // `fn`'s body, or its version's: without what was prepared, reading it from `_prepared`.
   std::string version_body(const Item& fn, const HoistedFunction* version, int depth) {
@@ -1299,7 +1291,7 @@ class HfGenerator : public PythonWriter {
           continue;
         }
         prepare_function(hoist_.functions[slot.callee]);
-        values.push_back(version_name(slot.callee, true) + "(" + prepared_arguments(*slot.call, slot.callee) + ")");
+        values.push_back(version_name(slot.callee, true) + "(" + prepared_arguments(*slot.call, hoist_.functions[slot.callee].invariant) + ")");
       }
       body += line(1, "return (" + join(values) + (values.size() == 1 ? ",)" : ")"));
     } else {

@@ -146,8 +146,8 @@ class Planner {
   // ---- Calls
 
   // Per parameter of the call's callee: whether its argument is the same at every iteration and of
-  // a kind a version may compute from: no model values (their dtype is the caller's), no scalar
-  // the call turns into a tensor. Empty when the call isn't one to split.
+  // a kind a version may compute from: positions, indices, masks and plain numbers, never a tensor
+  // of model values. Empty when the call isn't one to split.
   std::vector<bool> invariant_arguments(const Expr& call, const Scope& scope) {
     const CallFacts* facts = facts_of(call);
     if (!facts || !facts->function || facts->function->kind != Item::Kind::function || !facts->function->body) return {};
@@ -164,8 +164,9 @@ class Planner {
     for (size_t i = 0; i < positional.size(); ++i) {
       const ValueType& parameter = types->second.parameters[i];
       const ValueType* argument = type_of(*positional[i]);
-      if (!parameter.is_tensor() || parameter.tensor.element.is_real() || !argument) continue;
-      if (parameter.tensor.rank() == 0 && parameter.tensor.element.kind != ElementKind::index && argument->fixed) continue;
+      // A model value's dtype is the caller's; a plain number (`rope(q, pos, 10000)`) is a float32 tensor either way.
+      if (!parameter.is_tensor() || !argument) continue;
+      if (parameter.tensor.element.is_real() && !(parameter.tensor.rank() == 0 && argument->fixed)) continue;
       mask[i] = invariant(*positional[i], scope);
       any = any || mask[i];
     }
@@ -199,23 +200,32 @@ class Planner {
     });
     HoistedLoop planned;
     std::map<std::string, size_t> by_key;
-    for (const Statement& s : loop.body->statements) {
-      if (s.kind != Statement::Kind::assign && s.kind != Statement::Kind::expression) continue;
-      if (!s.value) continue;
-      for_each_expr(*s.value, [&](const Expr& e) {
-        if (e.kind == Expr::Kind::lambda) return Walk::skip;
-        if (e.kind != Expr::Kind::call) return Walk::into;
-        std::vector<bool> mask = invariant_arguments(e, scope);
-        if (mask.empty()) return Walk::into;
-        std::optional<size_t> callee = version(*facts_of(e)->function, mask);
-        if (!callee) return Walk::into;
-        auto [at, added] = by_key.emplace(call_key(e, *callee), planned.prepared.size());
-        if (added) planned.prepared.push_back({&e, *callee});
-        planned.prepared_of[&e] = at->second;
-        return Walk::into;
-      });
-    }
+    // The body's statements and its `if`s' (a static `if` on the block's index picks a rope base);
+    // a nested loop plans its own.
+    for_each_statement(*loop.body, [&](const Statement& s) {
+      if (s.kind == Statement::Kind::for_) return Walk::skip;
+      for (const auto& [condition, branch] : s.branches)
+        if (condition) plan_calls(*condition, scope, planned, by_key);
+      if (s.value) plan_calls(*s.value, scope, planned, by_key);
+      return Walk::into;
+    });
     if (!planned.prepared.empty()) plan_.loops[&loop] = std::move(planned);
+  }
+
+  // Each call in `value` that has invariant arguments and a version: prepared once per distinct call.
+  void plan_calls(const Expr& value, const Scope& scope, HoistedLoop& planned, std::map<std::string, size_t>& by_key) {
+    for_each_expr(value, [&](const Expr& e) {
+      if (e.kind == Expr::Kind::lambda) return Walk::skip;
+      if (e.kind != Expr::Kind::call) return Walk::into;
+      std::vector<bool> mask = invariant_arguments(e, scope);
+      if (mask.empty()) return Walk::into;
+      std::optional<size_t> callee = version(*facts_of(e)->function, mask);
+      if (!callee) return Walk::into;
+      auto [at, added] = by_key.emplace(call_key(e, *callee), planned.prepared.size());
+      if (added) planned.prepared.push_back({&e, *callee});
+      planned.prepared_of[&e] = at->second;
+      return Walk::into;
+    });
   }
 
   // ---- Versions

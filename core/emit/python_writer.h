@@ -224,6 +224,12 @@ class PythonWriter {
   int precedence(const Expr& e) const;
   std::string python_operator(const Expr& e) const;
   std::string call(const Expr& e);
+  // A user function's argument `i`, as call() passes it: a plain number given for a scalar
+  // parameter becomes a tensor.
+  std::string function_argument(const Item& callee, size_t i, const Expr& value, std::string code) const;
+  // The arguments of `call` whose parameters `invariant` marks, as call() writes them: what a
+  // version's `_prepare_` function (emit/hoist.h) is called with.
+  std::string prepared_arguments(const Expr& call, const std::vector<bool>& invariant);
   std::string pattern_side(const std::vector<SizeNode>& side, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
   std::string pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
   void einops_pattern(const AxisPattern& pattern, const CallFacts& facts, LowerContext& context);

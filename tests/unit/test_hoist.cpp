@@ -143,3 +143,16 @@ TEST_CASE("a loop that rebinds its arguments prepares nothing") {
   CHECK(plan_hoisting(*analysis).loops.empty());
   CHECK(generate_python(*analysis).python.find("_prepare") == std::string::npos);
 }
+
+TEST_CASE("gemma3's two rotary bases, picked by an `if` on the block's index, are each prepared once") {
+  auto analysis = checked("gemma3.ss", read_example("gemma3.ss"));
+  HoistPlan plan = plan_hoisting(*analysis);
+  REQUIRE(plan.loops.size() == 1);
+  const HoistedLoop& loop = plan.loops.begin()->second;
+  CHECK(loop.prepared.size() == 2);      // rope(…, pos, 10000) and rope(…, pos, 1000000)
+  CHECK(loop.prepared_of.size() == 4);   // for q and k in each branch
+  std::string forward = definition(generate_python(*analysis).python, "forward");
+  CHECK(forward.find("_prepared1 = _prepare_rope_1(pos, torch.tensor(float(10000)))") < forward.find("for l in range(L):"));
+  CHECK(forward.find("_prepared2 = _prepare_rope_1(pos, torch.tensor(float(1000000)))") < forward.find("for l in range(L):"));
+  CHECK(count(forward, "torch.cos") == 0);
+}

@@ -1641,7 +1641,7 @@ const std::vector<Builtin>& builtins() {
       {"ones", "ones, ones[n m ..] -> [n m ..] NonNeg", "initializes a parameter to ones; `ones[n D]` in an expression is a tensor of ones", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.ones_", lower_ones, {}, BuiltinRole::none, true},
       {"zeros", "zeros, zeros[n m ..] -> [n m ..] NonNeg", "initializes a parameter to zeros; `zeros[n D]` in an expression is a tensor of zeros", E::initializer, 0, 0, {}, {}, false, "", rule_initializer, "torch.nn.init.zeros_", lower_zeros, {}, BuiltinRole::none, true},
       // Training: names reserved for modes, datasets, logs, gradients and optimizers.
-      {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::pure, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout, {{"p", "0.1"}}},
+      {"dropout", "dropout(x, p=0.1)", "zeroes each element with probability p while training (train_mode); the identity otherwise", E::random, 1, 1, {"p"}, {}, false, "", rule_dropout, "torch.nn.functional.dropout", lower_dropout, {{"p", "0.1"}}},
       // training: the part of the language an exported function can't use (E1703)
       {"init", "init(M, seed=0) -> M", "a model M made by its parameters' initializers", E::training, 1, 1, {"seed"}, {}, false, "", rule_init, "", lower_training},
       {"train_mode", "train_mode(m)", "puts the program in training mode: dropout on", E::training, 1, 1, {}, {}, false, "", rule_modes, "", lower_training},

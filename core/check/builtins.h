@@ -20,6 +20,7 @@ enum class BuiltinEffect {
   pure,         // a tensor operation torch.export records
   initializer,  // only as a model parameter's initializer
   training,     // a mode, dataset, log, gradient or optimizer: never in an exported function
+  random,       // a tensor operation whose result differs from call to call (dropout while training)
 };
 
 // The checker's services a shape rule uses. Implemented by the checker.

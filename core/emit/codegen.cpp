@@ -7,6 +7,7 @@
 
 #include "check/builtins.h"
 #include "check/extern_targets.h"
+#include "emit/hoist.h"
 #include "syntax/walk.h"
 
 namespace ss {
@@ -146,7 +147,8 @@ using namespace pywrite;
 
 class Generator : public PythonWriter {
  public:
-  Generator(const Analysis& analysis, PythonImports python_imports) : PythonWriter(analysis), python_imports_(python_imports) {}
+  Generator(const Analysis& analysis, PythonImports python_imports)
+      : PythonWriter(analysis), python_imports_(python_imports), hoist_(plan_hoisting(analysis)) {}
 
   GeneratedModule run() {
     std::ostringstream body;
@@ -233,6 +235,13 @@ class Generator : public PythonWriter {
   std::set<std::string> signature_axes_;  // generic axes of the function being written
   std::set<std::string> item_names_;
   int temporaries_ = 0;  // per function
+  // Layer-invariant work (emit/hoist.h): each version of a function is written twice, as
+  // `_prepare_f_N` (what reads only the invariant arguments, computed once before the loop) and
+  // `_hoisted_f_N` (the rest, reading those values from its last argument, `_prepared`).
+  HoistPlan hoist_;
+  const HoistedFunction* version_ = nullptr;  // the `_hoisted_` version being written
+  const HoistedLoop* loop_ = nullptr;         // the loop being written, and its prepared values' names
+  std::vector<std::string> loop_prepared_;
 
   // ---------------------------------------------------------------------------------------------
   // Models
@@ -277,31 +286,78 @@ class Generator : public PythonWriter {
   // Functions
 
   std::string function(const Item& item) {
+    std::string out = function_text(item, nullptr, false);
+    for (size_t v : hoist_.versions_of(&item)) {
+      out += "\n\n" + function_text(item, &hoist_.functions[v], true);
+      out += "\n\n" + function_text(item, &hoist_.functions[v], false);
+    }
+    return out;
+  }
+
+  std::string version_name(size_t v, bool prepare) const {
+    return std::string(prepare ? "_prepare_" : "_hoisted_") + python_name(hoist_.functions[v].function->name) + "_" + std::to_string(v + 1);
+  }
+
+
+  // `item` as written, or a version of it: with `prepare`, what reads only its invariant parameters,
+  // returned as a tuple; else the rest, which reads those values from `_prepared`.
+  std::string function_text(const Item& item, const HoistedFunction* version, bool prepare) {
     locals_.clear();
     needed_axes_.clear();
     temporaries_ = 0;
+    auto types = a_.semantics.functions.find(&item);
+    auto kept = [&](size_t i) { return !prepare || (version && i < version->invariant.size() && version->invariant[i]); };
     // The generic axes the inputs carry: the only sizes a function body can read from shapes.
     signature_axes_.clear();
-    if (auto types = a_.semantics.functions.find(&item); types != a_.semantics.functions.end())
-      for (const ValueType& t : types->second.parameters)
-        if (t.is_tensor())
+    if (types != a_.semantics.functions.end())
+      for (size_t i = 0; i < types->second.parameters.size(); ++i)
+        if (const ValueType& t = types->second.parameters[i]; t.is_tensor() && kept(i))
           for (const Axis& axis : t.tensor.axes)
             for (const std::string& v : axis.size.variables()) signature_axes_.insert(v);
     std::vector<std::string> parameters;
-    for (const Parameter& p : item.parameters) {
-      parameters.push_back(python_name(p.name));
-      locals_.insert(p.name);
+    for (size_t i = 0; i < item.parameters.size(); ++i) {
+      if (!kept(i)) continue;
+      parameters.push_back(python_name(item.parameters[i].name));
+      locals_.insert(item.parameters[i].name);
     }
+    if (version && !prepare) parameters.push_back("_prepared");
     std::vector<std::pair<std::string, const ValueType*>> typed;
-    if (auto types = a_.semantics.functions.find(&item); types != a_.semantics.functions.end())
-      for (size_t i = 0; i < item.parameters.size(); ++i) typed.push_back({python_name(item.parameters[i].name), &types->second.parameters[i]});
+    if (types != a_.semantics.functions.end())
+      for (size_t i = 0; i < item.parameters.size(); ++i)
+        if (kept(i)) typed.push_back({python_name(item.parameters[i].name), &types->second.parameters[i]});
     anchor_ = anchor_of(typed);
-    std::string body = item.body ? block(*item.body, 1) : "    pass\n";
+    std::string body;
+    if (!item.body) {
+      body = "    pass\n";
+    } else if (!version) {
+      body = block(*item.body, 1);
+    } else if (prepare) {
+      for (const Statement& s : item.body->statements)
+        if (version->statements.count(&s)) body += statement(s, 1);
+      std::vector<std::string> values;
+      for (const HoistedFunction::Slot& slot : version->slots)
+        values.push_back(slot.value ? python_bare(expression(*slot.value))
+                                    : version_name(slot.callee, true) + "(" + prepared_arguments(*slot.call, hoist_.functions[slot.callee].invariant) + ")");
+      body += line(1, "return (" + join(values) + (values.size() == 1 ? ",)" : ")"));
+    } else {
+      for (auto& [e, slot] : version->slot_of)
+        if (version->slots[slot].value) substitutes_[e] = "_prepared[" + std::to_string(slot) + "]";
+      skipped_ = version->statements;
+      version_ = version;
+      body = block(*item.body, 1);
+      version_ = nullptr;
+      skipped_.clear();
+      for (auto& [e, slot] : version->slot_of) substitutes_.erase(e);
+    }
     std::ostringstream out;
-    out << "def " << python_name(item.name) << "(";
+    out << "def " << (version ? version_name(static_cast<size_t>(version - hoist_.functions.data()), prepare) : python_name(item.name)) << "(";
     for (size_t i = 0; i < parameters.size(); ++i) out << (i ? ", " : "") << parameters[i];
     out << "):\n";
     std::string doc = file_name(a_.file.path()) + ": " + signature_line(item) + (item.doc.empty() ? "" : "\n\n" + item.doc);
+    if (version)
+      doc = file_name(a_.file.path()) + ": `" + item.name + "`" +
+            (prepare ? ", what reads only the arguments a loop doesn't change, computed once before it"
+                     : " in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)");
     out << "    " << docstring(doc, 1) << "\n";
     out << axis_reads(typed, body, 1);
     out << body;
@@ -342,10 +398,27 @@ class Generator : public PythonWriter {
     }
     bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
     if (fixed) {
+      // What the body's calls compute from values the loop doesn't change, computed once before it.
+      std::string prepared;
+      const HoistedLoop* outer = loop_;
+      std::vector<std::string> outer_prepared = std::move(loop_prepared_);
+      loop_prepared_.clear();
+      loop_ = nullptr;
+      if (auto planned = hoist_.loops.find(&s); planned != hoist_.loops.end() && s.body) {
+        for (const HoistedLoop::Prepared& p : planned->second.prepared) {
+          std::string name = "_prepared" + std::to_string(++temporaries_);
+          prepared += line(depth, name + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, hoist_.functions[p.callee].invariant) + ")");
+          loop_prepared_.push_back(name);
+        }
+        loop_ = &planned->second;
+      }
       // Unrolled while tracing: torch.export records each iteration.
       locals_.insert(s.variable);
       std::string range = python_bare(start) == "0" ? python_bare(end) : python_bare(start) + ", " + python_bare(end);
-      return indent(depth) + "for " + variable + " in range(" + range + "):\n" + (s.body ? block(*s.body, depth + 1) : "");
+      std::string out = prepared + indent(depth) + "for " + variable + " in range(" + range + "):\n" + (s.body ? block(*s.body, depth + 1) : "");
+      loop_ = outer;
+      loop_prepared_ = std::move(outer_prepared);
+      return out;
     }
     // A dynamic number of iterations: torch.while_loop over the names the body rebinds.
     std::vector<std::string> names;
@@ -498,9 +571,16 @@ class Generator : public PythonWriter {
     return PythonWriter::over_size(over);
   }
 
-  std::string function_call(const Expr&, const Item& item, const std::vector<std::string>& args) override {
+  std::string function_call(const Expr& e, const Item& item, const std::vector<std::string>& args) override {
     // A target the checker refuses (E0207) never reaches the code: the call is `None(...)`, which fails.
     if (item.kind == Item::Kind::extern_fn) return (is_allowed_extern_target(item.extern_target) ? item.extern_target : "None") + "(" + join(args) + ")";
+    // A call whose invariant work was computed once: its version, given those values.
+    if (version_)
+      if (auto slot = version_->slot_of.find(&e); slot != version_->slot_of.end() && !version_->slots[slot->second].value)
+        return version_name(version_->slots[slot->second].callee, false) + "(" + join(args) + ", _prepared[" + std::to_string(slot->second) + "])";
+    if (loop_)
+      if (auto p = loop_->prepared_of.find(&e); p != loop_->prepared_of.end())
+        return version_name(loop_->prepared[p->second].callee, false) + "(" + join(args) + ", " + loop_prepared_[p->second] + ")";
     return python_name(item.name) + "(" + join(args) + ")";
   }
 

@@ -10,8 +10,10 @@
 #include <set>
 
 #include "check/builtins.h"
+#include "emit/hoist.h"
 #include "emit/codegen.h"
 #include "emit/codegen_hf_plan.h"
+#include "emit/hoist.h"
 #include "emit/python_writer.h"
 #include "syntax/walk.h"
 
@@ -115,7 +117,7 @@ AttentionShape attention_of(const Scope& scope) {
 
 class HfGenerator : public PythonWriter {
  public:
-  explicit HfGenerator(const Analysis& analysis) : PythonWriter(analysis) {}
+  explicit HfGenerator(const Analysis& analysis) : PythonWriter(analysis), hoist_(plan_hoisting(analysis)) {}
 
   HfModel run(const ModelLayout& layout) {
     HfModel out;
@@ -150,7 +152,16 @@ class HfGenerator : public PythonWriter {
   const ModelLayout* layout_ = nullptr;
   const Item* model_ = nullptr;
   Scope* scope_ = nullptr;
-  std::map<const Item*, std::unique_ptr<ClassInfo>> classes_;
+  // A function's module, per version of it (emit/hoist.h; null: as written).
+  std::map<std::pair<const Item*, const HoistedFunction*>, std::unique_ptr<ClassInfo>> classes_;
+  // Layer-invariant work (emit/hoist.h), as the pt2 generator writes it: ShapeScriptModel computes
+  // it once before its layers (`_prepare_f_N`) and passes it down, as transformers passes
+  // `position_embeddings`; each module and function that reads it is written as its version.
+  HoistPlan hoist_;
+  const HoistedFunction* version_ = nullptr;  // the version of the module or function being translated
+  const HoistedLoop* loop_ = nullptr;         // the decoder layer's loop, while it is translated
+  std::vector<std::string> loop_prepared_;    // the layer's inputs that hold its prepared values
+  std::set<std::string> versions_done_;       // the version functions written
   HfModelingPlan plan_;  // what the folder's code must contain, filled as the program is translated
   std::vector<const Item*> plain_queue_;
   std::set<const Item*> plain_done_;
@@ -282,7 +293,7 @@ class HfGenerator : public PythonWriter {
         if (any || contains_attention(*callee)) {
           if (scope_->kind == ScopeKind::plain)
             refuse(where(e.span) + ": `" + callee->name + "` holds attention but is called from a function without weights");
-          ClassInfo* cls = module_class(*callee, positions, e.span);
+          ClassInfo* cls = module_class(*callee, positions, e.span, call_version(e));
           Instance instance;
           instance.cls = cls;
           std::string name = python_name(callee->name);
@@ -479,8 +490,8 @@ class HfGenerator : public PythonWriter {
   // ---------------------------------------------------------------------------------------------
   // A function with weights becomes an nn.Module; its weights are the module's own.
 
-  ClassInfo* module_class(const Item& fn, const std::vector<bool>& positions, Span call) {
-    auto found = classes_.find(&fn);
+  ClassInfo* module_class(const Item& fn, const std::vector<bool>& positions, Span call, const HoistedFunction* version) {
+    auto found = classes_.find({&fn, version});
     if (found != classes_.end()) {
       if (found->second->weight_positions != positions)
         refuse(where(call) + ": `" + fn.name + "` is called with weights in different places than before");
@@ -489,7 +500,7 @@ class HfGenerator : public PythonWriter {
     }
     auto info = std::make_unique<ClassInfo>();
     ClassInfo* cls = info.get();
-    classes_[&fn] = std::move(info);
+    classes_[{&fn, version}] = std::move(info);
     cls->function = &fn;
     cls->weight_positions = positions;
 
@@ -510,6 +521,11 @@ class HfGenerator : public PythonWriter {
     scope_ = &scope;
     locals_.clear();
     needed_axes_.clear();
+    const HoistedFunction* saved_version = version_;
+    const HoistedLoop* saved_loop = loop_;
+    version_ = version;
+    loop_ = nullptr;
+    if (version) prepare_function(*version);
     if (fn.body) collect(*fn.body);
     settle_weights();
     std::string name = camel(fn.name);
@@ -528,8 +544,11 @@ class HfGenerator : public PythonWriter {
     Anchor saved_anchor = anchor_;
     anchor_ = anchor_of(typed);
     for (const std::string& weight : scope.weight_order) anchor_.floating.insert(weight);  // the module's own parameters
-    std::string body = fn.body ? block(*fn.body, 2) : "        pass\n";
+    if (version) inputs.push_back("_prepared");
+    std::string body = fn.body ? version_body(fn, version, 2) : "        pass\n";
     anchor_ = saved_anchor;
+    version_ = saved_version;
+    loop_ = saved_loop;
     HfModuleClass code;
     code.members = weight_members();
     int calls = scope_attention_calls();
@@ -639,6 +658,14 @@ class HfGenerator : public PythonWriter {
     scope_ = &layer;
     locals_.clear();
     needed_axes_.clear();
+    auto planned = hoist_.loops.find(&loop);
+    loop_ = planned != hoist_.loops.end() ? &planned->second : nullptr;
+    loop_prepared_.clear();
+    if (loop_)
+      for (size_t i = 0; i < loop_->prepared.size(); ++i) {
+        loop_prepared_.push_back("_prepared" + std::to_string(i + 1));
+        prepare_function(hoist_.functions[loop_->prepared[i].callee]);
+      }
     if (loop.body) collect(*loop.body);
     settle_weights();
     // Which slice of each stacked weight each block reads: a weight stacked over a run of the blocks
@@ -670,8 +697,11 @@ class HfGenerator : public PythonWriter {
       layer_inputs.push_back(python_name(f));
       locals_.insert(f);
     }
+    for (const std::string& p : loop_prepared_) layer_inputs.push_back(p);
     anchor_ = Anchor{python_name(carried[0]) + ".device", python_name(carried[0]) + ".dtype", {carried[0], model_var}};  // the hidden states
     std::string layer_body = loop.body ? block(*loop.body, 2) : "";
+    const HoistedLoop* layer_loop = loop_;
+    loop_ = nullptr;
     // The block's index, for what a block decides by it (`if l % 2 == 0:`): each layer knows its own.
     if (uses_name(layer_body, python_name(loop.variable)))
       layer_body = indent(2) + python_name(loop.variable) + " = self.layer_idx  # " + source_line(loop.span) + "\n" + layer_body;
@@ -746,7 +776,13 @@ class HfGenerator : public PythonWriter {
     std::string pre;
     for (size_t i = 0; i < loop_at; ++i) pre += statement(statements[i], 2);
     for (const std::string& c : carried) locals_.insert(c);
-    std::string call_layers = indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
+    std::string prepared;  // what the blocks' calls compute from values no block changes: once, here
+    if (layer_loop)
+      for (size_t i = 0; i < layer_loop->prepared.size(); ++i) {
+        const HoistedLoop::Prepared& p = layer_loop->prepared[i];
+        prepared += line(2, loop_prepared_[i] + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, hoist_.functions[p.callee].invariant) + ")");
+      }
+    std::string call_layers = prepared + indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
                               python_name(carried[0]) + " = layer(" + join(layer_inputs) + ", attention_mask=attention_mask, **kwargs)\n";
     std::string post;
     for (size_t i = loop_at + 1; i < output_at; ++i) post += statement(statements[i], 2);
@@ -1068,6 +1104,7 @@ class HfGenerator : public PythonWriter {
         for (size_t i = 0; i < e.arguments.size(); ++i)
           if (!(i < instance.cls->weight_positions.size() && instance.cls->weight_positions[i]) && e.arguments[i].value)
             args.push_back(python_bare(expression(*e.arguments[i].value)));
+        if (auto prepared = prepared_argument(e)) args.push_back(*prepared);
         args.push_back("attention_mask=attention_mask");
         args.push_back("**kwargs");
         return "self." + instance.name + "(" + join(args) + ")";
@@ -1100,6 +1137,11 @@ class HfGenerator : public PythonWriter {
     if (item.kind == Item::Kind::extern_fn) {
       if (!is_allowed_extern_target(item.extern_target)) refuse(where(e.span) + ": `" + item.name + "` calls `" + item.extern_target + "`, which the folder can't import");
       return item.extern_target + "(" + join(args) + ")";
+    }
+    if (auto prepared = prepared_argument(e)) {
+      const HoistedFunction& version = *call_version(e);
+      plain_function(*version.function, &version, false);
+      return version_name(static_cast<size_t>(&version - hoist_.functions.data()), false) + "(" + join(args) + ", " + *prepared + ")";
     }
     plain_function(item);
     return python_name(item.name) + "(" + join(args) + ")";
@@ -1203,10 +1245,61 @@ class HfGenerator : public PythonWriter {
            indent(3) + "return attention_interface(self, query, key, value, mask, dropout=0.0, scaling=self.scaling, " + passed + ", **kwargs)\n\n";
   }
 
-  // A function without weights: a plain Python function, as the pt2 code generator writes it.
-  void plain_function(const Item& fn) {
-    if (plain_done_.count(&fn)) return;
-    plain_done_.insert(&fn);
+  // ---------------------------------------------------------------------------------------------
+  // Layer-invariant work
+
+  std::string version_name(size_t v, bool prepare) const {
+    return std::string(prepare ? "_prepare_" : "_hoisted_") + python_name(hoist_.functions[v].function->name) + "_" + std::to_string(v + 1);
+  }
+
+  // The version a call runs: one whose invariant work was prepared before the loop; else null.
+  const HoistedFunction* call_version(const Expr& e) const {
+    if (loop_)
+      if (auto p = loop_->prepared_of.find(&e); p != loop_->prepared_of.end()) return &hoist_.functions[loop_->prepared[p->second].callee];
+    if (version_)
+      if (auto slot = version_->slot_of.find(&e); slot != version_->slot_of.end() && !version_->slots[slot->second].value)
+        return &hoist_.functions[version_->slots[slot->second].callee];
+    return nullptr;
+  }
+
+  // What such a call is given besides its arguments: its prepared values.
+  std::optional<std::string> prepared_argument(const Expr& e) const {
+    if (loop_)
+      if (auto p = loop_->prepared_of.find(&e); p != loop_->prepared_of.end()) return loop_prepared_[p->second];
+    if (version_)
+      if (auto slot = version_->slot_of.find(&e); slot != version_->slot_of.end() && !version_->slots[slot->second].value)
+        return "_prepared[" + std::to_string(slot->second) + "]";
+    return std::nullopt;
+  }
+
+
+  // `fn`'s body, or its version's: without what was prepared, reading it from `_prepared`.
+  std::string version_body(const Item& fn, const HoistedFunction* version, int depth) {
+    if (!version) return block(*fn.body, depth);
+    const HoistedFunction* saved = version_;
+    version_ = version;
+    for (auto& [e, slot] : version->slot_of)
+      if (version->slots[slot].value) substitutes_[e] = "_prepared[" + std::to_string(slot) + "]";
+    skipped_ = version->statements;
+    std::string body = block(*fn.body, depth);
+    skipped_.clear();
+    for (auto& [e, slot] : version->slot_of) substitutes_.erase(e);
+    version_ = saved;
+    return body;
+  }
+
+  // `_prepare_f_N`: what version N of `f` computes once, as a plain function of its invariant parameters.
+  void prepare_function(const HoistedFunction& version) { plain_function(*version.function, &version, true); }
+
+  // A function without weights: a plain Python function, as the pt2 code generator writes it. With
+  // a version: its `_hoisted_` function, or with `prepare`, its `_prepare_` function.
+  void plain_function(const Item& fn, const HoistedFunction* version = nullptr, bool prepare = false) {
+    size_t v = version ? static_cast<size_t>(version - hoist_.functions.data()) : 0;
+    std::string name = version ? version_name(v, prepare) : python_name(fn.name);
+    if (version ? versions_done_.count(name) : plain_done_.count(&fn)) return;
+    if (version) versions_done_.insert(name);
+    else plain_done_.insert(&fn);
+    auto kept = [&](size_t i) { return !prepare || (i < version->invariant.size() && version->invariant[i]); };
     Scope scope;
     scope.kind = ScopeKind::plain;
     Scope* saved_scope = scope_;
@@ -1221,17 +1314,47 @@ class HfGenerator : public PythonWriter {
     std::vector<std::pair<std::string, const ValueType*>> typed;
     auto types = a_.semantics.functions.find(&fn);
     for (size_t i = 0; i < fn.parameters.size(); ++i) {
+      if (!kept(i)) continue;
       parameters.push_back(python_name(fn.parameters[i].name));
       locals_.insert(fn.parameters[i].name);
       if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
         typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
     }
+    if (version && !prepare) parameters.push_back("_prepared");
     Anchor saved_anchor = anchor_;
     anchor_ = anchor_of(typed);
-    std::string body = fn.body ? block(*fn.body, 1) : "    pass\n";
+    const HoistedFunction* saved_version = version_;
+    const HoistedLoop* saved_loop = loop_;
+    loop_ = nullptr;
+    std::string body;
+    if (!fn.body) {
+      body = "    pass\n";
+    } else if (prepare) {
+      version_ = nullptr;
+      for (const Statement& s : fn.body->statements)
+        if (version->statements.count(&s)) body += statement(s, 1);
+      std::vector<std::string> values;
+      for (const HoistedFunction::Slot& slot : version->slots) {
+        if (slot.value) {
+          values.push_back(python_bare(expression(*slot.value)));
+          continue;
+        }
+        prepare_function(hoist_.functions[slot.callee]);
+        values.push_back(version_name(slot.callee, true) + "(" + prepared_arguments(*slot.call, hoist_.functions[slot.callee].invariant) + ")");
+      }
+      body += line(1, "return (" + join(values) + (values.size() == 1 ? ",)" : ")"));
+    } else {
+      body = version_body(fn, version, 1);
+    }
+    version_ = saved_version;
+    loop_ = saved_loop;
     anchor_ = saved_anchor;
-    std::string code = "def " + python_name(fn.name) + "(" + join(parameters) + "):\n    " +
-                       docstring(file_name(a_.file.path()) + ": " + signature_line(fn), 1) + "\n" + axis_reads(typed, body, 1) + body;
+    std::string doc = file_name(a_.file.path()) + ": " + signature_line(fn);
+    if (version)
+      doc = file_name(a_.file.path()) + ": `" + fn.name + "`" +
+            (prepare ? ", what reads only the arguments a loop doesn't change, computed once before it"
+                     : " in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)");
+    std::string code = "def " + name + "(" + join(parameters) + "):\n    " + docstring(doc, 1) + "\n" + axis_reads(typed, body, 1) + body;
     plan_.functions.push_back(code);
     scope_ = saved_scope;
     locals_ = saved_locals;

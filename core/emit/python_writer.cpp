@@ -295,7 +295,8 @@ std::string PythonWriter::source_comment(const Statement& s, int depth) const {
 
 std::string PythonWriter::block(const Block& b, int depth) {
   std::string out;
-  for (const Statement& s : b.statements) out += statement(s, depth);
+  for (const Statement& s : b.statements)
+    if (!skipped_.count(&s)) out += statement(s, depth);
   if (out.empty()) out = indent(depth) + "pass\n";
   return out;
 }
@@ -647,20 +648,34 @@ std::string PythonWriter::call(const Expr& e) {
     return facts->builtin->lower(context);
   }
   if (facts && facts->function) {
-    // A plain number given for a scalar parameter becomes a tensor: the callee may hand it to torch
-    // (`log(base)`). An `Index[N]` stays a number, for the callee to index with.
-    if (auto types = a_.semantics.functions.find(facts->function); types != a_.semantics.functions.end())
-      for (size_t i = 0; i < positional.size() && i < types->second.parameters.size(); ++i) {
-        const ValueType& parameter = types->second.parameters[i];
-        if (!parameter.is_tensor() || parameter.tensor.rank() != 0 || !type_of(*positional[i]) || !type_of(*positional[i])->fixed) continue;
-        ElementKind kind = parameter.tensor.element.kind;
-        if (kind == ElementKind::index) continue;
-        const char* cast = kind == ElementKind::int_ ? "int" : kind == ElementKind::bool_ ? "bool" : "float";
-        args[i] = std::string("torch.tensor(") + cast + "(" + python_bare(args[i]) + "))";
-      }
+    for (size_t i = 0; i < positional.size(); ++i) args[i] = function_argument(*facts->function, i, *positional[i], args[i]);
     return function_call(e, *facts->function, args);
   }
   return python_call(e, args, keywords);
+}
+
+std::string PythonWriter::function_argument(const Item& callee, size_t i, const Expr& value, std::string code) const {
+  // A plain number given for a scalar parameter becomes a tensor: the callee may hand it to torch
+  // (`log(base)`). An `Index[N]` stays a number, for the callee to index with.
+  auto types = a_.semantics.functions.find(&callee);
+  if (types == a_.semantics.functions.end() || i >= types->second.parameters.size()) return code;
+  const ValueType& parameter = types->second.parameters[i];
+  if (!parameter.is_tensor() || parameter.tensor.rank() != 0 || !type_of(value) || !type_of(value)->fixed) return code;
+  ElementKind kind = parameter.tensor.element.kind;
+  if (kind == ElementKind::index) return code;
+  const char* cast = kind == ElementKind::int_ ? "int" : kind == ElementKind::bool_ ? "bool" : "float";
+  return std::string("torch.tensor(") + cast + "(" + python_bare(code) + "))";
+}
+
+std::string PythonWriter::prepared_arguments(const Expr& call, const std::vector<bool>& invariant) {
+  const CallFacts* facts = facts_of(call);
+  std::vector<std::string> args;
+  for (size_t i = 0; i < call.arguments.size() && i < invariant.size(); ++i)
+    if (invariant[i] && call.arguments[i].value) {
+      std::string code = python_bare(expression(*call.arguments[i].value));
+      args.push_back(facts && facts->function ? function_argument(*facts->function, i, *call.arguments[i].value, code) : code);
+    }
+  return join(args);
 }
 
 // einops names: a number or a dim gets a name of its own and its size as a keyword argument.

@@ -125,6 +125,7 @@ class PythonWriter {
   std::set<std::string> locals_;
   std::set<std::string> needed_axes_;  // generic axes used as values: read from the inputs' shapes
   std::map<const Expr*, std::string> substitutes_;  // an expression already computed into a variable
+  std::set<const Statement*> skipped_;  // statements computed elsewhere (once, before a loop: emit/hoist.h)
   // Where and in what precision a function's values live, read from its inputs: a model moved to a
   // GPU runs there, one cast to bfloat16 computes in bfloat16.
   struct Anchor {
@@ -223,6 +224,12 @@ class PythonWriter {
   int precedence(const Expr& e) const;
   std::string python_operator(const Expr& e) const;
   std::string call(const Expr& e);
+  // A user function's argument `i`, as call() passes it: a plain number given for a scalar
+  // parameter becomes a tensor.
+  std::string function_argument(const Item& callee, size_t i, const Expr& value, std::string code) const;
+  // The arguments of `call` whose parameters `invariant` marks, as call() writes them: what a
+  // version's `_prepare_` function (emit/hoist.h) is called with.
+  std::string prepared_arguments(const Expr& call, const std::vector<bool>& invariant);
   std::string pattern_side(const std::vector<SizeNode>& side, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
   std::string pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
   void einops_pattern(const AxisPattern& pattern, const CallFacts& facts, LowerContext& context);

@@ -55,16 +55,26 @@ def _heads_first(attn_output, query):
     return attn_output.reshape(b, n, h, -1).transpose(1, 2)
 
 
-def rope(x, pos):
-    "gemma.ss: fn rope(x: [b g n Dh], pos: [b n] Index[P]) -> [b g n Dh]"
+def _prepare_rope_1(pos):
+    "gemma.ss: `rope`, what reads only the arguments a loop doesn't change, computed once before it"
     # gemma.ss:32: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
-    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=pos.device))
     # gemma.ss:33: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    return (torch.cos(angle), torch.sin(angle))
+
+
+def _prepare_attention_2(pos):
+    "gemma.ss: `attention`, what reads only the arguments a loop doesn't change, computed once before it"
+    return (_prepare_rope_1(pos),)
+
+
+def _hoisted_rope_1(x, pos, _prepared):
+    "gemma.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # gemma.ss:34: x1, x2 = x |> split(b g n (2 h) -> b g n h)
     x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
     # gemma.ss:35: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
-    return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
+    return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
 
 
 class ShapeScriptPreTrainedModel(PreTrainedModel):
@@ -90,15 +100,15 @@ class Attention(nn.Module):
         self.wv = nn.Linear(D, Dkv, bias=False)
         self.wo = nn.Linear(D, D, bias=False)
 
-    def forward(self, x, pos, attention_mask=None, **kwargs):
+    def forward(self, x, pos, _prepared, attention_mask=None, **kwargs):
         # gemma.ss:39: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         q = self.wq(x)
         q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
-        q = rope(q, pos)
+        q = _hoisted_rope_1(q, pos, _prepared[0])
         # gemma.ss:40: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
         k = self.wk(x)
         k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
-        k = rope(k, pos)
+        k = _hoisted_rope_1(k, pos, _prepared[0])
         # gemma.ss:41: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
         v = einops.rearrange(self.wv(x), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
         # gemma.ss:42: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -142,11 +152,11 @@ class ShapeScriptDecoderLayer(nn.Module):
         self.attention = Attention(config, layer_idx)
         self.feed_forward = FeedForward(config, layer_idx)
 
-    def forward(self, x, pos, attention_mask=None, **kwargs):
+    def forward(self, x, pos, _prepared1, attention_mask=None, **kwargs):
         # gemma.ss:53: h = rms_norm(x, over=D, weight=1 + m.attn_norm[l], eps=1e-6)
         h = F.rms_norm(x, (256,), weight=1 + self.attn_norm, eps=1e-6)
         # gemma.ss:54: x = x + attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + self.attention(h, pos, attention_mask=attention_mask, **kwargs)
+        x = x + self.attention(h, pos, _prepared1, attention_mask=attention_mask, **kwargs)
         # gemma.ss:55: x = x + feed_forward(rms_norm(x, over=D, weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + self.feed_forward(F.rms_norm(x, (256,), weight=1 + self.ffn_norm, eps=1e-6), attention_mask=attention_mask, **kwargs)
         return x
@@ -181,9 +191,10 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # gemma.ss:51: x = embedding(ids, m.wte) |> scale(sqrt(D))
         x = inputs_embeds * math.sqrt(D)
+        _prepared1 = _prepare_attention_2(pos)
         # gemma.ss:52: for l in 0..L:
         for layer in self.layers:
-            x = layer(x, pos, attention_mask=attention_mask, **kwargs)
+            x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
         # gemma.ss:56: return linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.wte)
         hidden_states = F.rms_norm(x, (256,), weight=1 + self.norm, eps=1e-6)
         if return_dict is False:

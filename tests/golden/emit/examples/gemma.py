@@ -62,6 +62,23 @@ def rope(x, pos):
     return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
 
 
+def _prepare_rope_1(pos):
+    "gemma.ss: `rope`, what reads only the arguments a loop doesn't change, computed once before it"
+    # gemma.ss:32: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=pos.device))
+    # gemma.ss:33: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
+    angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    return (torch.cos(angle), torch.sin(angle))
+
+
+def _hoisted_rope_1(x, pos, _prepared):
+    "gemma.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # gemma.ss:34: x1, x2 = x |> split(b g n (2 h) -> b g n h)
+    x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
+    # gemma.ss:35: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
+    return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
+
+
 def attention(x, wq, wk, wv, wo, pos):
     ("gemma.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]\n"
      "\n"
@@ -74,6 +91,31 @@ def attention(x, wq, wk, wv, wo, pos):
     k = F.linear(x, wk)
     k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
     k = rope(k, pos)
+    # gemma.ss:41: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
+    v = einops.rearrange(F.linear(x, wv), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
+    # gemma.ss:42: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+    #                  |> rearrange(b H n Dh -> b n (H Dh))
+    #                  |> linear(wo)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+    return F.linear(out, wo)
+
+
+def _prepare_attention_2(pos):
+    "gemma.ss: `attention`, what reads only the arguments a loop doesn't change, computed once before it"
+    return (_prepare_rope_1(pos),)
+
+
+def _hoisted_attention_2(x, wq, wk, wv, wo, pos, _prepared):
+    "gemma.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # gemma.ss:39: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    q = F.linear(x, wq)
+    q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
+    q = _hoisted_rope_1(q, pos, _prepared[0])
+    # gemma.ss:40: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
+    k = F.linear(x, wk)
+    k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
+    k = _hoisted_rope_1(k, pos, _prepared[0])
     # gemma.ss:41: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
     v = einops.rearrange(F.linear(x, wv), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
     # gemma.ss:42: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -97,11 +139,12 @@ def forward(m, ids, pos):
     # gemma.ss:51: x = embedding(ids, m.wte) |> scale(sqrt(D))
     x = F.embedding(ids, m.wte) * math.sqrt(D)
     # gemma.ss:52: for l in 0..L:
+    _prepared1 = _prepare_attention_2(pos)
     for l in range(L):
         # gemma.ss:53: h = rms_norm(x, over=D, weight=1 + m.attn_norm[l], eps=1e-6)
         h = F.rms_norm(x, (D,), weight=1 + m.attn_norm[l], eps=1e-6)
         # gemma.ss:54: x = x + attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
+        x = x + _hoisted_attention_2(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, _prepared1)
         # gemma.ss:55: x = x + feed_forward(rms_norm(x, over=D, weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
     # gemma.ss:56: return linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.wte)

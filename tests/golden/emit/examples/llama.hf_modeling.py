@@ -53,16 +53,26 @@ def _heads_first(attn_output, query):
     return attn_output.reshape(b, n, h, -1).transpose(1, 2)
 
 
-def rope(x, pos):
-    "llama.ss: fn rope(x: [b H n Dh], pos: [b n] Index[P]) -> [b H n Dh]"
+def _prepare_rope_1(pos):
+    "llama.ss: `rope`, what reads only the arguments a loop doesn't change, computed once before it"
     # llama.ss:29: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
-    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=x.device))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=pos.device))
     # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
     angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    return (torch.cos(angle), torch.sin(angle))
+
+
+def _prepare_attention_2(pos):
+    "llama.ss: `attention`, what reads only the arguments a loop doesn't change, computed once before it"
+    return (_prepare_rope_1(pos),)
+
+
+def _hoisted_rope_1(x, pos, _prepared):
+    "llama.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
     # llama.ss:32: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
-    return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
+    return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
 
 
 class ShapeScriptPreTrainedModel(PreTrainedModel):
@@ -88,15 +98,15 @@ class Attention(nn.Module):
         self.wv = nn.Linear(D, D, bias=False)
         self.wo = nn.Linear(D, D, bias=False)
 
-    def forward(self, x, pos, attention_mask=None, **kwargs):
+    def forward(self, x, pos, _prepared, attention_mask=None, **kwargs):
         # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         q = self.wq(x)
         q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
-        q = rope(q, pos)
+        q = _hoisted_rope_1(q, pos, _prepared[0])
         # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         k = self.wk(x)
         k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
-        k = rope(k, pos)
+        k = _hoisted_rope_1(k, pos, _prepared[0])
         # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
         v = einops.rearrange(self.wv(x), "b n (H Dh) -> b H n Dh", Dh=32)
         # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -140,9 +150,9 @@ class ShapeScriptDecoderLayer(nn.Module):
         self.attention = Attention(config, layer_idx)
         self.feed_forward = FeedForward(config, layer_idx)
 
-    def forward(self, x, pos, attention_mask=None, **kwargs):
+    def forward(self, x, pos, _prepared1, attention_mask=None, **kwargs):
         # llama.ss:49: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + self.attention(F.rms_norm(x, (64,), weight=self.attn_norm, eps=1e-5), pos, attention_mask=attention_mask, **kwargs)
+        x = x + self.attention(F.rms_norm(x, (64,), weight=self.attn_norm, eps=1e-5), pos, _prepared1, attention_mask=attention_mask, **kwargs)
         # llama.ss:50: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + self.feed_forward(F.rms_norm(x, (64,), weight=self.ffn_norm, eps=1e-5), attention_mask=attention_mask, **kwargs)
         return x
@@ -177,9 +187,10 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # llama.ss:47: x = embedding(ids, m.wte)
         x = inputs_embeds
+        _prepared1 = _prepare_attention_2(pos)
         # llama.ss:48: for l in 0..L:
         for layer in self.layers:
-            x = layer(x, pos, attention_mask=attention_mask, **kwargs)
+            x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
         # llama.ss:51: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)
         hidden_states = F.rms_norm(x, (64,), weight=self.norm, eps=1e-5)
         if return_dict is False:

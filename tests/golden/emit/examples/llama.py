@@ -62,6 +62,23 @@ def rope(x, pos):
     return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
 
 
+def _prepare_rope_1(pos):
+    "llama.ss: `rope`, what reads only the arguments a loop doesn't change, computed once before it"
+    # llama.ss:29: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=pos.device))
+    # llama.ss:30: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
+    angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    return (torch.cos(angle), torch.sin(angle))
+
+
+def _hoisted_rope_1(x, pos, _prepared):
+    "llama.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
+    x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
+    # llama.ss:32: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
+    return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
+
+
 def attention(x, wq, wk, wv, wo, pos):
     "llama.ss: fn attention(x: [b n D], wq: [D D], wk: [D D], wv: [D D], wo: [D D], pos: [b n] Index[P]) -> [b n D]"
     # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
@@ -72,6 +89,31 @@ def attention(x, wq, wk, wv, wo, pos):
     k = F.linear(x, wk)
     k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
     k = rope(k, pos)
+    # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
+    v = einops.rearrange(F.linear(x, wv), "b n (H Dh) -> b H n Dh", Dh=32)
+    # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+    #                  |> rearrange(b H n Dh -> b n (H Dh))
+    #                  |> linear(wo)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+    return F.linear(out, wo)
+
+
+def _prepare_attention_2(pos):
+    "llama.ss: `attention`, what reads only the arguments a loop doesn't change, computed once before it"
+    return (_prepare_rope_1(pos),)
+
+
+def _hoisted_attention_2(x, wq, wk, wv, wo, pos, _prepared):
+    "llama.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    q = F.linear(x, wq)
+    q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
+    q = _hoisted_rope_1(q, pos, _prepared[0])
+    # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    k = F.linear(x, wk)
+    k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
+    k = _hoisted_rope_1(k, pos, _prepared[0])
     # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
     v = einops.rearrange(F.linear(x, wv), "b n (H Dh) -> b H n Dh", Dh=32)
     # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -95,9 +137,10 @@ def forward(m, ids, pos):
     # llama.ss:47: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # llama.ss:48: for l in 0..L:
+    _prepared1 = _prepare_attention_2(pos)
     for l in range(L):
         # llama.ss:49: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + attention(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
+        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, _prepared1)
         # llama.ss:50: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=m.ffn_norm[l], eps=1e-5), m.w_gate[l], m.w_up[l], m.w_down[l])
     # llama.ss:51: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

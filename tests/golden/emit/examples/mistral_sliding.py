@@ -75,6 +75,23 @@ def rope(x, pos):
     return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
 
 
+def _prepare_rope_1(pos):
+    "mistral_sliding.ss: `rope`, what reads only the arguments a loop doesn't change, computed once before it"
+    # mistral_sliding.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=pos.device))
+    # mistral_sliding.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
+    angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    return (torch.cos(angle), torch.sin(angle))
+
+
+def _hoisted_rope_1(x, pos, _prepared):
+    "mistral_sliding.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # mistral_sliding.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)
+    x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
+    # mistral_sliding.ss:39: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
+    return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
+
+
 def attention(x, wq, wk, wv, wo, pos):
     ("mistral_sliding.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]\n"
      "\n"
@@ -98,6 +115,32 @@ def attention(x, wq, wk, wv, wo, pos):
     return F.linear(out, wo)
 
 
+def _prepare_attention_2(pos):
+    "mistral_sliding.ss: `attention`, what reads only the arguments a loop doesn't change, computed once before it"
+    return (_prepare_rope_1(pos),)
+
+
+def _hoisted_attention_2(x, wq, wk, wv, wo, pos, _prepared):
+    "mistral_sliding.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    n = x.shape[1]
+    # mistral_sliding.ss:43: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    q = F.linear(x, wq)
+    q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
+    q = _hoisted_rope_1(q, pos, _prepared[0])
+    # mistral_sliding.ss:44: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
+    k = F.linear(x, wk)
+    k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
+    k = _hoisted_rope_1(k, pos, _prepared[0])
+    # mistral_sliding.ss:45: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
+    v = einops.rearrange(F.linear(x, wv), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
+    # mistral_sliding.ss:46: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W)
+    #                            |> rearrange(b H n Dh -> b n (H Dh))
+    #                            |> linear(wo)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=_within_window(_causal(n, n, x.device), 32))
+    out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+    return F.linear(out, wo)
+
+
 def feed_forward(x, w_gate, w_up, w_down):
     ("mistral_sliding.ss: fn feed_forward(x: [b n D], w_gate: [F D], w_up: [F D], w_down: [D F]) -> [b n D]\n"
      "\n"
@@ -111,9 +154,10 @@ def forward(m, ids, pos):
     # mistral_sliding.ss:55: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # mistral_sliding.ss:56: for l in 0..L:
+    _prepared1 = _prepare_attention_2(pos)
     for l in range(L):
         # mistral_sliding.ss:57: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + attention(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
+        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, _prepared1)
         # mistral_sliding.ss:58: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=m.ffn_norm[l], eps=1e-5), m.w_gate[l], m.w_up[l], m.w_down[l])
     # mistral_sliding.ss:59: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

@@ -83,6 +83,23 @@ def rope(x, pos):
     return torch.cat([x1 * torch.cos(angle).to(x.dtype) - x2 * torch.sin(angle).to(x.dtype), x2 * torch.cos(angle).to(x.dtype) + x1 * torch.sin(angle).to(x.dtype)], dim=3)
 
 
+def _prepare_rope_1(pos):
+    "mixtral.ss: `rope`, what reads only the arguments a loop doesn't change, computed once before it"
+    # mixtral.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
+    inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=pos.device))
+    # mixtral.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
+    angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    return (torch.cos(angle), torch.sin(angle))
+
+
+def _hoisted_rope_1(x, pos, _prepared):
+    "mixtral.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # mixtral.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)
+    x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=16).unbind(0)
+    # mixtral.ss:39: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
+    return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
+
+
 def attention(x, wq, wk, wv, wo, pos):
     ("mixtral.ss: fn attention(x: [b n D], wq: [D D], wk: [Dkv D], wv: [Dkv D], wo: [D D], pos: [b n] Index[P]) -> [b n D]\n"
      "\n"
@@ -95,6 +112,31 @@ def attention(x, wq, wk, wv, wo, pos):
     k = F.linear(x, wk)
     k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=32)
     k = rope(k, pos)
+    # mixtral.ss:45: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
+    v = einops.rearrange(F.linear(x, wv), "b n (Hkv Dh) -> b Hkv n Dh", Dh=32)
+    # mixtral.ss:46: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
+    #                    |> rearrange(b H n Dh -> b n (H Dh))
+    #                    |> linear(wo)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+    return F.linear(out, wo)
+
+
+def _prepare_attention_2(pos):
+    "mixtral.ss: `attention`, what reads only the arguments a loop doesn't change, computed once before it"
+    return (_prepare_rope_1(pos),)
+
+
+def _hoisted_attention_2(x, wq, wk, wv, wo, pos, _prepared):
+    "mixtral.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
+    # mixtral.ss:43: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
+    q = F.linear(x, wq)
+    q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
+    q = _hoisted_rope_1(q, pos, _prepared[0])
+    # mixtral.ss:44: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
+    k = F.linear(x, wk)
+    k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=32)
+    k = _hoisted_rope_1(k, pos, _prepared[0])
     # mixtral.ss:45: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
     v = einops.rearrange(F.linear(x, wv), "b n (Hkv Dh) -> b Hkv n Dh", Dh=32)
     # mixtral.ss:46: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -125,9 +167,10 @@ def forward(m, ids, pos):
     # mixtral.ss:59: x = embedding(ids, m.wte)
     x = F.embedding(ids, m.wte)
     # mixtral.ss:60: for l in 0..L:
+    _prepared1 = _prepare_attention_2(pos)
     for l in range(L):
         # mixtral.ss:61: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + attention(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
+        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, _prepared1)
         # mixtral.ss:62: x = x + sparse_experts(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_router[l], m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + sparse_experts(F.rms_norm(x, (D,), weight=m.ffn_norm[l], eps=1e-5), m.w_router[l], m.w_gate[l], m.w_up[l], m.w_down[l])
     # mixtral.ss:63: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

@@ -601,6 +601,7 @@ int run_export(const ExportOptions& options) {
     // --vllm makes the serving rules errors; --hf alone reports them as what vLLM would refuse.
     analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;
     if (!options.function.empty()) analyze_options.serving_function = options.function;
+    analyze_options.tensor_parallel = options.tensor_parallel;
   }
   // `--fn forward` to a .pt2: a model's forward, its weights in the program (--hf and --gguf have rules of their own).
   if (options.hf.empty() && options.gguf.empty()) analyze_options.model_forward = options.function;

@@ -24,6 +24,7 @@ struct ExportOptions {
   std::string color = "auto";
   std::string hf;        // --hf DIR: a Hugging Face folder of the model's forward
   bool vllm = false;     // --vllm: insist that vLLM can serve it (the E33xx rules are errors)
+  std::optional<int64_t> tensor_parallel;  // --tp K: insist that K devices split its heads and weights evenly (E3310)
   std::string weights;   // --weights ckpt.pt: trained parameters for --hf or --gguf
   std::string gguf;      // --gguf FILE: the model as one of llama.cpp's architectures
   std::string tokenizer; // --tokenizer PATH: a tokenizer.json or HF folder (--hf, --gguf), or a GGUF file's vocabulary (--gguf)

@@ -17,6 +17,8 @@
 #include "import_weights.h"
 #include "language_server.h"
 #include "diagnostics/render.h"
+#include <optional>
+
 #include "files.h"
 #include "verify.h"
 
@@ -24,7 +26,8 @@ namespace {
 
 constexpr int kExitClean = 0, kExitErrors = 1, kExitUsage = 2;
 
-int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color, const std::string& serving) {
+int run_check(const std::vector<std::string>& paths, const std::string& format, const std::string& color, const std::string& serving,
+              std::optional<int64_t> tensor_parallel) {
   ss::RenderOptions options{ss::use_color(color, stdout)};
   std::vector<ss::Diagnostic> all;
   nlohmann::json json = nlohmann::json::array();
@@ -41,6 +44,7 @@ int run_check(const std::vector<std::string>& paths, const std::string& format, 
     if (serving == "error") analyze_options.serving_severity = ss::Severity::error;
     if (serving == "warning") analyze_options.serving_severity = ss::Severity::warning;
     if (serving == "information") analyze_options.serving_severity = ss::Severity::information;
+    analyze_options.tensor_parallel = tensor_parallel;
     auto analysis = ss::analyze(ss::SourceFile(path, std::move(text)), analyze_options);
     for (const ss::Diagnostic& d : analysis->diagnostics) {
       if (format == "json") json.push_back(ss::diagnostic_json(analysis->file, d));
@@ -111,6 +115,9 @@ int run_command(int argc, char** argv) {
   check->add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   check->add_option("--serving", serving, "report what a serving engine can't run (E33xx) on a model's forward: error, warning, information or off")
       ->check(CLI::IsMember({"error", "warning", "information", "off"}));
+  std::optional<int64_t> check_tp;
+  check->add_option("--tp", check_tp, "check that K devices can split the model's heads and weights evenly (tensor parallelism, E3310)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
 
   std::string code;
   CLI::App* explain = app.add_subcommand("explain", "explain an error code, such as E1701 (all codes when none is given)");
@@ -126,6 +133,8 @@ int run_command(int argc, char** argv) {
   export_command->add_option("--python", export_options.python, "the Python with torch and einops (default: the active virtualenv's, then python3)");
   export_command->add_option("--hf", export_options.hf, "write the model's forward as a Hugging Face folder DIR");
   export_command->add_flag("--vllm", export_options.vllm, "with --hf: insist that vLLM can serve it")->needs("--hf");
+  export_command->add_option("--tp", export_options.tensor_parallel, "with --hf: insist that K devices can split its heads and weights evenly (E3310)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->needs("--hf");
   CLI::Option* hf = export_command->get_option("--hf");
   CLI::Option* gguf = export_command->add_option("--gguf", export_options.gguf,
                                                  "write the model as a GGUF FILE for llama.cpp, if it is one of llama.cpp's architectures");
@@ -186,7 +195,7 @@ int run_command(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? kExitClean : kExitUsage;
   }
-  if (*check) return run_check(check_paths, format, color, serving);
+  if (*check) return run_check(check_paths, format, color, serving, check_tp);
   if (*explain) return run_explain(code);
   if (*export_command) {
     if (!export_options.tokenizer.empty() && export_options.hf.empty() && export_options.gguf.empty()) {

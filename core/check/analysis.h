@@ -130,6 +130,8 @@ struct AnalyzeOptions {
   std::optional<Severity> serving_severity;
   // The function a serving engine runs: the model's forward.
   std::string serving_function = "forward";
+  // The tensor-parallel degree (`--tp K`) the model's heads and split weights must divide (E3310); unset: not checked.
+  std::optional<int64_t> tensor_parallel;
   // A model's forward (`fn forward(m: Tiny, ...)`) that `export --fn` exports with the model's
   // parameters held in the program: checked by the export rules as an `export fn` is.
   std::string model_forward;

@@ -112,6 +112,7 @@ void Checker::run(const Analysis* previous, bool incremental) {
   check_export_rules();
   collect_symbols();
   if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
+  check_tensor_parallel(*this);
   // A Python call in an exported function is E1701; that it also lacks `as` (E0403) is beside the point.
   std::set<std::pair<uint32_t, uint32_t>> python_in_export;
   for (const Diagnostic& d : a_.diagnostics)

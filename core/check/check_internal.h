@@ -214,5 +214,7 @@ bool assignable(const ElementType& from, const ElementType& to);
 
 // rules_serving.cpp: E33xx on a model's forward, at `severity`.
 void check_serving_rules(Checker& checker, Severity severity);
+// E3310, when AnalyzeOptions::tensor_parallel is set (model/rules_serving.cpp).
+void check_tensor_parallel(Checker& checker);
 
 }  // namespace ss

@@ -13,6 +13,13 @@ namespace ss {
 
 namespace {
 
+// `[b n] Index[V]`: token ids, or their positions.
+bool is_index_matrix(const ValueType& t) { return t.is_tensor() && t.tensor.rank() == 2 && t.tensor.element.kind == ElementKind::index; }
+
+}  // namespace
+
+namespace {
+
 bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role) {
   if (e.kind != Expr::Kind::call) return false;
   auto facts = analysis.semantics.calls.find(&e);
@@ -172,8 +179,7 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
   if (parameters.size() >= 2 && forward.parameters.size() >= 2) layout.ids_var = forward.parameters[1].name;
   if (parameters.size() == 3 && forward.parameters.size() == 3) layout.pos_var = forward.parameters[2].name;
   if (parameters.size() >= 2 && parameters.size() <= 3) {
-    const ValueType& ids = parameters[1];
-    layout.takes_ids = ids.is_tensor() && ids.tensor.rank() == 2 && ids.tensor.element.kind == ElementKind::index;
+    layout.takes_ids = is_index_matrix(parameters[1]);
   }
   if (!forward.body) return layout;
   const std::vector<Statement>& statements = forward.body->statements;
@@ -393,6 +399,8 @@ ModelLayout find_model_layout(const Analysis& analysis, const std::string& funct
   else if (!layout.takes_ids)
     refuse(fn.parameters.size() >= 2 ? fn.parameters[1].span : fn.name_span,
            "it must take the token ids `[b n] Index[V]` second, and at most their positions after them");
+  else if (layout.types->parameters.size() == 3 && fn.parameters.size() == 3 && !is_index_matrix(layout.types->parameters[2]))
+    refuse(fn.parameters[2].span, "after the token ids it takes at most their positions, `pos: [b n] Index[P]`");
   else if (!fn.body) refuse(fn.name_span, "it has no body");
   std::stable_sort(layout.refusals.begin(), layout.refusals.end(), [](const ModelRefusal& a, const ModelRefusal& b) { return a.span.begin < b.span.begin; });
   return layout;

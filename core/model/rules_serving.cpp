@@ -1,6 +1,7 @@
 // E33xx: what a serving engine can run. An engine such as vLLM packs the tokens of many requests
 // along `n` and runs the embedding, attention and the output layer itself, so the model's forward
 // must have that shape, and nothing else may combine positions along `n`.
+#include <numeric>
 #include <set>
 
 #include "check/builtins.h"
@@ -8,6 +9,7 @@
 #include "model/experts_form.h"
 #include "model/model_layout.h"
 #include "model/reach.h"
+#include "model/tensor_parallel.h"
 #include "syntax/walk.h"
 
 namespace ss {
@@ -334,12 +336,91 @@ void check_fused_experts(Checker& checker) {
   });
 }
 
+// E3310: a tensor-parallel degree K (`--tp K`) that doesn't split the model evenly. Every device
+// holds the same number of whole heads (vLLM's attention and transformers' `tp_plan` split q's
+// heads and k/v's heads by K), and the same share of each weight the folder's plan splits (a
+// colwise weight by its output rows, a rowwise one by its input columns).
+struct SplitSize {
+  int64_t size = 0;
+  Span at;           // the `dim` that declares it, or the param whose axis it is
+  std::string what;  // "heads", "rows of `m.wq`"
+};
+
+// Where a size is declared: the line of its `dim` when it is one, else `fallback`.
+// The axis's name is the one it has where it is used (`g` in `rope(x: [b g n Dh])`); its label says
+// the size it was given (`Hkv`).
+Span declared_at(const Analysis& a, const Axis& axis, Span fallback) {
+  for (const std::string& name : {axis.name, axis.label})
+    if (const Item* dim = name.empty() ? nullptr : a.find_item(name); dim && dim->kind == Item::Kind::dim) return dim->span;
+  return fallback;
+}
+
+Span declared_at(const Analysis& a, const SizeNode& node, Span fallback) {
+  if (node.kind == SizeNode::Kind::name)
+    if (const Item* dim = a.find_item(node.name); dim && dim->kind == Item::Kind::dim) return dim->span;
+  return fallback;
+}
+
+std::string degrees_that_work(int64_t common) {
+  std::vector<std::string> degrees;
+  for (int64_t k = 1; k <= common && degrees.size() < 12; ++k)
+    if (common % k == 0) degrees.push_back(std::to_string(k));
+  std::string text;
+  for (size_t i = 0; i < degrees.size(); ++i) text += (i == 0 ? "" : i + 1 == degrees.size() ? " or " : ", ") + degrees[i];
+  return text;
+}
+
+void check_tensor_parallel_degree(Checker& checker, int64_t degree) {
+  Analysis& a = checker.analysis();
+  if (!a.model || !a.model->forward || !a.model->model || !a.model->loop) return;
+  const ModelLayout& layout = *a.model;
+  std::vector<SplitSize> sizes;
+  for_each_builtin_call_reached(a, *layout.forward, [&](const Expr& e, const CallFacts& f) {
+    if (f.builtin->role != BuiltinRole::attention || e.arguments.size() < 2) return;
+    for (size_t i = 0; i < 2; ++i) {
+      if (!e.arguments[i].value) continue;
+      auto t = a.semantics.types.find(e.arguments[i].value.get());
+      if (t == a.semantics.types.end() || !t->second.is_tensor() || t->second.tensor.rank() != 4) continue;
+      const Axis& heads = t->second.tensor.axes[1];
+      if (auto n = heads.size.constant_value())
+        sizes.push_back({*n, declared_at(a, heads, f.callee_span), i == 0 ? "heads" : "key/value heads"});
+    }
+  });
+  if (auto plan = tensor_parallel_plan(a, layout))
+    for (auto& [field, style] : *plan)
+      for (const Item::Param& p : layout.model->params) {
+        if (p.name != field || p.type.axes.size() < 2) continue;
+        // A block's slice is [out in] (the stacked axis first, if any): colwise splits out, rowwise in.
+        const SizeNode& axis = p.type.axes[p.type.axes.size() - (style == "colwise" ? 2 : 1)];
+        if (auto n = fixed_size(a, axis))
+          sizes.push_back({*n, declared_at(a, axis, p.span),
+                           std::string(style == "colwise" ? "rows" : "columns") + " of `" + layout.model_var + "." + field + "`"});
+      }
+  if (sizes.empty()) return;
+  int64_t common = 0;
+  for (const SplitSize& s : sizes) common = std::gcd(common, s.size);
+  std::set<uint32_t> reported;
+  for (const SplitSize& s : sizes) {
+    if (s.size % degree == 0 || !reported.insert(s.at.begin).second) continue;
+    std::string n = std::to_string(s.size), k = std::to_string(degree);
+    checker.report(DiagnosticCode::E3310, s.at, n + " " + s.what + " don't split evenly over " + k + " devices (`--tp " + k + "`)")
+        .label(n + " " + s.what + ", not a multiple of " + k)
+        .note("tensor parallelism gives each of the K devices the same number of whole heads, and the same share of each weight "
+              "the folder's `base_model_tp_plan` splits (vLLM's `tensor_parallel_size`, transformers' `tp_plan=\"auto\"`)")
+        .help("`--tp " + degrees_that_work(common) + "` would split every head and weight evenly");
+  }
+}
+
 }  // namespace
 
 void check_serving_rules(Checker& checker, Severity severity) {
   ServingRules(checker, severity).run(checker.options().serving_function);
   check_cpu_attention_head_sizes(checker);
   check_fused_experts(checker);
+}
+
+void check_tensor_parallel(Checker& checker) {
+  if (checker.options().tensor_parallel) check_tensor_parallel_degree(checker, *checker.options().tensor_parallel);
 }
 
 }  // namespace ss

@@ -1,0 +1,27 @@
+# refuse: export {} --hf out
+# A block function called with weights in different places.
+dim D = 16
+dim H = 2
+dim V = 64
+dim L = 2
+
+model M:
+    param wte: [V D] = normal(std=0.02)
+    param wq: [L D D] = normal(std=0.02)
+    param a: [L D D] = normal(std=0.02)
+    param c: [L D D] = normal(std=0.02)
+
+fn attend(x: [b n D], wq: [D D]) -> [b n D]:
+    q = rearrange(linear(x, wq), b n (H e) -> b H n e)
+    return rearrange(scaled_dot_product_attention(q, q, q, attn_mask=causal[n n]), b H n e -> b n (H e))
+
+fn mix(x: [b n D], a: [D D], c: [D D]) -> [b n D]:
+    return linear(linear(x, a), c)
+
+fn forward(m: M, ids: [b n] Index[V]) -> [b n V]:
+    x = embedding(ids, m.wte)
+    for l in 0..L:
+        x = x + attend(x, m.wq[l])
+        x = x + mix(x, m.a[l], m.c[l] * 2.0)
+        x = x + mix(x, m.a[l] * 2.0, m.c[l])
+    return linear(x, m.wte)

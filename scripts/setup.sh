@@ -23,13 +23,14 @@ fi
 command -v npm >/dev/null && "$root/editors/vscode/package.sh" --deps-only
 
 # sentencepiece and tiktoken: llama.cpp's converter (convert_hf_to_gguf.py) reads a tokenizer.model,
-# and imports tiktoken for Qwen's and BLOOM's BPE vocabularies.
-python_packages=(torch einops numpy pytest pytest-lsp transformers safetensors gguf diskcache sentencepiece tiktoken)
+# and imports tiktoken for Qwen's and BLOOM's BPE vocabularies. accelerate: transformers loads a
+# folder tensor-parallel (`tp_plan="auto"`) only with it.
+python_packages=(torch einops numpy pytest pytest-lsp transformers safetensors gguf diskcache sentencepiece tiktoken accelerate)
 if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating $venv" >&2
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp, transformers, safetensors, gguf, diskcache, sentencepiece, tiktoken" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp, transformers, safetensors, gguf, diskcache, sentencepiece, tiktoken, accelerate" 2>/dev/null; then
   echo "setup: installing ${python_packages[*]} into $venv (torch is large the first time)" >&2
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "${python_packages[@]}"

@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from conftest import BIN, ROOT, cli, cli_env, free_port
+from conftest import BIN, EXAMPLES, ROOT, cli, cli_env, free_port
 
 sys.path.insert(0, str(ROOT / "python" / "shapescript" / "runtime"))
 import distributed  # noqa: E402 - the runtime's reader of sharded checkpoints
@@ -231,3 +231,53 @@ def test_each_block_is_its_own_group_and_a_tied_parameter_stays_in_the_roots(tmp
     assert result.returncode == 0, result.stderr
     # one parameter, one group: the block holding the root's `wte` is left to the root's group
     assert sorted(result.stdout.splitlines()) == ["0 [True, True, False] True 4", "1 [True, True, False] True 4"]
+
+
+# --- tensor parallelism: the folder's base_model_tp_plan, read by transformers ------------------
+
+TENSOR_PARALLEL = """
+import json, sys, torch, torch.distributed as dist
+from torch.distributed.tensor import DTensor
+from transformers import AutoModelForCausalLM
+folder, ids = sys.argv[1], torch.tensor(json.loads(sys.argv[2]))
+dist.init_process_group("gloo")
+model = AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True, tp_plan="auto", dtype=torch.float32)
+with torch.no_grad():
+    logits = model(input_ids=ids).logits
+# Each weight the plan splits: its placement and the rows this rank holds.
+shards = {name: [str(p.placements[0]), list(p.to_local().shape)] for name, p in model.named_parameters() if isinstance(p, DTensor)}
+if dist.get_rank() == 0:
+    torch.save({"logits": logits.full_tensor() if isinstance(logits, DTensor) else logits, "shards": shards}, folder + ".tp.pt")
+dist.destroy_process_group()
+"""
+
+
+def test_transformers_runs_the_folder_tensor_parallel_over_two_processes_with_one_process_logits(tmp_path):
+    folder = tmp_path / "gqa_hf"
+    result = cli("export", EXAMPLES / "llama_gqa.ss", "--hf", folder, "--tp", "2")
+    assert result.returncode == 0, result.stderr
+    refused = cli("export", EXAMPLES / "llama_gqa.ss", "--hf", tmp_path / "four", "--tp", "4")
+    assert refused.returncode == 1 and "error[E3310]: 2 key/value heads don't split evenly over 4 devices" in refused.stderr
+    assert not (tmp_path / "four").exists()
+
+    ids = torch.randint(0, 512, (2, 11), generator=torch.Generator().manual_seed(0))
+    (tmp_path / "tp.py").write_text(TENSOR_PARALLEL)
+    ran = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone", str(tmp_path / "tp.py"),
+                          str(folder), json.dumps(ids.tolist())],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    got = torch.load(str(folder) + ".tp.pt")
+    # The plan's q/k/v and gate/up split by rows, o and down by columns: half of each on each rank.
+    config = json.loads((folder / "config.json").read_text())
+    D, F = config["hidden_size"], config["dims"]["F"]
+    shards = got["shards"]
+    assert shards["model.layers.0.attention.wq.weight"] == ["S(0)", [D // 2, D]]
+    assert shards["model.layers.0.attention.wk.weight"] == ["S(0)", [config["dims"]["Dkv"] // 2, D]]
+    assert shards["model.layers.1.attention.wo.weight"] == ["S(1)", [D, D // 2]]
+    assert shards["model.layers.1.feed_forward.w_down.weight"] == ["S(1)", [D, F // 2]]
+
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True, dtype=torch.float32)
+    with torch.no_grad():
+        expected = model(input_ids=ids).logits
+    torch.testing.assert_close(got["logits"], expected, rtol=1e-5, atol=1e-5)

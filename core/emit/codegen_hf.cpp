@@ -782,8 +782,16 @@ class HfGenerator : public PythonWriter {
         const HoistedLoop::Prepared& p = layer_loop->prepared[i];
         prepared += line(2, loop_prepared_[i] + " = " + version_name(p.callee, true) + "(" + prepared_arguments(*p.call, hoist_.functions[p.callee].invariant) + ")");
       }
-    std::string call_layers = prepared + indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
-                              python_name(carried[0]) + " = layer(" + join(layer_inputs) + ", attention_mask=attention_mask, **kwargs)\n";
+    // Pipeline parallelism (vLLM's Transformers backend) runs this forward on every stage, the layers
+    // of the other stages replaced by placeholders: a later stage takes the hidden states in as
+    // inputs_embeds, and an earlier one hands them on before the work after the blocks.
+    const std::string carried_hidden = python_name(carried[0]);
+    std::string stage_in = line(2, std::string("if not isinstance(self.layers[0], ShapeScriptDecoderLayer):  # a later pipeline stage: the hidden states come in")) +
+                           line(3, carried_hidden + " = inputs_embeds");
+    std::string stage_out = line(2, std::string("if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on")) +
+                            line(3, "return (" + carried_hidden + ",) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=" + carried_hidden + ")");
+    std::string call_layers = stage_in + prepared + indent(2) + "# " + source_line(loop.span) + "\n" + indent(2) + "for layer in self.layers:\n" + indent(3) +
+                              carried_hidden + " = layer(" + join(layer_inputs) + ", attention_mask=attention_mask, **kwargs)\n" + stage_out;
     std::string post;
     for (size_t i = loop_at + 1; i < output_at; ++i) post += statement(statements[i], 2);
     std::string hidden_states = python_bare(expression(*output.arguments[0].value));

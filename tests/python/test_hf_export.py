@@ -493,3 +493,52 @@ def test_a_window_on_every_other_block_is_layer_types(tmp_path):
     ids = torch.randint(0, 64, (2, 12), generator=torch.Generator().manual_seed(5))  # longer than the window
     with torch.no_grad():
         torch.testing.assert_close(model(input_ids=ids).logits, compiled.forward(reference, ids), rtol=1e-4, atol=1e-4)
+
+
+# --- pipeline parallelism, as vLLM's Transformers backend splits a folder -------------------------
+
+
+class PPMissingLayer(torch.nn.Module):
+    """vLLM's placeholder for a module another pipeline stage runs: it returns its first input."""
+
+    def forward(self, *args, **kwargs):
+        return args[0] if args else next(iter(kwargs.values()))
+
+
+def pipeline_stage(folder, rank, world):
+    """The folder's model as stage `rank` of `world` holds it: vLLM's `pipeline_parallel()` (0.32,
+    transformers/base.py) applied to the base model's `base_model_pp_plan`."""
+    model = load(folder)
+    base = model.model
+    assert base.supports_pp_plan
+    names = list(base._pp_plan)
+    at = next(i for i, name in enumerate(names) if isinstance(getattr(base, name), torch.nn.ModuleList))
+    tied = model.config.tie_word_embeddings
+    for name in names[:at]:
+        if not (rank == 0 or (tied and rank == world - 1)):
+            setattr(base, name, PPMissingLayer())
+    layers = getattr(base, names[at])
+    start, end = rank * len(layers) // world, (rank + 1) * len(layers) // world  # get_pp_indices: even runs
+    for i in range(len(layers)):
+        if not start <= i < end:
+            layers[i] = PPMissingLayer()
+    for name in names[at + 1:]:
+        if rank != world - 1:
+            setattr(base, name, PPMissingLayer())
+    return model
+
+
+# gpt2: learned positions added before the blocks; gemma: a scaled, tied embedding and a (1 + w)
+# norm after them; llama: rope's tables prepared once before the blocks (hoisting).
+@pytest.mark.parametrize("example", ["gpt2.ss", "gemma.ss", "llama.ss"])
+def test_two_pipeline_stages_compute_the_one_process_logits(tmp_path, example):
+    folder, result = export(tmp_path, EXAMPLES / example, "hf")
+    assert result.returncode == 0, result.stderr
+    config = json.loads((folder / "config.json").read_text())
+    ids = torch.randint(0, config["vocab_size"], (2, 7), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        expected = load(folder)(input_ids=ids).logits
+        first, last = pipeline_stage(folder, 0, 2), pipeline_stage(folder, 1, 2)
+        handed_on = first.model(input_ids=ids).last_hidden_state
+        got = last(inputs_embeds=handed_on).logits
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)

@@ -209,9 +209,13 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # experts_packed_or_looped.ss:38: x = embedding(ids, m.wte)
         x = inputs_embeds
+        if not isinstance(self.layers[0], ShapeScriptDecoderLayer):  # a later pipeline stage: the hidden states come in
+            x = inputs_embeds
         # experts_packed_or_looped.ss:39: for l in 0..L:
         for layer in self.layers:
             x = layer(x, attention_mask=attention_mask, **kwargs)
+        if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
+            return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # experts_packed_or_looped.ss:43: return linear(x, m.wte)
         hidden_states = x
         if return_dict is False:

@@ -137,9 +137,13 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # split_sizes_hf.ss:31: x = embedding(ids, m.wte)
         x = inputs_embeds
+        if not isinstance(self.layers[0], ShapeScriptDecoderLayer):  # a later pipeline stage: the hidden states come in
+            x = inputs_embeds
         # split_sizes_hf.ss:32: for l in 0..L:
         for layer in self.layers:
             x = layer(x, attention_mask=attention_mask, **kwargs)
+        if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
+            return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # split_sizes_hf.ss:34: return linear(x, m.wte)
         hidden_states = x
         if return_dict is False:

@@ -191,10 +191,14 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # gemma.ss:51: x = embedding(ids, m.wte) |> scale(sqrt(D))
         x = inputs_embeds * math.sqrt(D)
+        if not isinstance(self.layers[0], ShapeScriptDecoderLayer):  # a later pipeline stage: the hidden states come in
+            x = inputs_embeds
         _prepared1 = _prepare_attention_2(pos)
         # gemma.ss:52: for l in 0..L:
         for layer in self.layers:
             x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
+        if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
+            return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # gemma.ss:56: return linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.wte)
         hidden_states = F.rms_norm(x, (256,), weight=1 + self.norm, eps=1e-6)
         if return_dict is False:

@@ -159,9 +159,13 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # gpt2.ss:40: x = embedding(ids, m.wte) + embedding(pos, m.wpe)
         x = inputs_embeds + self.wpe(pos)
+        if not isinstance(self.layers[0], ShapeScriptDecoderLayer):  # a later pipeline stage: the hidden states come in
+            x = inputs_embeds
         # gpt2.ss:41: for l in 0..L:
         for layer in self.layers:
             x = layer(x, attention_mask=attention_mask, **kwargs)
+        if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
+            return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # gpt2.ss:44: return linear(layer_norm(x, over=D, weight=m.lnf_w, bias=m.lnf_b), m.wte)
         hidden_states = F.layer_norm(x, (64,), weight=self.lnf_w, bias=self.lnf_b, eps=1e-5)
         if return_dict is False:

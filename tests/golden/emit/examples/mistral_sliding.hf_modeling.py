@@ -202,10 +202,14 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         attention_mask = None  # causal: each attention masks later positions itself
         # mistral_sliding.ss:55: x = embedding(ids, m.wte)
         x = inputs_embeds
+        if not isinstance(self.layers[0], ShapeScriptDecoderLayer):  # a later pipeline stage: the hidden states come in
+            x = inputs_embeds
         _prepared1 = _prepare_attention_2(pos)
         # mistral_sliding.ss:56: for l in 0..L:
         for layer in self.layers:
             x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
+        if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
+            return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # mistral_sliding.ss:59: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)
         hidden_states = F.rms_norm(x, (256,), weight=self.norm, eps=1e-5)
         if return_dict is False:

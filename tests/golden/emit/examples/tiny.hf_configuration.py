@@ -5,6 +5,9 @@ from transformers import PretrainedConfig
 class ShapeScriptConfig(PretrainedConfig):
     model_type = "shapescript"
     base_model_tp_plan = {"layers.*.attention.w_o": "replicate", "layers.*.attention.w_qkv": "replicate"}
+    # Pipeline stages: the embedding on the first, a run of the layers on each; ShapeScriptModel's
+    # forward finds which stage it is by the layers an engine left it (vLLM's PPMissingLayer).
+    base_model_pp_plan = {"embed_tokens": (["input_ids"], ["inputs_embeds"]), "layers": (["hidden_states", "attention_mask"], ["hidden_states"])}
 
     def __init__(self, vocab_size=0, hidden_size=0, num_hidden_layers=0, num_attention_heads=1, num_key_value_heads=None,
                  head_dim=None, max_position_embeddings=4096, tie_word_embeddings=False, dims=None,

@@ -121,7 +121,7 @@ def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
 # and compared over 16 tokens, where transformers' window of 16 masks nothing.
 GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
         "gpt_neox": "gptneox", "llama31": "llama", "gemma3": "gemma3", "mixtral": "llama", "qwen3_moe": "qwen3moe",
-        "bloom": "bloom", "cohere2": "cohere2", "qwen2_moe": "qwen2moe"}
+        "bloom": "bloom", "cohere2": "cohere2", "qwen2_moe": "qwen2moe", "gpt_oss": "gpt-oss"}
 
 
 def llama_cpp_run(path, ids, new_tokens):
@@ -181,7 +181,7 @@ def test_gguf_runs_in_llama_cpp_as_transformers(name, tmp_path_factory):
 UNREAD_KEYS = {"qwen3moe": {"feed_forward_length"}, "bloom": {"context_length"}}
 
 
-@pytest.mark.parametrize("name", ["gemma3", "mixtral", "qwen3_moe", "bloom", "qwen2_moe"])
+@pytest.mark.parametrize("name", ["gemma3", "mixtral", "qwen3_moe", "bloom", "qwen2_moe", "gpt_oss"])
 def test_gguf_has_the_tensors_llama_cpp_converter_writes(name, tmp_path_factory):
     """`--gguf` of the imported weights against llama.cpp's own convert_hf_to_gguf.py on the same
     save_pretrained folder: the same architecture, tensors (names, shapes, values), the keys both

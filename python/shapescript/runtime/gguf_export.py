@@ -640,6 +640,7 @@ class Decoder(Arch):
     window_said = "on its even blocks"
     output_bias = False
     output_ops = ()  # after the output layer: "scale" (command-r's logit_scale), "softcap" (gemma2)
+    ffn_norm = "ffn_norm"  # the norm before the feed-forward layer in a "pre" block (gpt-oss: post_attention_norm)
     fused_orders = ("blocks",)  # a fused qkv's rows: q|k|v ("blocks"), or per head (H 3 hd): "heads"
     parallel_choices = (None,)  # gptneox: use_parallel_residual as a hyperparameter
 
@@ -759,7 +760,12 @@ class Decoder(Arch):
             scores = torch.tanh(scores / hp["attention_softcap"]) * hp["attention_softcap"]
         distance = torch.arange(n)[:, None] - torch.arange(n)[None, :]
         masked = (distance < 0) | ((distance >= window) if window else False)
-        out = scores.masked_fill(masked, float("-inf")).softmax(-1) @ v
+        scores = scores.masked_fill(masked, float("-inf"))
+        if "attn_sinks.weight" in layer:  # gpt-oss: a logit per head joins each softmax's denominator, then is dropped
+            sink = layer["attn_sinks.weight"].to(scores.dtype)[None, :, None, None].expand(b, H, n, 1)
+            out = torch.cat([scores, sink], dim=-1).softmax(-1)[..., :-1] @ v
+        else:
+            out = scores.softmax(-1) @ v
         return self._linear(out.transpose(1, 2).reshape(b, n, H * hd), layer, "attn_output")
 
     def _feed_forward(self, layer, f, hp):
@@ -798,7 +804,7 @@ class Decoder(Arch):
                 x = x + self._attend(layer, norm(x, "attn_norm"), hp, window, base) + self._feed_forward(layer, norm(x, "ffn_norm"), hp)
             else:
                 h = x + self._attend(layer, norm(x, "attn_norm"), hp, window, base)
-                x = h + self._feed_forward(layer, norm(h, "ffn_norm"), hp)
+                x = h + self._feed_forward(layer, norm(h, self.ffn_norm), hp)
         logits = self._norm(x, t, "output_norm", hp) @ t.get("output.weight", t["token_embd.weight"]).T
         if "output.bias" in t:
             logits = logits + t["output.bias"]
@@ -1167,6 +1173,73 @@ class GptNeox(Decoder):
         writer.add_parallel_residual(bool(hp["parallel"]))
 
 
+class GptOss(Decoder):
+    """llama.cpp's `gpt-oss` (src/models/openai-moe-iswa.cpp): biases on q, k, v and the output
+    projection, a learned logit per query head in each softmax's denominator (`attn_sinks`), a window
+    on the even blocks (its set_swa_pattern(2)), NEOX rotary, RMSNorm before attention and before the
+    experts (`post_attention_norm`), and sparse experts with biases: the router's logits (with a bias)
+    choose `expert_used`, weighted by a softmax over the chosen (SOFTMAX_WEIGHT), each a clamped
+    SwiGLU, (clamp(up, -7, 7) + 1) * g * sigmoid(1.702 g) with g = min(gate, 7) (swiglu_oai). The file
+    holds gate and up apart; a program's one projection to both is split as it lays them out,
+    interleaved (gpt-oss's own) or in halves."""
+
+    name = "gpt-oss"
+    variant_of = "llama"
+    activation = "sigmoid"
+    windowed = True
+    ffn_norm = "post_attention_norm"
+    bases = (10000.0, 150000.0, 500000.0, 1000000.0)
+    block = [("attn_norm.weight", ("d",)), ("attn_q.weight", ("q", "d")), ("attn_q.bias", ("q",)), ("attn_k.weight", ("kv", "d")),
+             ("attn_k.bias", ("kv",)), ("attn_v.weight", ("kv", "d")), ("attn_v.bias", ("kv",)), ("attn_output.weight", ("d", "q")),
+             ("attn_output.bias", ("d",)), ("attn_sinks.weight", ("Hs",)), ("post_attention_norm.weight", ("d",)),
+             ("ffn_gate_inp.weight", ("E", "d")), ("ffn_gate_inp.bias", ("E",)),
+             ("ffn_gate_up_exps.weight", ("E", "2F", "d")), ("ffn_gate_up_exps.bias", ("E", "2F")),
+             ("ffn_down_exps.weight", ("E", "d", "F")), ("ffn_down_exps.bias", ("E", "d"))]
+    other = [("output_norm.weight", ("d",))]
+
+    def variants(self, env):
+        for hp in super().variants(env):
+            if hp["heads"] != env["Hs"]:  # a sink per query head
+                continue
+            for used in _expert_counts(env):
+                for gate_up in ("interleaved", "halves"):
+                    yield {**hp, "expert_used": used, "gate_up": gate_up}
+
+    def describe(self, hp):
+        return f"{super().describe(hp)}, {hp['expert_used']} of {hp['E']} experts per token, gate and up {hp['gate_up']}"
+
+    def prepare(self, tensors, hp):
+        out = {}
+        for name, value in super().prepare(tensors, hp).items():
+            if ".ffn_gate_up_exps." not in name:
+                out[name] = value
+                continue
+            F = value.shape[1] // 2
+            gate, up = (value[:, 0::2], value[:, 1::2]) if hp["gate_up"] == "interleaved" else (value[:, :F], value[:, F:])
+            prefix, kind = name.split("ffn_gate_up_exps.")
+            out[f"{prefix}ffn_gate_exps.{kind}"], out[f"{prefix}ffn_up_exps.{kind}"] = gate, up
+        return out
+
+    def _feed_forward(self, layer, f, hp):
+        import torch
+
+        top, chosen = self._linear(f, layer, "ffn_gate_inp").topk(hp["expert_used"], dim=-1)
+        weights = top.softmax(-1)
+        gate = torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"]) + layer["ffn_gate_exps.bias"]
+        up = torch.einsum("bnd,efd->bnef", f, layer["ffn_up_exps.weight"]) + layer["ffn_up_exps.bias"]
+        g = gate.clamp(max=7.0)
+        inner = (up.clamp(-7.0, 7.0) + 1) * g * torch.sigmoid(1.702 * g)
+        out = torch.einsum("bnef,edf->bned", inner, layer["ffn_down_exps.weight"]) + layer["ffn_down_exps.bias"]
+        return (out.gather(2, chosen[..., None].expand(*chosen.shape, out.shape[-1])) * weights[..., None]).sum(2)
+
+    def metadata(self, writer, hp, model):
+        super().metadata(writer, hp, model)
+        _add_experts(writer, hp)
+        writer.add_expert_feed_forward_length(hp["F"])
+        context = model.max_positions if model.takes_positions else 2048
+        writer.add_sliding_window(hp["window"] or context)  # no window: one as wide as its positions
+
+
 class Bert(Arch):
     """llama.cpp's `bert` (src/models/bert.cpp), an encoder whose output is embeddings: token,
     position and token-type (row 0: llama.cpp gives every token type 0) embeddings summed and
@@ -1229,7 +1302,7 @@ class Bert(Arch):
 
 
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe(), Bert()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe(), GptOss(), Bert()]
 
 
 def _head_sizes(d):

@@ -203,7 +203,8 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       {"hf", "the Hugging Face folder", (artifacts / "hf").string(), {"--fn", options.function, "--hf"}},
       {"gguf", "the GGUF file", (artifacts / "model.gguf").string(), {"--fn", options.function, "--gguf"}},
   };
-  if (encoder) wanted.resize(2);  // .pt2 and AOTInductor: --hf and --gguf write language models
+  // An encoder's transformers row reads the folder its weights came from: --hf writes language models.
+  if (encoder) std::erase_if(wanted, [](const Artifact& a) { return a.key == "hf"; });
   std::vector<OutputPath> outputs;
   for (const Artifact& a : wanted) outputs.push_back({a.path, a.key == "hf"});
   if (!refuse_overwriting_inputs({options.file, options.weights}, outputs)) return 2;
@@ -234,7 +235,6 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
     }
     exported[a.key] = entry;
   }
-  if (encoder) exported["gguf"] = {{"skip", "llama.cpp's architectures here are language models"}};
 
   // vLLM: its own venv (scripts/engines.sh), and only for a model whose attention its CPU backend has.
   nlohmann::json vllm = {{"python", nullptr}, {"skip", nullptr}};

@@ -18,6 +18,7 @@ import shapescript
 from conftest import EXAMPLES, VLLM_VENV, cli
 from test_model_zoo import Zoo, reference_model, relative_difference, settings
 from test_verify import table
+from shapescript.runtime.verify import GGUF_TOLERANCE
 
 TOLERANCE = 1e-4
 
@@ -99,7 +100,8 @@ def test_verify_passes_with_the_folder(imported):
     """`shapescript verify --weights HF_DIR`: the encoder imported once, its .pt2 and AOTInductor
     package (a minute: Inductor compiles C++), transformers' own class from the folder and (BERT)
     the folder in vLLM's pooling runner agree with the compiled forward's last hidden state; vLLM
-    says why it serves no ViT, llama.cpp why it has no encoder."""
+    says why it serves no ViT; llama.cpp's bert (the GGUF file) agrees on BERT's token ids, and
+    --gguf says why it has no encoder of pixels."""
     zoo, _, _, _, folder, _ = imported
     assert (VLLM_VENV / "bin" / "python").exists(), f"no vLLM venv at {VLLM_VENV}: run scripts/engines.sh"
     result = cli("verify", zoo.source, "--weights", "hf", "--artifacts", "art", cwd=folder, timeout=1500)
@@ -113,7 +115,13 @@ def test_verify_passes_with_the_folder(imported):
     assert rows["transformers (--hf)"][2] == f"pass: transformers' {zoo.hf_class} of the folder"
     if zoo.hf_class == "ViTModel":
         assert rows["vLLM (--hf)"][2] == "skipped: vLLM's pooling runner takes token ids: it serves no encoder of pixels"
-    assert rows["llama.cpp (--gguf)"][2] == "skipped: llama.cpp's architectures here are language models"
+    if zoo.hf_class == "ViTModel":
+        assert rows["llama.cpp (--gguf)"][2] == ("skipped: `Vit` isn't an architecture llama.cpp has: llama.cpp's encoders read token ids, "
+                                                 "and its input `pixels` is a tensor of reals")
+    else:  # llama.cpp's bert, its GELU read from a float16 table
+        difference, _, outcome = rows["llama.cpp (--gguf)"]
+        assert outcome == "pass: per-token embeddings of token ids alone (token types 0, nothing padded)", outcome
+        assert float(difference) < GGUF_TOLERANCE["bert"]
 
 
 def test_a_causal_mask_is_no_encoder_and_the_refusal_names_its_line(tmp_path):

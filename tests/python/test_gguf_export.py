@@ -181,14 +181,16 @@ RENORMALIZED = (
          "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
          "but the model uses tanh at model.ss:69:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, but "
          "the model uses rms_norm at model.ss:74:13; not `qwen2moe`: llama.cpp's architecture activates with `silu` only, but the "
-         "model uses tanh at model.ss:69:21; the nearest is `qwen2moe`"),
+         "model uses tanh at model.ss:69:21; not `gpt-oss`: llama.cpp's architecture activates with `sigmoid` only, but the model "
+         "uses silu and tanh at model.ss:68:58; the nearest is `qwen2moe`"),
         (*RENORMALIZED,
          "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
          "but the model uses sigmoid at model.ss:70:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, "
          "but the model uses rms_norm at model.ss:75:13; not `qwen2moe`: it computes something else: of 400 readings of its "
          "fields as `qwen2moe`'s tensors, the nearest (2 heads of 32, rotary pairs (i, i + rotated / 2) on 32 of each head, base "
          "1e+06, 2 of 4 experts per token and a shared one) gives logits that differ by 0.1 of their largest value (its blocks "
-         "at model.ss:74:5); the nearest is `qwen2moe`"),
+         "at model.ss:74:5); not `gpt-oss`: llama.cpp's architecture activates with `sigmoid` only, but the model uses silu at "
+         "model.ss:69:62; the nearest is `qwen2moe`"),
     ],
     ids=["tanh-shared-gate", "renormalized-experts"],
 )

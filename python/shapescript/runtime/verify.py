@@ -40,7 +40,7 @@ else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's 
 # gptneox's is the tanh form where GPT-NeoX's is exact).
 TOLERANCE = 1e-4
 GGUF_TOLERANCE = {"llama": 1e-4, "gpt2": 2e-3, "gemma": 2e-3, "phi2": 2e-3, "starcoder2": 2e-3, "gemma2": 2e-3, "gptneox": 2e-3,
-                  "gemma3": 2e-3, "bloom": 2e-3}
+                  "gemma3": 2e-3, "bloom": 2e-3, "bert": 2e-3}
 NO_LENGTH_LIMIT = 100  # the longest input for a model without positions, which has no P
 
 
@@ -187,14 +187,20 @@ def run_transformers(path, spec, inputs):
     return timed(run, inputs)
 
 
-def run_llama_cpp(path, folder, spec, inputs):
-    import numpy as np
-    import torch
-
+def llama_cpp_bindings(folder):
+    """llama-cpp-python's bindings to the libllama built in FOLDER (scripts/llama_cpp.sh)."""
     os.environ["LLAMA_CPP_LIB_PATH"] = os.path.join(folder, "lib")
     sys.path.insert(0, os.path.join(folder, "python"))
     import llama_cpp
 
+    return llama_cpp
+
+
+def run_llama_cpp(path, folder, spec, inputs):
+    import numpy as np
+    import torch
+
+    llama_cpp = llama_cpp_bindings(folder)
     longest = max(ids.shape[1] for ids, _ in inputs)
     llm = llama_cpp.Llama(model_path=path, n_ctx=max(64, longest), n_batch=max(64, longest), logits_all=True, type_k=0, type_v=0,
                           flash_attn=False, verbose=False, n_threads=os.cpu_count() or 1)
@@ -207,6 +213,27 @@ def run_llama_cpp(path, folder, spec, inputs):
             llm.eval(sequence)
             seconds += time.perf_counter() - start
             rows.append(torch.from_numpy(np.array(llm.scores[: llm.n_tokens], dtype=np.float32)))
+        outputs.append(torch.stack(rows))
+    return outputs, seconds
+
+
+def run_llama_cpp_encoder(path, folder, spec, inputs):
+    """llama.cpp's per-token embeddings (pooling none) of each row's token ids: llama.cpp gives every
+    token type 0 and pads nothing, so `inputs` are ids alone."""
+    import torch
+
+    llama_cpp = llama_cpp_bindings(folder)
+    longest = max(given[0].shape[1] for given in inputs)
+    llm = llama_cpp.Llama(model_path=path, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE, n_ctx=max(64, longest),
+                          n_batch=max(64, longest), n_ubatch=max(64, longest), verbose=False, n_threads=os.cpu_count() or 1)
+    outputs, seconds = [], 0.0
+    for given in inputs:
+        rows = []
+        for sequence in given[0].tolist():
+            llm.tokenize = lambda *args, sequence=sequence, **kwargs: sequence  # the ids as they are, not text
+            start = time.perf_counter()
+            rows.append(torch.tensor(llm.embed("ids", normalize=False), dtype=torch.float32))
+            seconds += time.perf_counter() - start
         outputs.append(torch.stack(rows))
     return outputs, seconds
 
@@ -326,16 +353,16 @@ def verify(spec):
         artifacts["hf"] = {"path": folder} if folder else {"skip": "an encoder is compared with transformers' own model of the folder "
                                                                   "its weights came from: give `--weights HF_DIR`"}
         attempt("transformers (--hf)", "hf", lambda p: run_encoder_transformers(p, spec, inputs))
+        # vLLM's requests and llama.cpp's batches are token ids alone: compared with the compiled
+        # forward on the same ids with token types 0 and nothing padded.
+        roles = [given["role"] for given in spec["inputs"]]
+        plain = [tuple(v if role == "ids" else torch.zeros_like(v) if role == "token_types" else torch.ones_like(v)
+                       for role, v in zip(roles, given)) for given in inputs]
+        plain_expected = run_reference(spec, reference, params, plain)[0] if roles[0] == "ids" else None
         vllm = spec["vllm"]
         if vllm.get("skip") or not folder:
             rows.append(Row("vLLM (--hf)", "skipped", note=vllm.get("skip") or artifacts["hf"]["skip"]))
         else:
-            # Its requests are token ids alone: compared with the compiled forward on the same ids
-            # with token types 0 and nothing padded.
-            roles = [given["role"] for given in spec["inputs"]]
-            plain = [tuple(v if role == "ids" else torch.zeros_like(v) if role == "token_types" else torch.ones_like(v)
-                           for role, v in zip(roles, given)) for given in inputs]
-            plain_expected, _ = run_reference(spec, reference, params, plain)
             progress("serving the folder with vLLM's pooling runner (starting it takes a minute)")
             try:
                 outputs, seconds = run_vllm_encoder(vllm["python"], folder, spec, plain)
@@ -343,7 +370,21 @@ def verify(spec):
                                     "the pooling runner's last hidden state of token ids alone (token types 0, nothing padded)"))
             except Exception as e:  # noqa: BLE001
                 rows.append(Row("vLLM (--hf)", "FAIL", note=str(e).splitlines()[0] if str(e) else type(e).__name__))
-        rows.append(Row("llama.cpp (--gguf)", "skipped", note=artifacts.get("gguf", {}).get("skip", "")))
+        gguf = artifacts.get("gguf", {})
+        if not gguf.get("skip") and not gguf.get("error") and not spec.get("llama_cpp"):
+            artifacts["gguf"] = {"skip": "no llama.cpp: run scripts/llama_cpp.sh"}
+        artifact = artifacts["gguf"]
+        if artifact.get("skip") or artifact.get("error"):
+            rows.append(Row("llama.cpp (--gguf)", "skipped" if artifact.get("skip") else "FAIL", note=artifact.get("skip") or artifact["error"]))
+        else:
+            progress("running llama.cpp (--gguf)")
+            try:
+                outputs, seconds = run_llama_cpp_encoder(artifact["path"], spec["llama_cpp"], spec, plain)
+                rows.append(compare("llama.cpp (--gguf)", plain_expected, outputs, tokens, seconds,
+                                    GGUF_TOLERANCE.get(artifact.get("architecture"), TOLERANCE),
+                                    "per-token embeddings of token ids alone (token types 0, nothing padded)"))
+            except Exception as e:  # noqa: BLE001
+                rows.append(Row("llama.cpp (--gguf)", "FAIL", note=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
         print_table(rows, encoder)
         failed = [r.engine for r in rows if r.status == "FAIL"]
         if failed:

@@ -76,6 +76,14 @@ sys.path.insert(0, str(Path(converter).parent))
 sys.path.insert(1, str(Path(converter).parent / 'gguf-py'))
 from conversion import base
 base.TextModel._set_vocab_gpt2 = base.TextModel._set_vocab_sentencepiece
+# GPT-NeoX's and Cohere 2's converters read the rotated fraction as transformers 4 saved it
+# (`rotary_pct`); transformers 5 keeps it in rope_parameters.
+load_hparams = base.ModelBase.load_hparams
+def load_hparams_v4(dir_model, is_mistral_format):
+    config = load_hparams(dir_model, is_mistral_format)
+    config.setdefault("rotary_pct", (config.get("rope_parameters") or {}).get("partial_rotary_factor", 1.0))
+    return config
+base.ModelBase.load_hparams = staticmethod(load_hparams_v4)
 sys.argv = sys.argv[1:]
 runpy.run_path(converter, run_name='__main__')
 """

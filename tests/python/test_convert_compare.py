@@ -84,6 +84,8 @@ def load_hparams_v4(dir_model, is_mistral_format):
     config.setdefault("rotary_pct", (config.get("rope_parameters") or {}).get("partial_rotary_factor", 1.0))
     return config
 base.ModelBase.load_hparams = staticmethod(load_hparams_v4)
+# A test's vocabulary is its own: no pre-tokenizer of llama.cpp's table hashes to it (BERT's WordPiece).
+base.TextModel.get_vocab_base_pre = lambda self, tokenizer: "default"
 sys.argv = sys.argv[1:]
 runpy.run_path(converter, run_name='__main__')
 """

@@ -448,7 +448,8 @@ def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tm
     """examples/bert.ss with BertModel's weights (a tiny random config, saved with save_pretrained,
     read by import-weights): `--gguf` finds llama.cpp's `bert` by computing, and real llama.cpp's
     per-token embeddings (pooling none; token type 0, as llama.cpp gives every token) are
-    transformers' last hidden state within verify's tolerance for llama.cpp's GELU table."""
+    transformers' last hidden state within verify's tolerance for llama.cpp's GELU table; llama.cpp's
+    own converter writes the same tensors and keys from the folder, with the same embeddings."""
     from shapescript.runtime.verify import GGUF_TOLERANCE
     from test_encoders import ENCODERS
     from test_model_zoo import reference_model, relative_difference
@@ -467,13 +468,34 @@ def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tm
     with torch.no_grad():
         expected = model(input_ids=ids[None], token_type_ids=torch.zeros(1, 12, dtype=torch.long)).last_hidden_state[0]
     bindings = llama_cpp_module()
-    llm = bindings.Llama(model_path=str(tmp_path / "bert.gguf"), embedding=True, pooling_type=bindings.LLAMA_POOLING_TYPE_NONE,
-                         n_ctx=64, n_batch=64, n_ubatch=64, verbose=False, n_threads=2)
-    llm.tokenize = lambda *args, **kwargs: ids.tolist()  # the ids as they are: the vocabulary is one token per id
-    got = torch.tensor(llm.embed("ids", normalize=False))
+
+    def embeddings(path):
+        llm = bindings.Llama(model_path=str(path), embedding=True, pooling_type=bindings.LLAMA_POOLING_TYPE_NONE,
+                             n_ctx=64, n_batch=64, n_ubatch=64, verbose=False, n_threads=2)
+        llm.tokenize = lambda *args, **kwargs: ids.tolist()  # the ids as they are: the vocabulary is one token per id
+        return torch.tensor(llm.embed("ids", normalize=False))
+
+    got = embeddings(tmp_path / "bert.gguf")
     difference = relative_difference(got, expected)
     print(f"bert.ss as llama.cpp's bert: largest difference {difference:.2e} of the largest value")
-    assert difference < GGUF_TOLERANCE.get("bert", 2e-3)
+    assert difference < GGUF_TOLERANCE["bert"]
+
+    # llama.cpp's own converter on the same folder (with a WordPiece vocabulary of the model's size):
+    # the same tensors and values, every key it writes, and the same embeddings in llama.cpp.
+    from test_convert_compare import converter_gguf, fields, tensors
+    import transformers
+
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"t{i}" for i in range(zoo.V - 5)]) + "\n")
+    transformers.BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(tmp_path / "hf")
+    theirs = converter_gguf(tmp_path)
+    ours_tensors, theirs_tensors = tensors(tmp_path / "bert.gguf"), tensors(theirs)
+    assert {n: tuple(t.shape) for n, t in ours_tensors.items()} == {n: tuple(t.shape) for n, t in theirs_tensors.items()}
+    for n, t in ours_tensors.items():
+        assert np.allclose(np.asarray(t.data), np.asarray(theirs_tensors[n].data), atol=1e-6), n
+    ours_fields, theirs_fields = fields(tmp_path / "bert.gguf"), fields(theirs)
+    for key in (k for k in theirs_fields if k.startswith("bert.")):
+        assert ours_fields[key] == pytest.approx(theirs_fields[key], rel=1e-6), key
+    assert relative_difference(got, embeddings(theirs)) < GGUF_TOLERANCE["bert"]
 
 
 def test_an_encoder_of_pixels_is_refused(tmp_path):

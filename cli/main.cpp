@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -17,8 +18,6 @@
 #include "import_weights.h"
 #include "language_server.h"
 #include "diagnostics/render.h"
-#include <optional>
-
 #include "files.h"
 #include "verify.h"
 

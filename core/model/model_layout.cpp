@@ -16,10 +16,6 @@ namespace {
 // `[b n] Index[V]`: token ids, or their positions.
 bool is_index_matrix(const ValueType& t) { return t.is_tensor() && t.tensor.rank() == 2 && t.tensor.element.kind == ElementKind::index; }
 
-}  // namespace
-
-namespace {
-
 bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role) {
   if (e.kind != Expr::Kind::call) return false;
   auto facts = analysis.semantics.calls.find(&e);

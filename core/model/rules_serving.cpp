@@ -361,13 +361,21 @@ Span declared_at(const Analysis& a, const SizeNode& node, Span fallback) {
   return fallback;
 }
 
+// The degrees that divide every split size (the divisors of their gcd), smallest first: found up to
+// its square root, since one size may be a large prime.
 std::string degrees_that_work(int64_t common) {
-  std::vector<std::string> degrees;
-  for (int64_t k = 1; k <= common && degrees.size() < 12; ++k)
-    if (common % k == 0) degrees.push_back(std::to_string(k));
+  std::vector<int64_t> divisors, large;
+  for (int64_t k = 1; k <= common / k; ++k)
+    if (common % k == 0) {
+      divisors.push_back(k);
+      if (k != common / k) large.push_back(common / k);
+    }
+  divisors.insert(divisors.end(), large.rbegin(), large.rend());
+  constexpr size_t kShown = 12;
   std::string text;
-  for (size_t i = 0; i < degrees.size(); ++i) text += (i == 0 ? "" : i + 1 == degrees.size() ? " or " : ", ") + degrees[i];
-  return text;
+  for (size_t i = 0; i < divisors.size() && i < kShown; ++i)
+    text += (i == 0 ? "" : i + 1 == divisors.size() ? " or " : ", ") + std::to_string(divisors[i]);
+  return divisors.size() > kShown ? text + ", …" : text;
 }
 
 void check_tensor_parallel_degree(Checker& checker, int64_t degree) {

@@ -252,16 +252,27 @@ def _expert_counts(env):
 
 
 def _sparse_experts(layer, f, used, activate, normalize=True):
-    import torch
-
     top, chosen = (f @ layer["ffn_gate_inp.weight"].T).softmax(-1).topk(used, dim=-1)
     if normalize:  # llama.cpp's build_moe_ffn's norm_w: Mixtral's and Qwen3-MoE's graphs, not Qwen2-MoE's
         top = top / top.sum(-1, keepdim=True)
-    # Every expert on every row (tiny sizes), then the chosen ones gathered and weighted.
-    inner = activate(torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"])) * torch.einsum(
-        "bnd,efd->bnef", f, layer["ffn_up_exps.weight"])
-    out = torch.einsum("bnef,edf->bned", inner, layer["ffn_down_exps.weight"])
-    return (out.gather(2, chosen[..., None].expand(*chosen.shape, out.shape[-1])) * top[..., None]).sum(2)
+    inner = activate(_every_expert(f, layer, "ffn_gate_exps")) * _every_expert(f, layer, "ffn_up_exps")
+    return _chosen_experts(_every_expert(inner, layer, "ffn_down_exps"), chosen, top)
+
+
+def _every_expert(x, layer, name):
+    """x (b, n, in), or each expert's own (b, n, E, in), through each expert's `name` projection (and
+    bias, where the file has one): (b, n, E, out). Every expert on every row: the references run at
+    tiny sizes."""
+    import torch
+
+    weight = layer[f"{name}.weight"]
+    y = torch.einsum("bnd,efd->bnef" if x.dim() == 3 else "bned,efd->bnef", x, weight)
+    return y + layer[f"{name}.bias"] if f"{name}.bias" in layer else y
+
+
+def _chosen_experts(out, chosen, weights):
+    """The chosen experts' rows of out (b, n, E, d), weighted and summed."""
+    return (out.gather(2, chosen[..., None].expand(*chosen.shape, out.shape[-1])) * weights[..., None]).sum(2)
 
 
 def _add_experts(writer, hp):
@@ -1224,13 +1235,9 @@ class GptOss(Decoder):
         import torch
 
         top, chosen = self._linear(f, layer, "ffn_gate_inp").topk(hp["expert_used"], dim=-1)
-        weights = top.softmax(-1)
-        gate = torch.einsum("bnd,efd->bnef", f, layer["ffn_gate_exps.weight"]) + layer["ffn_gate_exps.bias"]
-        up = torch.einsum("bnd,efd->bnef", f, layer["ffn_up_exps.weight"]) + layer["ffn_up_exps.bias"]
-        g = gate.clamp(max=7.0)
-        inner = (up.clamp(-7.0, 7.0) + 1) * g * torch.sigmoid(1.702 * g)
-        out = torch.einsum("bnef,edf->bned", inner, layer["ffn_down_exps.weight"]) + layer["ffn_down_exps.bias"]
-        return (out.gather(2, chosen[..., None].expand(*chosen.shape, out.shape[-1])) * weights[..., None]).sum(2)
+        g = _every_expert(f, layer, "ffn_gate_exps").clamp(max=7.0)
+        inner = (_every_expert(f, layer, "ffn_up_exps").clamp(-7.0, 7.0) + 1) * g * torch.sigmoid(1.702 * g)
+        return _chosen_experts(_every_expert(inner, layer, "ffn_down_exps"), chosen, top.softmax(-1))
 
     def metadata(self, writer, hp, model):
         super().metadata(writer, hp, model)

@@ -19,6 +19,7 @@ The CLI (cli/verify.cpp) exports the artifacts and runs this script with a spec 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -328,8 +329,15 @@ def verify(spec):
     rows = [Row("compiled forward", "reference", 0.0, tokens / seconds)]
     artifacts = spec["artifacts"]
 
-    def attempt(engine, key, run, tolerance=TOLERANCE):
-        """run(path) -> (outputs, seconds[, a note said with a pass])."""
+    # llama.cpp's row, language model or encoder: skipped without its build.
+    gguf = artifacts.get("gguf", {})
+    if not gguf.get("skip") and not gguf.get("error") and not spec.get("llama_cpp"):
+        artifacts["gguf"] = {"skip": "no llama.cpp: run scripts/llama_cpp.sh"}
+    gguf_tolerance = GGUF_TOLERANCE.get(artifacts.get("gguf", {}).get("architecture"), TOLERANCE)
+
+    def attempt(engine, key, run, tolerance=TOLERANCE, reference=None):
+        """run(path) -> (outputs, seconds[, a note said with a pass]), compared with `reference()`
+        (default: the compiled forward on the inputs)."""
         artifact = artifacts.get(key, {})
         if artifact.get("skip"):
             rows.append(Row(engine, "skipped", note=artifact["skip"]))
@@ -343,7 +351,7 @@ def verify(spec):
         except Exception as e:  # noqa: BLE001 - the engine's own reason, in the table
             rows.append(Row(engine, "FAIL", note=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
             return
-        rows.append(compare(engine, expected, outputs, tokens, seconds, tolerance, *note))
+        rows.append(compare(engine, reference() if reference else expected, outputs, tokens, seconds, tolerance, *note))
 
     attempt(".pt2 (torch.export)", "pt2", lambda p: run_pt2(p, spec, inputs))
     attempt("AOTInductor", "aoti", lambda p: run_aoti(p, spec, inputs))
@@ -354,11 +362,15 @@ def verify(spec):
                                                                   "its weights came from: give `--weights HF_DIR`"}
         attempt("transformers (--hf)", "hf", lambda p: run_encoder_transformers(p, spec, inputs))
         # vLLM's requests and llama.cpp's batches are token ids alone: compared with the compiled
-        # forward on the same ids with token types 0 and nothing padded.
+        # forward on the same ids with token types 0 and nothing padded, run once if an engine runs.
         roles = [given["role"] for given in spec["inputs"]]
         plain = [tuple(v if role == "ids" else torch.zeros_like(v) if role == "token_types" else torch.ones_like(v)
                        for role, v in zip(roles, given)) for given in inputs]
-        plain_expected = run_reference(spec, reference, params, plain)[0] if roles[0] == "ids" else None
+
+        @functools.cache
+        def plain_expected():
+            return run_reference(spec, reference, params, plain)[0]
+
         vllm = spec["vllm"]
         if vllm.get("skip") or not folder:
             rows.append(Row("vLLM (--hf)", "skipped", note=vllm.get("skip") or artifacts["hf"]["skip"]))
@@ -366,25 +378,14 @@ def verify(spec):
             progress("serving the folder with vLLM's pooling runner (starting it takes a minute)")
             try:
                 outputs, seconds = run_vllm_encoder(vllm["python"], folder, spec, plain)
-                rows.append(compare("vLLM (--hf)", plain_expected, outputs, tokens, seconds, TOLERANCE,
+                rows.append(compare("vLLM (--hf)", plain_expected(), outputs, tokens, seconds, TOLERANCE,
                                     "the pooling runner's last hidden state of token ids alone (token types 0, nothing padded)"))
             except Exception as e:  # noqa: BLE001
                 rows.append(Row("vLLM (--hf)", "FAIL", note=str(e).splitlines()[0] if str(e) else type(e).__name__))
-        gguf = artifacts.get("gguf", {})
-        if not gguf.get("skip") and not gguf.get("error") and not spec.get("llama_cpp"):
-            artifacts["gguf"] = {"skip": "no llama.cpp: run scripts/llama_cpp.sh"}
-        artifact = artifacts["gguf"]
-        if artifact.get("skip") or artifact.get("error"):
-            rows.append(Row("llama.cpp (--gguf)", "skipped" if artifact.get("skip") else "FAIL", note=artifact.get("skip") or artifact["error"]))
-        else:
-            progress("running llama.cpp (--gguf)")
-            try:
-                outputs, seconds = run_llama_cpp_encoder(artifact["path"], spec["llama_cpp"], spec, plain)
-                rows.append(compare("llama.cpp (--gguf)", plain_expected, outputs, tokens, seconds,
-                                    GGUF_TOLERANCE.get(artifact.get("architecture"), TOLERANCE),
-                                    "per-token embeddings of token ids alone (token types 0, nothing padded)"))
-            except Exception as e:  # noqa: BLE001
-                rows.append(Row("llama.cpp (--gguf)", "FAIL", note=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+        attempt("llama.cpp (--gguf)", "gguf",
+                lambda p: (*run_llama_cpp_encoder(p, spec["llama_cpp"], spec, plain),
+                           "per-token embeddings of token ids alone (token types 0, nothing padded)"),
+                gguf_tolerance, plain_expected)
         print_table(rows, encoder)
         failed = [r.engine for r in rows if r.status == "FAIL"]
         if failed:
@@ -410,12 +411,7 @@ def verify(spec):
         except Exception as e:  # noqa: BLE001
             rows.append(Row("vLLM (--hf)", "FAIL", note=str(e).splitlines()[0] if str(e) else type(e).__name__))
 
-    gguf = artifacts.get("gguf", {})
-    if not gguf.get("skip") and not gguf.get("error") and not spec.get("llama_cpp"):
-        gguf = {"skip": "no llama.cpp: run scripts/llama_cpp.sh"}
-        artifacts["gguf"] = gguf
-    tolerance = GGUF_TOLERANCE.get(gguf.get("architecture"), TOLERANCE)
-    attempt("llama.cpp (--gguf)", "gguf", lambda p: run_llama_cpp(p, spec["llama_cpp"], spec, inputs), tolerance)
+    attempt("llama.cpp (--gguf)", "gguf", lambda p: run_llama_cpp(p, spec["llama_cpp"], spec, inputs), gguf_tolerance)
 
     print_table(rows)
     failed = [r.engine for r in rows if r.status == "FAIL"]

@@ -380,6 +380,17 @@ static nlohmann::json model_inputs(const Analysis& analysis, const ModelLayout& 
   return inputs;
 }
 
+// The blocks: how many, the fields each reads as `m.w[l]`, where the loop is, and which slice of
+// every field each block reads (`m.w_gate[l]` in the first blocks, `m.w_router[l - Ld]` in the
+// rest), so a reader maps weights stacked over a run of the blocks to those blocks only.
+static nlohmann::json block_description(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model) {
+  nlohmann::json blocks = {{"layers", model.layers}, {"stacked", layout.stacked}};
+  if (layout.loop) blocks["where"] = where(analysis, layout.loop->span);
+  BlockSlices slices = block_slices(analysis, layout);
+  if (slices.refusals.empty() && !slices.per_block.empty()) blocks["slices"] = slices.per_block;
+  return blocks;
+}
+
 nlohmann::json model_description(const Analysis& analysis, const ModelLayout& layout, const LanguageModelFacts& model) {
   auto text = [&](Span span) { return analysis.file.text().substr(span.begin, span.end - span.begin); };
   nlohmann::json refusals = nlohmann::json::array();
@@ -392,8 +403,7 @@ nlohmann::json model_description(const Analysis& analysis, const ModelLayout& la
   if (layout.is_encoder()) {
     description["inputs"] = model_inputs(analysis, layout);
     description["embedding"] = {{"tables", layout.embedding_tables}};
-    description["blocks"] = {{"layers", model.layers}, {"stacked", layout.stacked}};
-    if (layout.loop) description["blocks"]["where"] = where(analysis, layout.loop->span);
+    description["blocks"] = block_description(analysis, layout, model);
     description["takes_positions"] = false;
     return description;
   }
@@ -407,8 +417,7 @@ nlohmann::json model_description(const Analysis& analysis, const ModelLayout& la
     after.push_back(entry);
   }
   description["embedding"] = {{"field", layout.embedding}, {"tables", layout.embedding_tables}};
-  description["blocks"] = {{"layers", model.layers}, {"stacked", layout.stacked}};
-  if (layout.loop) description["blocks"]["where"] = where(analysis, layout.loop->span);
+  description["blocks"] = block_description(analysis, layout, model);
   description["output"] = {{"weight", layout.output_layer},
                            {"bias", layout.output_bias.empty() ? nlohmann::json(nullptr) : nlohmann::json(layout.output_bias)},
                            {"tied", layout.tied},

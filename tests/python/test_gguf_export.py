@@ -182,7 +182,8 @@ RENORMALIZED = (
          "but the model uses tanh at model.ss:69:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, but "
          "the model uses rms_norm at model.ss:74:13; not `qwen2moe`: llama.cpp's architecture activates with `silu` only, but the "
          "model uses tanh at model.ss:69:21; not `gpt-oss`: llama.cpp's architecture activates with `sigmoid` only, but the model "
-         "uses silu and tanh at model.ss:68:58; the nearest is `qwen2moe`"),
+         "uses silu and tanh at model.ss:68:58; not `deepseek2`: llama.cpp's architecture activates with `silu` only, but the "
+         "model uses tanh at model.ss:69:21; the nearest is `qwen2moe`"),
         (*RENORMALIZED,
          "error: `Qwen2Moe` isn't an architecture llama.cpp has: not `llama`: llama.cpp's architecture activates with `silu` only, "
          "but the model uses sigmoid at model.ss:70:21; not `gpt2`: llama.cpp's architecture normalizes with `layer_norm` only, "
@@ -190,7 +191,8 @@ RENORMALIZED = (
          "fields as `qwen2moe`'s tensors, the nearest (2 heads of 32, rotary pairs (i, i + rotated / 2) on 32 of each head, base "
          "1e+06, 2 of 4 experts per token and a shared one) gives logits that differ by 0.1 of their largest value (its blocks "
          "at model.ss:74:5); not `gpt-oss`: llama.cpp's architecture activates with `sigmoid` only, but the model uses silu at "
-         "model.ss:69:62; the nearest is `qwen2moe`"),
+         "model.ss:69:62; not `deepseek2`: its fields' shapes don't fit `deepseek2`'s tensors: no field of its blocks at "
+         "model.ss:74:5 is left with the shape of `blk.N.ffn_norm.weight`; the nearest is `qwen2moe`"),
     ],
     ids=["tanh-shared-gate", "renormalized-experts"],
 )
@@ -444,12 +446,47 @@ def test_gemma3s_blocks_and_bases_are_the_models(tmp_path, llama_cpp):
     assert relative < 2e-3  # llama.cpp's GELU reads a float16 table
 
 
+def test_deepseek2s_routing_and_rotary_layout_are_found_by_computing(tmp_path, llama_cpp):
+    """examples/deepseek_v3.ss's weights stacked over a run of blocks (a dense first block, sparse ones
+    after it) become each block's tensors; the routing the weights don't show is read from what the model
+    computes: here DeepSeek-V2's softmax scores, weights not renormalized and scaled by 1.75 (fitted, not
+    listed anywhere), and rotary on pairs (i, i + Dr/2), so the rotary rows are laid out as llama.cpp's
+    pairs (2i, 2i + 1). llama.cpp computes the model's logits."""
+    deepseek = (EXAMPLES / "deepseek_v3.ss").read_text()
+    changes = [("scores = sigmoid(linear(x, router))", "scores = softmax(linear(x, router), over=E)"),
+               ("weights = top / (rearrange(sum(top, over=K), b n -> b n 1) + 1e-20) * 2.5", "weights = top * 1.75"),
+               ("x |> split(b g n (h 2) -> b g n h)", "x |> split(b g n (2 h) -> b g n h)")]
+    for old, new in changes:
+        assert old in deepseek, old
+        deepseek = deepseek.replace(old, new)
+    source = place(tmp_path, deepseek, "v2.ss")
+    ckpt = random_checkpoint(source, seed=5)
+    torch.save(ckpt, tmp_path / "ckpt.pt")
+    result, out = export(tmp_path, deepseek, "--weights", tmp_path / "ckpt.pt", name="v2")
+    assert result.returncode == 0, result.stderr
+    assert "llama.cpp's `deepseek2`" in result.stdout
+    reader, meta = fields(out)
+    assert meta["deepseek2.expert_weights_scale"] == pytest.approx(1.75)
+    assert meta["deepseek2.expert_gating_func"] == int(gguf.ExpertGatingFuncType.SOFTMAX)
+    assert "deepseek2.expert_weights_norm" not in meta
+    assert meta["deepseek2.leading_dense_block_count"] == 1
+    names = {t.name for t in reader.tensors}
+    assert {"blk.0.ffn_gate.weight", "blk.1.ffn_gate_exps.weight", "blk.1.exp_probs_b.bias"} <= names
+    assert not {"blk.1.ffn_gate.weight", "blk.0.ffn_gate_exps.weight"} & names
+    ids = torch.randint(3, ckpt["wte"].shape[0], (1, 24), generator=torch.Generator().manual_seed(11))
+    expected = compiled_forward(source, ckpt, ids)[0].numpy()
+    relative = np.abs(llama_cpp_logits(out, ids[0].tolist()) - expected).max() / np.abs(expected).max()
+    print(f"deepseek_v3.ss as DeepSeek-V2's routing: largest difference {relative:.2e} of the largest logit")
+    assert relative < 1e-4
+
+
 def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tmp_path):
     """examples/bert.ss with BertModel's weights (a tiny random config, saved with save_pretrained,
     read by import-weights): `--gguf` finds llama.cpp's `bert` by computing, and real llama.cpp's
-    per-token embeddings (pooling none; token type 0, as llama.cpp gives every token) are
-    transformers' last hidden state within verify's tolerance for llama.cpp's GELU table; llama.cpp's
-    own converter writes the same tensors and keys from the folder, with the same embeddings."""
+    per-token embeddings (pooling none; token type 0, as llama.cpp gives every token), from the bindings
+    and from llama-server, are transformers' last hidden state within verify's tolerance for llama.cpp's
+    GELU table; llama.cpp's own converter writes the same tensors and keys from the folder, with the
+    same embeddings."""
     from shapescript.runtime.verify import GGUF_TOLERANCE
     from test_encoders import ENCODERS
     from test_model_zoo import reference_model, relative_difference
@@ -479,6 +516,24 @@ def test_bert_is_written_as_llama_cpps_bert_and_gives_transformers_embeddings(tm
     difference = relative_difference(got, expected)
     print(f"bert.ss as llama.cpp's bert: largest difference {difference:.2e} of the largest value")
     assert difference < GGUF_TOLERANCE["bert"]
+
+    # llama-server serves the same file's per-token embeddings (`--embedding --pooling none`, /embedding).
+    port = free_port()
+    with open(tmp_path / "server.log", "w") as log:
+        server = subprocess.Popen([str(llama_cpp_dir() / "bin" / "llama-server"), "-m", str(tmp_path / "bert.gguf"), "--embedding",
+                                   "--pooling", "none", "--host", "127.0.0.1", "--port", str(port), "-c", "64", "-b", "64", "-ub", "64",
+                                   "-t", "2", "-np", "1", "--no-webui"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}/health", server, tmp_path / "server.log", 60, "llama-server")
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/embedding", data=json.dumps({"content": ids.tolist()}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as r:
+            served = torch.tensor(json.loads(r.read())[0]["embedding"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert served.shape == expected.shape
+    assert relative_difference(served, expected) < GGUF_TOLERANCE["bert"]
 
     # llama.cpp's own converter on the same folder (with a WordPiece vocabulary of the model's size):
     # the same tensors and values, every key it writes, and the same embeddings in llama.cpp.

@@ -121,7 +121,7 @@ def test_hf_folder_with_experts_gives_transformers_logits(tmp_path_factory):
 # and compared over 16 tokens, where transformers' window of 16 masks nothing.
 GGUF = {"qwen3": "qwen3", "phi": "phi2", "starcoder2": "starcoder2", "olmo2": "olmo2", "cohere": "command-r", "gemma2": "gemma2",
         "gpt_neox": "gptneox", "llama31": "llama", "gemma3": "gemma3", "mixtral": "llama", "qwen3_moe": "qwen3moe",
-        "bloom": "bloom", "cohere2": "cohere2", "qwen2_moe": "qwen2moe", "gpt_oss": "gpt-oss"}
+        "bloom": "bloom", "cohere2": "cohere2", "qwen2_moe": "qwen2moe", "gpt_oss": "gpt-oss", "deepseek_v3": "deepseek2"}
 
 
 def gguf_source(name, zoo, folder):

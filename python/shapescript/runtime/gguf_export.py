@@ -67,10 +67,27 @@ class Model:
         self.embedding = spec["embedding"]
         self.output_layer = spec["output_layer"]
         self.embedding_tables = spec["embedding_tables"]
-        self.others = [
-            p["name"] for p in spec["parameters"] if not p["stacked"] and p["name"] not in (self.embedding, self.output_layer)
-        ]
         self.layers = spec["layers"]
+        # Which slice of each field each block reads (`m.w[l]`, or `m.w_router[l - Ld]` in the blocks after
+        # Ld dense ones): a field some blocks read and others don't is stacked over a run of the blocks.
+        blocks = (spec.get("description") or {}).get("blocks") or {}
+        self.slices = blocks.get("slices") or [{name: i for name in self.stacked} for i in range(self.layers)]
+        readers = {}
+        for i, read in enumerate(self.slices):
+            for name in read:
+                readers.setdefault(name, []).append(i)
+        self.sliced = set(readers)
+        # The fields of each run of blocks narrower than all of them, by the blocks that read them, first blocks first.
+        every = [name for name, blocks_reading in readers.items() if len(blocks_reading) == self.layers]
+        self.stacked = [name for name in self.stacked if name in every] + [name for name in every if name not in self.stacked]
+        runs = {}
+        for name, blocks_reading in readers.items():
+            if name not in every:
+                runs.setdefault(tuple(blocks_reading), []).append(name)
+        self.runs = sorted(runs.items())
+        self.others = [
+            p["name"] for p in spec["parameters"] if p["name"] not in self.sliced and p["name"] not in (self.embedding, self.output_layer)
+        ]
         self.vocab, self.width = self.shapes[self.embedding]
         self.takes_positions = spec["takes_positions"]
         self.max_positions = spec["max_positions"]
@@ -152,7 +169,7 @@ def random_params(model, seed=0):
     generator = torch.Generator().manual_seed(seed)
     params = {}
     for name, shape in model.shapes.items():
-        vector_shape = shape[1:] if name in model.stacked else shape
+        vector_shape = shape[1:] if name in model.sliced else shape
         if name in model.embedding_tables:
             value = torch.randn(shape, generator=generator, dtype=torch.float64)  # rows looked up, not multiplied
         elif len(vector_shape) >= 2:
@@ -177,6 +194,34 @@ class Arch:
     block = []  # (tensor, shape) per block, in llama.cpp's order of use
     other = []  # tensors besides token_embd and output
     tied_output = False  # llama.cpp reads the output layer from token_embd: the model must tie them
+    # (tensors of the first blocks, tensors of the rest), besides `block`: deepseek2's leading dense
+    # blocks (`leading_dense_block_count`) and sparse ones; () where every block has the same tensors.
+    runs = ()
+
+    def plans(self, model):
+        """How the model's fields may be this architecture's tensors: [(the tensors every block has,
+        [(a run's tensors, the fields that may be them, its blocks)], how many first blocks are the first
+        run's or None)], empty where the numbers of fields don't fit."""
+        if len(model.others) != len(self.other):
+            return []
+        every = len(model.stacked)
+        if not self.runs:
+            return [(self.block, [], None)] if not model.runs and every == len(self.block) else []
+        first, rest = self.runs
+        if not model.runs:  # every block alike: all of them the first run's kind, or all the rest's
+            return [(self.block + tensors, [], count) for tensors, count in ((first, model.layers), (rest, 0))
+                    if every == len(self.block) + len(tensors)]
+        if len(model.runs) != 2:
+            return []
+        (lead, lead_fields), (trail, trail_fields) = model.runs
+        if lead != tuple(range(len(lead))) or trail != tuple(range(len(lead), model.layers)):
+            return []
+        if (every, len(lead_fields), len(trail_fields)) != (len(self.block), len(first), len(rest)):
+            return []
+        return [(self.block, [(first, lead_fields, lead), (rest, trail_fields, trail)], len(lead))]
+
+    def fits(self, model):
+        return bool(self.plans(model))
 
     def variants(self, env):
         """Readings of the hyperparameters the weights don't show: heads, rotary layout, base."""
@@ -187,6 +232,10 @@ class Arch:
 
     def describe(self, hp):
         return f"{hp['heads']} heads of {hp['head_dim']}"
+
+    def fit(self, tensors, hp, ids, logits):
+        """hp with the real numbers the weights don't show fitted to the logits (deepseek2's expert scale)."""
+        return hp
 
 
 def _rms_norm(x, weight, eps):
@@ -1247,6 +1296,169 @@ class GptOss(Decoder):
         writer.add_sliding_window(hp["window"] or context)  # no window: one as wide as its positions
 
 
+class Deepseek2(Arch):
+    """llama.cpp's `deepseek2` (src/models/deepseek2.cpp), DeepSeek-V2/V3 with multi-head latent attention
+    as its converter writes it (key_length_mla set: the absorbed form, whose cache holds the latent):
+    queries through a bottleneck (attn_q_a, RMSNorm, attn_q_b), keys and values from one latent per
+    token (attn_kv_a_mqa: the latent, then a rotary part every head shares), RMS-normed; each head's
+    query part without rotary taken into the latent's space by attn_k_b, its output out of it by
+    attn_v_b (the two halves of the model's one expansion, attn_kv_b); NORM rotary (pairs (2i, 2i+1))
+    on the rotary parts, scores over sqrt(the query's size). The first `leading_dense_block_count`
+    blocks have a SwiGLU, the rest sparse SwiGLU experts chosen by the router's sigmoid (or softmax)
+    scores plus `exp_probs_b`, weighted by the scores alone, renormalized or not, times
+    `expert_weights_scale` (a number the weights don't show: fitted), plus a shared expert."""
+
+    name = "deepseek2"
+    variant_of = "llama"
+    norm = "rms_norm"
+    activation = "silu"
+    also_computes = ("sigmoid",)
+    bases = (10000.0, 50000.0, 500000.0, 1000000.0)
+    block = [("attn_norm.weight", ("d",)), ("attn_q_a.weight", ("Cq", "d")), ("attn_q_a_norm.weight", ("Cq",)),
+             ("attn_q_b.weight", ("Hk", "Cq")), ("attn_kv_a_mqa.weight", ("Ckv", "d")), ("attn_kv_a_norm.weight", ("C",)),
+             ("attn_kv_b.weight", ("Hkv", "C")), ("attn_output.weight", ("d", "Hv")), ("ffn_norm.weight", ("d",))]
+    runs = (_GATED,
+            [("ffn_gate_inp.weight", ("E", "d")), ("exp_probs_b.bias", ("E",)), ("ffn_gate_exps.weight", ("E", "Fe", "d")),
+             ("ffn_up_exps.weight", ("E", "Fe", "d")), ("ffn_down_exps.weight", ("E", "d", "Fe")), ("ffn_gate_shexp.weight", ("S", "d")),
+             ("ffn_up_shexp.weight", ("S", "d")), ("ffn_down_shexp.weight", ("d", "S"))])
+    other = [("output_norm.weight", ("d",))]
+
+    def variants(self, env):
+        rot = env["Ckv"] - env["C"]
+        for heads in range(1, env["Hk"] + 1):
+            if env["Hk"] % heads or env["Hkv"] % heads or env["Hv"] % heads:
+                continue
+            value = env["Hv"] // heads
+            nope = env["Hkv"] // heads - value
+            if rot <= 0 or rot % 2 or nope <= 0 or env["Hk"] // heads != nope + rot:
+                continue
+            routing = [(None, None, None)]
+            if "E" in env:
+                if env["S"] % env["Fe"]:
+                    continue
+                routing = [(used, gating, norm) for used in _expert_counts(env) for gating in ("sigmoid", "softmax") for norm in (True, False)]
+            for base, rope_rows, (used, gating, norm) in itertools.product(self.bases, ("interleaved", "halves"), routing):
+                yield {"heads": heads, "nope": nope, "rot": rot, "value": value, "base": base, "rope_rows": rope_rows,
+                       "expert_used": used, "gating": gating, "weights_norm": norm, "expert_scale": 1.0}
+
+    def describe(self, hp):
+        said = [f"{hp['heads']} heads of {hp['nope']} + {hp['rot']} rotary ({hp['rope_rows']})", f"values of {hp['value']}",
+                f"base {hp['base']:g}"]
+        if hp["expert_used"]:
+            said.append(f"{hp['expert_used']} of {hp['E']} experts per token by {hp['gating']}"
+                        f"{', renormalized' if hp['weights_norm'] else ''}, times {hp['expert_scale']:g}")
+        return ", ".join(said)
+
+    def prepare(self, tensors, hp):
+        """The expansion cut into each head's key part (transposed: attn_k_b) and value part (attn_v_b), as
+        llama.cpp's converter does; rotary rows in halves laid out as pairs (llama.cpp's NORM form)."""
+        H, nope, rot, value = hp["heads"], hp["nope"], hp["rot"], hp["value"]
+        out = {}
+        for name, t in tensors.items():
+            if name.endswith("attn_kv_b.weight"):
+                kv = t.reshape(H, nope + value, t.shape[-1])
+                out[name.replace("attn_kv_b", "attn_k_b")] = kv[:, :nope].transpose(1, 2).contiguous()
+                out[name.replace("attn_kv_b", "attn_v_b")] = kv[:, nope:].contiguous()
+                continue
+            if hp["rope_rows"] == "halves" and name.endswith(("attn_q_b.weight", "attn_kv_a_mqa.weight")):
+                heads = H if name.endswith("attn_q_b.weight") else 1
+                rows = t.reshape(heads, t.shape[0] // heads, t.shape[-1]).clone()
+                rows[:, -rot:] = rotary.permute_rows(rows[:, -rot:], rot, to_interleaved=True)
+                t = rows.reshape(t.shape)
+            out[name] = t
+        return out
+
+    def fit(self, tensors, hp, ids, logits):
+        """expert_weights_scale by Gauss-Newton on the logits (the routing doesn't depend on it), to 6 digits."""
+        if not hp["expert_used"]:
+            return hp
+        scale = 1.0
+        for _ in range(8):
+            residual = self.reference(tensors, {**hp, "expert_scale": scale}, ids) - logits
+            step = 1e-4 * max(1.0, abs(scale))
+            slope = (self.reference(tensors, {**hp, "expert_scale": scale + step}, ids)
+                     - self.reference(tensors, {**hp, "expert_scale": scale - step}, ids)) / (2 * step)
+            curvature = (slope * slope).sum().item()
+            if curvature == 0:
+                break  # the experts don't reach the logits
+            change = (slope * residual).sum().item() / curvature
+            scale -= change
+            if abs(change) <= 1e-12 * max(1.0, abs(scale)):
+                break
+        return {**hp, "expert_scale": float(f"{scale:.6g}")}
+
+    def reference(self, t, hp, ids):
+        import torch
+
+        b, n = ids.shape
+        H, nope, rot, eps = hp["heads"], hp["nope"], hp["rot"], hp["eps"]
+        positions = torch.arange(n).expand(b, n)
+        later = ~torch.ones(n, n, dtype=torch.bool).tril()
+        silu = torch.nn.functional.silu
+        x = t["token_embd.weight"][ids]
+        for i in range(hp["blocks"]):
+            p = lambda name: t[f"blk.{i}.{name}"]  # noqa: E731
+            a = _rms_norm(x, p("attn_norm.weight"), eps)
+            q = (_rms_norm(a @ p("attn_q_a.weight").T, p("attn_q_a_norm.weight"), eps) @ p("attn_q_b.weight").T).reshape(b, n, H, nope + rot)
+            compressed = a @ p("attn_kv_a_mqa.weight").T
+            latent = _rms_norm(compressed[..., :-rot], p("attn_kv_a_norm.weight"), eps)
+            q_rope = _rope_norm(q[..., nope:], positions, hp["base"])
+            k_rope = _rope_norm(compressed[..., None, -rot:], positions, hp["base"])[:, :, 0]
+            # The absorbed form: each head's query part without rotary taken into the latent's space.
+            q_latent = torch.einsum("bnhd,hcd->bnhc", q[..., :nope], p("attn_k_b.weight"))
+            scores = (torch.einsum("bnhc,bmc->bhnm", q_latent, latent) + torch.einsum("bnhr,bmr->bhnm", q_rope, k_rope)) / math.sqrt(nope + rot)
+            attended = torch.einsum("bhnm,bmc->bnhc", scores.masked_fill(later, float("-inf")).softmax(-1), latent)
+            out = torch.einsum("bnhc,hvc->bnhv", attended, p("attn_v_b.weight")).reshape(b, n, -1)
+            h = x + out @ p("attn_output.weight").T
+            f = _rms_norm(h, p("ffn_norm.weight"), eps)
+            if f"blk.{i}.ffn_gate_inp.weight" not in t:
+                x = h + (silu(f @ p("ffn_gate.weight").T) * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
+                continue
+            router = f @ p("ffn_gate_inp.weight").T
+            scores = torch.sigmoid(router) if hp["gating"] == "sigmoid" else router.softmax(-1)
+            chosen = (scores + p("exp_probs_b.bias")).topk(hp["expert_used"], dim=-1).indices
+            weights = scores.gather(-1, chosen)
+            if hp["weights_norm"]:  # build_moe_ffn's norm_w, its sum clamped as llama.cpp does
+                weights = weights / weights.sum(-1, keepdim=True).clamp(min=6.103515625e-5)
+            layer = {f"{name}.weight": p(f"{name}.weight") for name in ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")}
+            inner = silu(_every_expert(f, layer, "ffn_gate_exps")) * _every_expert(f, layer, "ffn_up_exps")
+            routed = _chosen_experts(_every_expert(inner, layer, "ffn_down_exps"), chosen, weights * hp["expert_scale"])
+            shared = (silu(f @ p("ffn_gate_shexp.weight").T) * (f @ p("ffn_up_shexp.weight").T)) @ p("ffn_down_shexp.weight").T
+            x = h + routed + shared
+        return _rms_norm(x, t["output_norm.weight"], eps) @ t.get("output.weight", t["token_embd.weight"]).T
+
+    def metadata(self, writer, hp, model):
+        import gguf
+
+        experts = bool(hp["expert_used"])
+        writer.add_context_length(model.max_positions if model.takes_positions else 2048)
+        writer.add_embedding_length(hp["d"])
+        writer.add_block_count(hp["blocks"])
+        writer.add_feed_forward_length(hp.get("F", hp.get("Fe", 0)))
+        writer.add_head_count(hp["heads"])
+        writer.add_head_count_kv(1)  # the absorbed form: one latent (and rotary key) every head reads
+        writer.add_layer_norm_rms_eps(hp["eps"])
+        writer.add_leading_dense_block_count(hp["first_blocks"])
+        writer.add_q_lora_rank(hp["Cq"])
+        writer.add_kv_lora_rank(hp["C"])
+        writer.add_key_length(hp["C"] + hp["rot"])
+        writer.add_value_length(hp["C"])
+        writer.add_key_length_mla(hp["nope"] + hp["rot"])
+        writer.add_value_length_mla(hp["value"])
+        writer.add_expert_feed_forward_length(hp["Fe"] if experts else hp["F"])
+        writer.add_expert_shared_count(hp["S"] // hp["Fe"] if experts else 0)
+        if experts:
+            _add_experts(writer, hp)
+            writer.add_expert_group_count(1)  # one group, chosen whole: a plain top-k over the experts
+            writer.add_expert_group_used_count(1)
+            writer.add_expert_weights_scale(hp["expert_scale"])
+            if hp["weights_norm"]:
+                writer.add_expert_weights_norm(True)
+            writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID if hp["gating"] == "sigmoid" else gguf.ExpertGatingFuncType.SOFTMAX)
+        writer.add_rope_dimension_count(hp["rot"])
+        writer.add_rope_freq_base(hp["base"])
+
+
 class Bert(Arch):
     """llama.cpp's `bert` (src/models/bert.cpp), an encoder whose output is embeddings: token,
     position and token-type (row 0: llama.cpp gives every token type 0) embeddings summed and
@@ -1309,7 +1521,7 @@ class Bert(Arch):
 
 
 ARCHITECTURES = [Llama(), Qwen2(), Gemma(), Phi3(), Gpt2(), Qwen3(), Phi2(), Starcoder2(), Olmo2(), CommandR(), Gemma2(), GptNeox(),
-                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe(), GptOss(), Bert()]
+                 Gemma3(), LlamaExperts(), Qwen3Moe(), Bloom(), Cohere2(), Qwen2Moe(), GptOss(), Deepseek2(), Bert()]
 
 
 def _head_sizes(d):
@@ -1371,17 +1583,37 @@ def _assignments(arch_tensors, fields, shape_of, env, reached):
     yield from place(0, frozenset(), {}, env)
 
 
-def file_tensors(model, block_map, other_map, params):
-    """The file's tensors, by llama.cpp's names, read from the model's parameters as the maps say."""
+def _place_parts(parts, env, reached, j=0, placements=()):
+    """Every way to place each part's tensors (_assignments), part after part, sizes bound as they go:
+    yields ([(llama.cpp's name -> field, its blocks or None)], env). reached[j][0] becomes the most of
+    part j's tensors placed at once."""
+    if j == len(parts):
+        yield list(placements), env
+        return
+    tensors, fields, shape_of, blocks = parts[j]
+    for mapping, bound in _assignments(tensors, fields, shape_of, env, reached[j]):
+        yield from _place_parts(parts, bound, reached, j + 1, placements + ((mapping, blocks),))
+
+
+def file_tensors(model, placements, params):
+    """The file's tensors, by llama.cpp's names, read from the model's parameters as the placements say:
+    (llama.cpp's name -> field, the blocks it is in, or None for a tensor outside the blocks)."""
     tensors = {"token_embd.weight": params[model.embedding]}
     for i in range(model.layers):
-        for name, field in block_map.items():
-            tensors[f"blk.{i}.{name}"] = params[field][i]
-    for name, field in other_map.items():
-        tensors[name] = params[field]
+        for mapping, blocks in placements:
+            if blocks is not None and i in blocks:
+                for name, field in mapping.items():
+                    tensors[f"blk.{i}.{name}"] = params[field][model.slices[i][field]]
+    for mapping, blocks in placements:
+        if blocks is None:
+            tensors.update({name: params[field] for name, field in mapping.items()})
     if model.output_layer and model.output_layer != model.embedding:  # an encoder has none
         tensors["output.weight"] = params[model.output_layer]
     return tensors
+
+
+def _blocks_said(blocks):
+    return f"block {blocks[0]}" if len(blocks) == 1 else f"blocks {blocks[0]}–{blocks[-1]}"
 
 
 class Refusal(Exception):
@@ -1437,45 +1669,63 @@ def match(arch, model, params, order, ids, logits, budget=400):
         raise Refusal(f"llama.cpp's `{arch.name}` reads its output layer from the token embedding, but the model's output layer "
                       f"`{model.output_layer}` isn't its embedding `{model.embedding}`" + (f" at {where}" if where else ""), "tied")
 
-    # Its layout: fields stacked along the blocks, and the others.
-    if len(model.stacked) != len(arch.block) or len(model.others) != len(arch.other):
+    # Its layout: fields stacked along the blocks (or along a run of them), and the others.
+    plans = arch.plans(model)
+    if not plans:
+        runs = "".join(f", {_plural(len(fields), 'field')} read by {_blocks_said(blocks)} only" for blocks, fields in model.runs)
+        theirs = (f", {_plural(len(arch.runs[0]), 'more tensor')} in each of its first blocks (dense) and {len(arch.runs[1])} in each of the "
+                  f"rest" if arch.runs else "")
         raise Refusal(
-            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks{model.where_blocks()} and "
-            f"{_plural(len(model.others), 'other field')}, but `{arch.name}` has {_plural(len(arch.block), 'tensor')} in each block and "
-            f"{_plural(len(arch.other), 'other tensor')}", "fields",
-            abs(len(model.stacked) - len(arch.block)) + abs(len(model.others) - len(arch.other))
+            f"it has {_plural(len(model.stacked), 'field')} stacked along its {model.layers} blocks{model.where_blocks()}{runs} and "
+            f"{_plural(len(model.others), 'other field')}, but `{arch.name}` has {_plural(len(arch.block), 'tensor')} in each block"
+            f"{theirs} and {_plural(len(arch.other), 'other tensor')}", "fields",
+            abs(len(model.stacked) - len(arch.block)) + abs(len(model.others) - len(arch.other)) + sum(len(f) for _, f in model.runs)
         )
 
     env = {"d": model.width, "V": model.vocab, "n": ids.shape[1], "after": output.get("after", []), "blocks": model.layers,
            "layer_windows": model.spec.get("layer_windows")}
-    block_fields = [f for f in order if f in model.stacked]
-    other_fields = [f for f in order if f in model.others]
-    block_reached, other_reached = [0], [0]
+    in_order = lambda fields: [f for f in order if f in fields]  # noqa: E731
+    one_block = lambda f: model.shapes[f][1:]  # noqa: E731
+    whole = lambda f: model.shapes[f]  # noqa: E731
+    # Each plan's parts: (its tensors, the fields that may be them, a field's shape in one block, the blocks it is in).
+    planned = []
+    for block_tensors, runs, first_blocks in plans:
+        parts = [(block_tensors, in_order(model.stacked), one_block, range(model.layers))]
+        parts += [(tensors, in_order(fields), one_block, blocks) for tensors, fields, blocks in runs]
+        parts.append((arch.other, in_order(model.others), whole, None))
+        planned.append((parts, [[0] for _ in parts], first_blocks))
 
     def readings():
-        for block_map, env1 in _assignments(arch.block, block_fields, lambda f: model.shapes[f][1:], env, block_reached):
-            for other_map, env2 in _assignments(arch.other, other_fields, lambda f: model.shapes[f], env1, other_reached):
-                tensors = file_tensors(model, block_map, other_map, params)
+        for parts, reached, first_blocks in planned:
+            for placements, env2 in _place_parts(parts, env, reached):
+                tensors = file_tensors(model, placements, params)
                 for variant in arch.variants(env2):
-                    yield block_map, other_map, tensors, {**env2, **variant, "eps": eps, "blocks": model.layers,
-                                                          "computes": {_call_kind(call) for call in model.calls}}
+                    yield placements, tensors, {**env2, **variant, "eps": eps, "blocks": model.layers, "first_blocks": first_blocks,
+                                                "computes": {_call_kind(call) for call in model.calls}}
 
     tried, best = 0, None
-    for block_map, other_map, tensors, hp in itertools.islice(readings(), budget):
+    for placements, tensors, hp in itertools.islice(readings(), budget):
         with torch.no_grad():
-            expected = arch.reference(arch.prepare(tensors, hp), hp, ids)
+            prepared = arch.prepare(tensors, hp)
+            hp = arch.fit(prepared, hp, ids, logits)
+            expected = arch.reference(prepared, hp, ids)
         difference = ((expected - logits).abs().max() / logits.abs().max()).item()
         tried += 1
         if difference < 1e-6:
-            return block_map, other_map, hp
+            return placements, hp
         if best is None or difference < best[0]:
             best = (difference, arch.describe(hp))
-    if block_reached[0] < len(arch.block):
-        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field of its blocks{model.where_blocks()} is left with "
-                      f"the shape of `blk.N.{arch.block[block_reached[0]][0]}`", "shapes", len(arch.block) - block_reached[0])
-    if other_reached[0] < len(arch.other):
-        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field is left with the shape of "
-                      f"`{arch.other[other_reached[0]][0]}`", "shapes", len(arch.other) - other_reached[0])
+    # Where the shapes stopped fitting: the first part of the first plan that no reading placed whole.
+    parts, reached, _ = planned[0]
+    short = [j for j, (part, (got,)) in enumerate(zip(parts, reached)) if got < len(part[0])]
+    if short:
+        j = short[0]
+        tensors, _, _, blocks = parts[j]
+        got = reached[j][0]
+        where = f"of its blocks{model.where_blocks()} " if j == 0 else f"of its {_blocks_said(list(blocks))} " if blocks is not None else ""
+        prefix = "blk.N." if blocks is not None else ""
+        raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field {where}is left with "
+                      f"the shape of `{prefix}{tensors[got][0]}`", "shapes", len(tensors) - got)
     if best is None:
         raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}", "heads")
     blocks = f" (its blocks{model.where_blocks()})" if model.where_blocks() else ""
@@ -1565,12 +1815,12 @@ def _vocabulary(writer, spec, vocab, name, tokenizer=None):
     writer.add_add_bos_token(False)
 
 
-def write(model, arch, block_map, other_map, hp, params, tokenizer=None):
+def write(model, arch, placements, hp, params, tokenizer=None):
     import gguf
     import numpy as np
 
     spec = model.spec
-    tensors = arch.prepare(file_tensors(model, block_map, other_map, params), hp)
+    tensors = arch.prepare(file_tensors(model, placements, params), hp)
 
     output = spec["output"]
     # A name of its own beside the target: two writers never share a partial file.
@@ -1613,9 +1863,8 @@ def _refuse_sliding_window(spec, model):
     if not window or (positions and window >= positions):
         return  # as wide as every sequence the model takes: no position is masked by it
     # An architecture with windows (gemma2's even blocks) and the model's number of fields reads it by computing.
-    counts = (len(model.stacked), len(model.others))
     windowed = [arch for arch in ARCHITECTURES if getattr(arch, "windowed", False)]
-    if any(counts == (len(arch.block), len(arch.other)) for arch in windowed):
+    if any(arch.fits(model) for arch in windowed):
         return
     name = spec["model"] or spec["function"]
     of = f" of its {positions}" if positions else ""
@@ -1686,7 +1935,7 @@ def export_gguf(spec):
     for arch in ARCHITECTURES:
         if getattr(arch, "encoder", False) != model.encoder:  # an encoder is only `bert`, a language model never
             continue
-        if arch.variant_of and (len(model.stacked), len(model.others)) != (len(arch.block), len(arch.other)):
+        if arch.variant_of and not arch.fits(model):
             continue
         rows, expected = ids, logits
         if getattr(arch, "windowed", False):
@@ -1696,17 +1945,16 @@ def export_gguf(spec):
                 windowed = long, model.run(params, long)[0]
             rows, expected = windowed
         try:
-            block_map, other_map, hp = match(arch, model, params, order, rows, expected)
+            placements, hp = match(arch, model, params, order, rows, expected)
         except Refusal as why:
             reasons.append(f"not `{arch.name}`: {why}")
             # Nearest first by its tensors: as many as the model has fields, then how far its checks got.
-            fits = (len(model.stacked), len(model.others)) == (len(arch.block), len(arch.other))
-            closeness = (fits, why.stage, -why.distance)
+            closeness = (arch.fits(model), why.stage, -why.distance)
             if nearest is None or closeness > nearest[1]:
                 nearest = (arch, closeness)
             continue
         torch.set_default_dtype(torch.float32)
-        count = write(model, arch, block_map, other_map, hp, file_weights, tokenizer)
+        count = write(model, arch, placements, hp, file_weights, tokenizer)
         script.reply(spec, {
             "architecture": arch.name,
             "blocks": model.layers,
@@ -1715,7 +1963,7 @@ def export_gguf(spec):
             "tensors": count,
             "size": _size(os.path.getsize(spec["output"])),
             "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
-            "mapping": {**block_map, **other_map},
+            "mapping": {name: field for mapping, _ in placements for name, field in mapping.items()},
             "tokenizer": _tokenizer_summary(tokenizer),
         })
         return 0

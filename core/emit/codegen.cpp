@@ -306,7 +306,12 @@ class Generator : public PythonWriter {
     needed_axes_.clear();
     temporaries_ = 0;
     auto types = a_.semantics.functions.find(&item);
-    auto kept = [&](size_t i) { return !prepare || (version && i < version->invariant.size() && version->invariant[i]); };
+    // A `_prepare_` version takes the invariant parameters, a `_hoisted_` one those it still reads.
+    auto kept = [&](size_t i) {
+      if (!version) return true;
+      const std::vector<bool>& mask = prepare ? version->invariant : version->takes;
+      return i < mask.size() && mask[i];
+    };
     // The generic axes the inputs carry: the only sizes a function body can read from shapes.
     signature_axes_.clear();
     if (types != a_.semantics.functions.end())
@@ -576,11 +581,19 @@ class Generator : public PythonWriter {
     if (item.kind == Item::Kind::extern_fn) return (is_allowed_extern_target(item.extern_target) ? item.extern_target : "None") + "(" + join(args) + ")";
     // A call whose invariant work was computed once: its version, given those values.
     if (version_)
-      if (auto slot = version_->slot_of.find(&e); slot != version_->slot_of.end() && !version_->slots[slot->second].value)
-        return version_name(version_->slots[slot->second].callee, false) + "(" + join(args) + ", _prepared[" + std::to_string(slot->second) + "])";
+      if (auto slot = version_->slot_of.find(&e); slot != version_->slot_of.end() && !version_->slots[slot->second].value) {
+        size_t callee = version_->slots[slot->second].callee;
+        std::vector<std::string> taken = taken_arguments(args, hoist_.functions[callee].takes);
+        taken.push_back("_prepared[" + std::to_string(slot->second) + "]");
+        return version_name(callee, false) + "(" + join(taken) + ")";
+      }
     if (loop_)
-      if (auto p = loop_->prepared_of.find(&e); p != loop_->prepared_of.end())
-        return version_name(loop_->prepared[p->second].callee, false) + "(" + join(args) + ", " + loop_prepared_[p->second] + ")";
+      if (auto p = loop_->prepared_of.find(&e); p != loop_->prepared_of.end()) {
+        size_t callee = loop_->prepared[p->second].callee;
+        std::vector<std::string> taken = taken_arguments(args, hoist_.functions[callee].takes);
+        taken.push_back(loop_prepared_[p->second]);
+        return version_name(callee, false) + "(" + join(taken) + ")";
+      }
     return python_name(item.name) + "(" + join(args) + ")";
   }
 

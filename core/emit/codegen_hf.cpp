@@ -535,7 +535,7 @@ class HfGenerator : public PythonWriter {
     std::vector<std::string> inputs;
     std::vector<std::pair<std::string, const ValueType*>> typed;
     for (size_t i = 0; i < fn.parameters.size(); ++i)
-      if (!(i < positions.size() && positions[i])) {
+      if (!(i < positions.size() && positions[i]) && (!version || version->takes[i])) {
         inputs.push_back(python_name(fn.parameters[i].name));
         locals_.insert(fn.parameters[i].name);
         if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
@@ -706,6 +706,9 @@ class HfGenerator : public PythonWriter {
     if (uses_name(layer_body, python_name(loop.variable)))
       layer_body = indent(2) + python_name(loop.variable) + " = self.layer_idx  # " + source_line(loop.span) + "\n" + layer_body;
     layer_body = shared_attention(layer) + layer_body;
+    // A name the blocks read only as an argument a hoisted call no longer takes (emit/hoist.h) isn't passed in.
+    for (const std::string& f : free)
+      if (!uses_name(layer_body, python_name(f))) std::erase(layer_inputs, python_name(f));
     HfModuleClass& layer_code = plan_.layer;
     layer_code.members = weight_members();
     // A member of only some blocks' layers: created where a block reads its weights.
@@ -1108,9 +1111,11 @@ class HfGenerator : public PythonWriter {
     if (scope_)
       if (auto it = scope_->instance_of_call.find(&e); it != scope_->instance_of_call.end()) {
         const Instance& instance = scope_->instances[it->second];
+        const HoistedFunction* version = call_version(e);
         std::vector<std::string> args;
         for (size_t i = 0; i < e.arguments.size(); ++i)
-          if (!(i < instance.cls->weight_positions.size() && instance.cls->weight_positions[i]) && e.arguments[i].value)
+          if (!(i < instance.cls->weight_positions.size() && instance.cls->weight_positions[i]) && e.arguments[i].value &&
+              !(version && i < version->takes.size() && !version->takes[i]))
             args.push_back(python_bare(expression(*e.arguments[i].value)));
         if (auto prepared = prepared_argument(e)) args.push_back(*prepared);
         args.push_back("attention_mask=attention_mask");
@@ -1149,7 +1154,9 @@ class HfGenerator : public PythonWriter {
     if (auto prepared = prepared_argument(e)) {
       const HoistedFunction& version = *call_version(e);
       plain_function(*version.function, &version, false);
-      return version_name(static_cast<size_t>(&version - hoist_.functions.data()), false) + "(" + join(args) + ", " + *prepared + ")";
+      std::vector<std::string> taken = taken_arguments(args, version.takes);
+      taken.push_back(*prepared);
+      return version_name(static_cast<size_t>(&version - hoist_.functions.data()), false) + "(" + join(taken) + ")";
     }
     plain_function(item);
     return python_name(item.name) + "(" + join(args) + ")";
@@ -1307,7 +1314,12 @@ class HfGenerator : public PythonWriter {
     if (version ? versions_done_.count(name) : plain_done_.count(&fn)) return;
     if (version) versions_done_.insert(name);
     else plain_done_.insert(&fn);
-    auto kept = [&](size_t i) { return !prepare || (i < version->invariant.size() && version->invariant[i]); };
+    // A `_prepare_` version takes the invariant parameters, a `_hoisted_` one those it still reads.
+    auto kept = [&](size_t i) {
+      if (!version) return true;
+      const std::vector<bool>& mask = prepare ? version->invariant : version->takes;
+      return i < mask.size() && mask[i];
+    };
     Scope scope;
     scope.kind = ScopeKind::plain;
     Scope* saved_scope = scope_;

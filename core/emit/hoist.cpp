@@ -241,6 +241,71 @@ class Planner {
     });
   }
 
+  // Whether `e`, as the hoisted version writes it, reads the variable `name`: not inside a value
+  // computed once, nor in an argument that a call's own hoisted version doesn't take.
+  bool hoisted_reads(const HoistedFunction& f, const Expr& e, const std::string& name) const {
+    if (e.kind == Expr::Kind::lambda && e.text == name) return false;  // its parameter shadows `name`
+    auto parts = [&](const std::vector<bool>* takes) {
+      for (const ExprPtr& operand : e.operands)
+        if (operand && hoisted_reads(f, *operand, name)) return true;
+      for (size_t i = 0; i < e.arguments.size(); ++i)
+        if (e.arguments[i].value && (!takes || i >= takes->size() || (*takes)[i]) && hoisted_reads(f, *e.arguments[i].value, name)) return true;
+      return false;
+    };
+    if (auto slot = f.slot_of.find(&e); slot != f.slot_of.end()) {
+      const HoistedFunction::Slot& s = f.slots[slot->second];
+      return s.value ? false : parts(&plan_.functions[s.callee].takes);
+    }
+    if (e.kind == Expr::Kind::name && e.text == name) return true;
+    for (const SizeNode& n : e.index)
+      if (walk_detail::size_names(n, name)) return true;
+    if (e.type)
+      for (const SizeNode& n : e.type->axes)
+        if (walk_detail::size_names(n, name)) return true;
+    return parts(nullptr);
+  }
+
+  // Per parameter of `f`: whether its hoisted version takes it (HoistedFunction::takes). An invariant
+  // parameter the statements left (`rest`) don't read is dropped, unless the version needs it for
+  // what the generators read from an input: a generic axis's size no parameter it keeps holds, or
+  // the device when no parameter it keeps is a tensor with axes.
+  std::vector<bool> taken_parameters(const Item& item, const HoistedFunction& f, const std::vector<const Statement*>& rest,
+                                     const FunctionTypes& types) const {
+    std::vector<bool> takes(item.parameters.size(), true);
+    std::vector<size_t> unread;
+    for (size_t i = 0; i < item.parameters.size(); ++i) {
+      const std::string& name = item.parameters[i].name;
+      bool read = std::any_of(rest.begin(), rest.end(), [&](const Statement* s) { return hoisted_reads(f, *s->value, name); });
+      if (f.invariant[i] && !read) unread.push_back(i);
+    }
+    for (size_t i : unread) takes[i] = false;
+    auto tensor_with_axes = [&](size_t i) { return i < types.parameters.size() && types.parameters[i].is_tensor() && types.parameters[i].tensor.rank() > 0; };
+    // The axis readable from a kept parameter's shape as the generators read it (`n = x.shape[2]`).
+    auto axis_held = [&](const std::string& axis) {
+      for (size_t k = 0; k < takes.size(); ++k) {
+        if (!takes[k] || !tensor_with_axes(k)) continue;
+        for (const Axis& a : types.parameters[k].tensor.axes) {
+          auto linear = a.size.linear_in(axis);
+          if (!linear || a.size.variables().size() != 1) continue;
+          auto scale = linear->first.constant_value();
+          if (scale && *scale > 0 && linear->second.constant_value()) return true;
+        }
+      }
+      return false;
+    };
+    for (size_t i : unread) {
+      if (!tensor_with_axes(i)) continue;
+      bool needed = true;  // unless a kept parameter gives the device (anchor_of in emit/python_writer.h)
+      for (size_t k = 0; k < takes.size(); ++k)
+        if (takes[k] && (tensor_with_axes(k) || (k < types.parameters.size() && types.parameters[k].kind == ValueType::Kind::model))) needed = false;
+      for (const Axis& a : types.parameters[i].tensor.axes)
+        for (const std::string& v : a.size.variables())
+          needed = needed || (!a_.semantics.dims.count(v) && !axis_held(v));
+      if (needed) takes[i] = true;
+    }
+    return takes;
+  }
+
   std::optional<size_t> version(const Item& item, const std::vector<bool>& mask) {
     auto key = std::make_pair(&item, mask);
     if (auto it = versions_.find(key); it != versions_.end()) return it->second;
@@ -343,6 +408,7 @@ class Planner {
       });
       if (reads_hoisted) return std::nullopt;
     }
+    f.takes = taken_parameters(item, f, rest, types->second);
     plan_.functions.push_back(std::move(f));
     return plan_.functions.size() - 1;
   }

@@ -18,6 +18,10 @@ namespace ss {
 struct HoistedFunction {
   const Item* function = nullptr;
   std::vector<bool> invariant;  // per parameter
+  // Per parameter: whether the `_hoisted_` version takes it. An invariant one that what is left of
+  // the body no longer reads is dropped, with its argument at each call (the `_prepare_` call before
+  // the loop already evaluated that pure argument once).
+  std::vector<bool> takes;
   // Its assignments that read only those parameters (and sizes): computed once, not per call.
   std::set<const Statement*> statements;
   // What is computed once, in order: a value the rest of the body reads (`cos(angle)`, the first

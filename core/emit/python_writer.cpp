@@ -667,6 +667,13 @@ std::string PythonWriter::function_argument(const Item& callee, size_t i, const 
   return std::string("torch.tensor(") + cast + "(" + python_bare(code) + "))";
 }
 
+std::vector<std::string> PythonWriter::taken_arguments(const std::vector<std::string>& args, const std::vector<bool>& takes) {
+  std::vector<std::string> taken;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (i >= takes.size() || takes[i]) taken.push_back(args[i]);
+  return taken;
+}
+
 std::string PythonWriter::prepared_arguments(const Expr& call, const std::vector<bool>& invariant) {
   const CallFacts* facts = facts_of(call);
   std::vector<std::string> args;

@@ -230,6 +230,8 @@ class PythonWriter {
   // The arguments of `call` whose parameters `invariant` marks, as call() writes them: what a
   // version's `_prepare_` function (emit/hoist.h) is called with.
   std::string prepared_arguments(const Expr& call, const std::vector<bool>& invariant);
+  // Of a call's arguments as written, those a version's `_hoisted_` function takes (HoistedFunction::takes).
+  static std::vector<std::string> taken_arguments(const std::vector<std::string>& args, const std::vector<bool>& takes);
   std::string pattern_side(const std::vector<SizeNode>& side, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
   std::string pattern_axis(const SizeNode& node, const CallFacts& facts, std::map<std::string, int64_t>& sizes);
   void einops_pattern(const AxisPattern& pattern, const CallFacts& facts, LowerContext& context);

@@ -6,6 +6,7 @@ the logits stay bit for bit what the functions as written compute.
 """
 from __future__ import annotations
 
+import ast
 from collections import Counter
 
 import pytest
@@ -14,7 +15,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 import shapescript
-from conftest import EXAMPLES, cli, place
+from conftest import EXAMPLES, ROOT, cli, place
 
 SOURCE = EXAMPLES / "llama.ss"
 
@@ -83,3 +84,29 @@ def test_the_hf_folder_computes_its_rotary_tables_once_per_forward(tmp_path):
     # ShapeScriptModel.forward prepares them; each decoder layer's attention reads them
     assert counted.calls["cos"] == 1
     assert counted.calls["sin"] == 1
+
+
+def unread_parameters(python):
+    """(function, parameter) for each parameter a hoisted version takes but never reads: a `_hoisted_`
+    function, or a module's or decoder layer's `forward` given prepared values (before attention_mask)."""
+    unread = []
+    for node in ast.walk(ast.parse(python)):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        parameters = [a.arg for a in node.args.args if a.arg != "self"]
+        if node.name == "forward" and any(p.startswith("_prepared") for p in parameters):
+            parameters = parameters[:parameters.index("attention_mask")] if "attention_mask" in parameters else parameters
+        elif not node.name.startswith("_hoisted_"):
+            continue
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        unread += [(node.name, p) for p in parameters if p not in read]
+    return unread
+
+
+# The emit goldens: what the generators write for every kind of program (tests/golden/run.py keeps them current).
+GENERATED = sorted((ROOT / "tests" / "golden" / "emit").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", [p for p in GENERATED if "_hoisted_" in p.read_text(encoding="utf-8")], ids=lambda p: p.name)
+def test_a_hoisted_version_takes_only_the_parameters_it_reads(path):
+    assert unread_parameters(path.read_text(encoding="utf-8")) == []

@@ -78,7 +78,34 @@ TEST_CASE("llama's rotary tables are planned once for every block: inv_freq, ang
   std::string prepare_rope = definition(python, "_prepare_rope_1");
   CHECK(count(prepare_rope, "torch.cos(angle)") == 1);
   CHECK(count(prepare_rope, "torch.sin(angle)") == 1);
-  CHECK(definition(python, "_hoisted_attention_2").find("_hoisted_rope_1(q, pos, _prepared[0])") != std::string::npos);
+  // Every read of `pos` was computed once: the hoisted versions, and their calls, no longer take it.
+  CHECK(rope.takes == std::vector<bool>{true, false});
+  CHECK(attention.takes == std::vector<bool>{true, true, true, true, true, false});
+  CHECK(hoisted_rope.starts_with("def _hoisted_rope_1(x, _prepared):"));
+  CHECK(definition(python, "_hoisted_attention_2").starts_with("def _hoisted_attention_2(x, wq, wk, wv, wo, _prepared):"));
+  CHECK(definition(python, "_hoisted_attention_2").find("_hoisted_rope_1(q, _prepared[0])") != std::string::npos);
+  CHECK(forward.find("_hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], _prepared1)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a hoisted version keeps an invariant parameter it still reads, or whose shape gives a size it reads") {
+  std::string source = "dim D = 16\ndim L = 2\ndim P = 32\nmodel M:\n    param wq: [L D D] = normal(std=0.02)\n    param table: [L P D] = normal(std=0.02)\n\n"
+                       "fn still(x: [b n D], table: [P D], pos: [b n] Index[P]) -> [b n D]:\n"
+                       "    return x * cos(rearrange(pos, b n -> b n 1) * ones[D]) + embedding(pos, table)\n\n"
+                       "fn sized(x: [b D], pos: [b n] Index[P]) -> [b D]:\n"
+                       "    c = sum(cos(rearrange(pos, b n -> b n 1) * ones[D]), over=n)\n"
+                       "    return x * c / n\n\n"
+                       "fn forward(m: M, x: [b n D], pos: [b n] Index[P]) -> [b n D]:\n"
+                       "    for l in 0..L:\n"
+                       "        x = linear(still(x, m.table[l], pos), m.wq[l])\n"
+                       "        x = x + rearrange(sized(sum(x, over=n), pos), b D -> b 1 D)\n"
+                       "    return x\n";
+  auto analysis = checked("kept.ss", source);
+  std::string python = generate_python(*analysis).python;
+  INFO(python);
+  CHECK(definition(python, "_hoisted_still_1").starts_with("def _hoisted_still_1(x, table, pos, _prepared):"));
+  // `n` is read from pos's shape: no other parameter holds it
+  CHECK(definition(python, "_hoisted_sized_2").starts_with("def _hoisted_sized_2(x, pos, _prepared):"));
 }
 
 TEST_CASE("what reads the layer's index or its parameters is not hoisted") {
@@ -127,6 +154,7 @@ TEST_CASE("a random built-in stays in the loop; what it is given may not") {
   std::string python = generate_python(*analysis).python;
   CHECK(definition(python, "_prepare_noisy_1").find("dropout") == std::string::npos);
   CHECK(definition(python, "_hoisted_noisy_1").find("dropout(_prepared[0]") != std::string::npos);
+  CHECK(definition(python, "_hoisted_noisy_1").starts_with("def _hoisted_noisy_1(x, _prepared):"));
 }
 
 TEST_CASE("a loop that rebinds its arguments prepares nothing") {

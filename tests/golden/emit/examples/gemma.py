@@ -71,7 +71,7 @@ def _prepare_rope_1(pos):
     return (torch.cos(angle), torch.sin(angle))
 
 
-def _hoisted_rope_1(x, pos, _prepared):
+def _hoisted_rope_1(x, _prepared):
     "gemma.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # gemma.ss:34: x1, x2 = x |> split(b g n (2 h) -> b g n h)
     x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
@@ -106,16 +106,16 @@ def _prepare_attention_2(pos):
     return (_prepare_rope_1(pos),)
 
 
-def _hoisted_attention_2(x, wq, wk, wv, wo, pos, _prepared):
+def _hoisted_attention_2(x, wq, wk, wv, wo, _prepared):
     "gemma.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # gemma.ss:39: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
     q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
-    q = _hoisted_rope_1(q, pos, _prepared[0])
+    q = _hoisted_rope_1(q, _prepared[0])
     # gemma.ss:40: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
     k = F.linear(x, wk)
     k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
-    k = _hoisted_rope_1(k, pos, _prepared[0])
+    k = _hoisted_rope_1(k, _prepared[0])
     # gemma.ss:41: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
     v = einops.rearrange(F.linear(x, wv), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
     # gemma.ss:42: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -144,7 +144,7 @@ def forward(m, ids, pos):
         # gemma.ss:53: h = rms_norm(x, over=D, weight=1 + m.attn_norm[l], eps=1e-6)
         h = F.rms_norm(x, (D,), weight=1 + m.attn_norm[l], eps=1e-6)
         # gemma.ss:54: x = x + attention(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + _hoisted_attention_2(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, _prepared1)
+        x = x + _hoisted_attention_2(h, m.wq[l], m.wk[l], m.wv[l], m.wo[l], _prepared1)
         # gemma.ss:55: x = x + feed_forward(rms_norm(x, over=D, weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=1 + m.ffn_norm[l], eps=1e-6), m.w_gate[l], m.w_up[l], m.w_down[l])
     # gemma.ss:56: return linear(rms_norm(x, over=D, weight=1 + m.norm, eps=1e-6), m.wte)

@@ -67,7 +67,7 @@ def _prepare_attention_2(pos):
     return (_prepare_rope_1(pos),)
 
 
-def _hoisted_rope_1(x, pos, _prepared):
+def _hoisted_rope_1(x, _prepared):
     "llama.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
@@ -98,15 +98,15 @@ class Attention(nn.Module):
         self.wv = nn.Linear(D, D, bias=False)
         self.wo = nn.Linear(D, D, bias=False)
 
-    def forward(self, x, pos, _prepared, attention_mask=None, **kwargs):
+    def forward(self, x, _prepared, attention_mask=None, **kwargs):
         # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         q = self.wq(x)
         q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
-        q = _hoisted_rope_1(q, pos, _prepared[0])
+        q = _hoisted_rope_1(q, _prepared[0])
         # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         k = self.wk(x)
         k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
-        k = _hoisted_rope_1(k, pos, _prepared[0])
+        k = _hoisted_rope_1(k, _prepared[0])
         # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
         v = einops.rearrange(self.wv(x), "b n (H Dh) -> b H n Dh", Dh=32)
         # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -150,9 +150,9 @@ class ShapeScriptDecoderLayer(nn.Module):
         self.attention = Attention(config, layer_idx)
         self.feed_forward = FeedForward(config, layer_idx)
 
-    def forward(self, x, pos, _prepared1, attention_mask=None, **kwargs):
+    def forward(self, x, _prepared1, attention_mask=None, **kwargs):
         # llama.ss:49: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + self.attention(F.rms_norm(x, (64,), weight=self.attn_norm, eps=1e-5), pos, _prepared1, attention_mask=attention_mask, **kwargs)
+        x = x + self.attention(F.rms_norm(x, (64,), weight=self.attn_norm, eps=1e-5), _prepared1, attention_mask=attention_mask, **kwargs)
         # llama.ss:50: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + self.feed_forward(F.rms_norm(x, (64,), weight=self.ffn_norm, eps=1e-5), attention_mask=attention_mask, **kwargs)
         return x
@@ -192,7 +192,7 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         _prepared1 = _prepare_attention_2(pos)
         # llama.ss:48: for l in 0..L:
         for layer in self.layers:
-            x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
+            x = layer(x, _prepared1, attention_mask=attention_mask, **kwargs)
         if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
             return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # llama.ss:51: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

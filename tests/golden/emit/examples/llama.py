@@ -71,7 +71,7 @@ def _prepare_rope_1(pos):
     return (torch.cos(angle), torch.sin(angle))
 
 
-def _hoisted_rope_1(x, pos, _prepared):
+def _hoisted_rope_1(x, _prepared):
     "llama.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # llama.ss:31: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=16).unbind(0)
@@ -104,16 +104,16 @@ def _prepare_attention_2(pos):
     return (_prepare_rope_1(pos),)
 
 
-def _hoisted_attention_2(x, wq, wk, wv, wo, pos, _prepared):
+def _hoisted_attention_2(x, wq, wk, wv, wo, _prepared):
     "llama.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # llama.ss:35: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     q = F.linear(x, wq)
     q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=32)
-    q = _hoisted_rope_1(q, pos, _prepared[0])
+    q = _hoisted_rope_1(q, _prepared[0])
     # llama.ss:36: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
     k = F.linear(x, wk)
     k = einops.rearrange(k, "b n (H Dh) -> b H n Dh", Dh=32)
-    k = _hoisted_rope_1(k, pos, _prepared[0])
+    k = _hoisted_rope_1(k, _prepared[0])
     # llama.ss:37: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
     v = einops.rearrange(F.linear(x, wv), "b n (H Dh) -> b H n Dh", Dh=32)
     # llama.ss:38: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
@@ -140,7 +140,7 @@ def forward(m, ids, pos):
     _prepared1 = _prepare_attention_2(pos)
     for l in range(L):
         # llama.ss:49: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos, _prepared1)
+        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.wq[l], m.wk[l], m.wv[l], m.wo[l], _prepared1)
         # llama.ss:50: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=m.ffn_norm[l], eps=1e-5), m.w_gate[l], m.w_up[l], m.w_down[l])
     # llama.ss:51: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

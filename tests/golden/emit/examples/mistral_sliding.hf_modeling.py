@@ -80,7 +80,7 @@ def _prepare_attention_2(pos):
     return (_prepare_rope_1(pos),)
 
 
-def _hoisted_rope_1(x, pos, _prepared):
+def _hoisted_rope_1(x, _prepared):
     "mistral_sliding.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # mistral_sliding.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)
     x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
@@ -112,15 +112,15 @@ class Attention(nn.Module):
         self.wv = nn.Linear(D, Dkv, bias=False)
         self.wo = nn.Linear(D, D, bias=False)
 
-    def forward(self, x, pos, _prepared, attention_mask=None, **kwargs):
+    def forward(self, x, _prepared, attention_mask=None, **kwargs):
         # mistral_sliding.ss:43: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         q = self.wq(x)
         q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
-        q = _hoisted_rope_1(q, pos, _prepared[0])
+        q = _hoisted_rope_1(q, _prepared[0])
         # mistral_sliding.ss:44: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
         k = self.wk(x)
         k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
-        k = _hoisted_rope_1(k, pos, _prepared[0])
+        k = _hoisted_rope_1(k, _prepared[0])
         # mistral_sliding.ss:45: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
         v = einops.rearrange(self.wv(x), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
         # mistral_sliding.ss:46: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W)
@@ -165,9 +165,9 @@ class ShapeScriptDecoderLayer(nn.Module):
         self.attention = Attention(config, layer_idx)
         self.feed_forward = FeedForward(config, layer_idx)
 
-    def forward(self, x, pos, _prepared1, attention_mask=None, **kwargs):
+    def forward(self, x, _prepared1, attention_mask=None, **kwargs):
         # mistral_sliding.ss:57: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.wq[l], m.wk[l], m.wv[l], m.wo[l], pos)
-        x = x + self.attention(F.rms_norm(x, (256,), weight=self.attn_norm, eps=1e-5), pos, _prepared1, attention_mask=attention_mask, **kwargs)
+        x = x + self.attention(F.rms_norm(x, (256,), weight=self.attn_norm, eps=1e-5), _prepared1, attention_mask=attention_mask, **kwargs)
         # mistral_sliding.ss:58: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate[l], m.w_up[l], m.w_down[l])
         x = x + self.feed_forward(F.rms_norm(x, (256,), weight=self.ffn_norm, eps=1e-5), attention_mask=attention_mask, **kwargs)
         return x
@@ -207,7 +207,7 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         _prepared1 = _prepare_attention_2(pos)
         # mistral_sliding.ss:56: for l in 0..L:
         for layer in self.layers:
-            x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
+            x = layer(x, _prepared1, attention_mask=attention_mask, **kwargs)
         if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
             return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # mistral_sliding.ss:59: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

@@ -67,7 +67,7 @@ def _prepare_attention_2(pos):
     return (_prepare_rope_1(pos),)
 
 
-def _hoisted_rope_1(x, pos, _prepared):
+def _hoisted_rope_1(x, _prepared):
     "phi3.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # phi3.ss:30: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=32).unbind(0)
@@ -96,14 +96,14 @@ class Attention(nn.Module):
         self.w_qkv = nn.Linear(D, 3 * D, bias=False)
         self.wo = nn.Linear(D, D, bias=False)
 
-    def forward(self, x, pos, _prepared, attention_mask=None, **kwargs):
+    def forward(self, x, _prepared, attention_mask=None, **kwargs):
         # phi3.ss:35: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
         q, k, v = einops.rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=64, H=4).unbind(0)
         # phi3.ss:36: return scaled_dot_product_attention(rope(q, pos), rope(k, pos), v, attn_mask=causal[n n])
         #                 |> rearrange(b H n Dh -> b n (H Dh))
         #                 |> linear(wo)
-        query = _hoisted_rope_1(q, pos, _prepared[0])
-        key = _hoisted_rope_1(k, pos, _prepared[0])
+        query = _hoisted_rope_1(q, _prepared[0])
+        key = _hoisted_rope_1(k, _prepared[0])
         key, value = key, v
         if kwargs.get("cache") is not None:  # generate(): add the keys and values of earlier tokens
             key, value = kwargs["cache"].update(key, value, self.layer_idx)
@@ -143,9 +143,9 @@ class ShapeScriptDecoderLayer(nn.Module):
         self.attention = Attention(config, layer_idx)
         self.feed_forward = FeedForward(config, layer_idx)
 
-    def forward(self, x, pos, _prepared1, attention_mask=None, **kwargs):
+    def forward(self, x, _prepared1, attention_mask=None, **kwargs):
         # phi3.ss:48: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.w_qkv[l], m.wo[l], pos)
-        x = x + self.attention(F.rms_norm(x, (256,), weight=self.attn_norm, eps=1e-5), pos, _prepared1, attention_mask=attention_mask, **kwargs)
+        x = x + self.attention(F.rms_norm(x, (256,), weight=self.attn_norm, eps=1e-5), _prepared1, attention_mask=attention_mask, **kwargs)
         # phi3.ss:49: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate_up[l], m.w_down[l])
         x = x + self.feed_forward(F.rms_norm(x, (256,), weight=self.ffn_norm, eps=1e-5), attention_mask=attention_mask, **kwargs)
         return x
@@ -185,7 +185,7 @@ class ShapeScriptModel(ShapeScriptPreTrainedModel):
         _prepared1 = _prepare_attention_2(pos)
         # phi3.ss:47: for l in 0..L:
         for layer in self.layers:
-            x = layer(x, pos, _prepared1, attention_mask=attention_mask, **kwargs)
+            x = layer(x, _prepared1, attention_mask=attention_mask, **kwargs)
         if not isinstance(self.layers[-1], ShapeScriptDecoderLayer):  # an earlier pipeline stage: hand them on
             return (x,) if return_dict is False else BaseModelOutputWithPast(last_hidden_state=x)
         # phi3.ss:50: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

@@ -65,7 +65,7 @@ def _prepare_rope_1(pos):
     return (torch.cos(angle), torch.sin(angle))
 
 
-def _hoisted_rope_1(x, pos, _prepared):
+def _hoisted_rope_1(x, _prepared):
     "phi3.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # phi3.ss:30: x1, x2 = x |> split(b H n (2 h) -> b H n h)
     x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=32).unbind(0)
@@ -92,14 +92,14 @@ def _prepare_attention_2(pos):
     return (_prepare_rope_1(pos),)
 
 
-def _hoisted_attention_2(x, w_qkv, wo, pos, _prepared):
+def _hoisted_attention_2(x, w_qkv, wo, _prepared):
     "phi3.ss: `attention` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # phi3.ss:35: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
     q, k, v = einops.rearrange(F.linear(x, w_qkv), "b n (k3 H Dh) -> k3 b H n Dh", Dh=64, H=4).unbind(0)
     # phi3.ss:36: return scaled_dot_product_attention(rope(q, pos), rope(k, pos), v, attn_mask=causal[n n])
     #                 |> rearrange(b H n Dh -> b n (H Dh))
     #                 |> linear(wo)
-    out = F.scaled_dot_product_attention(_hoisted_rope_1(q, pos, _prepared[0]), _hoisted_rope_1(k, pos, _prepared[0]), v, is_causal=True)
+    out = F.scaled_dot_product_attention(_hoisted_rope_1(q, _prepared[0]), _hoisted_rope_1(k, _prepared[0]), v, is_causal=True)
     out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
     return F.linear(out, wo)
 
@@ -122,7 +122,7 @@ def forward(m, ids, pos):
     _prepared1 = _prepare_attention_2(pos)
     for l in range(L):
         # phi3.ss:48: x = x + attention(rms_norm(x, over=D, weight=m.attn_norm[l]), m.w_qkv[l], m.wo[l], pos)
-        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.w_qkv[l], m.wo[l], pos, _prepared1)
+        x = x + _hoisted_attention_2(F.rms_norm(x, (D,), weight=m.attn_norm[l], eps=1e-5), m.w_qkv[l], m.wo[l], _prepared1)
         # phi3.ss:49: x = x + feed_forward(rms_norm(x, over=D, weight=m.ffn_norm[l]), m.w_gate_up[l], m.w_down[l])
         x = x + feed_forward(F.rms_norm(x, (D,), weight=m.ffn_norm[l], eps=1e-5), m.w_gate_up[l], m.w_down[l])
     # phi3.ss:50: return linear(rms_norm(x, over=D, weight=m.norm), m.w_out)

@@ -111,8 +111,8 @@ ZOO = {
     # llama.cpp's converter reads it).
     "deepseek_v3": Zoo("deepseek_v3.ss", "DeepseekV3", "DeepseekV3ForCausalLM", "DeepseekV3Config", settings(
         vocab_size=128, hidden_size=64, intermediate_size=128, moe_intermediate_size=24, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, q_lora_rank=40, kv_lora_rank=24, qk_nope_head_dim=24,
-        qk_rope_head_dim=8, v_head_dim=16, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1, n_group=1,
+        num_attention_heads=2, num_key_value_heads=2, q_lora_rank=40, kv_lora_rank=512, qk_nope_head_dim=64,
+        qk_rope_head_dim=64, v_head_dim=16, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1, n_group=1,
         topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5, first_k_dense_replace=1, rope_interleave=True,
         max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False, scoring_func="sigmoid",
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), V=128),

@@ -4,7 +4,9 @@
 # Attention (MLA): queries go through a low-rank bottleneck (q_a_proj, RMSNorm, q_b_proj); keys and
 # values are compressed into one latent of C per token plus a rotary part of Dr that every head
 # shares (kv_a_proj_with_mqa, cut unequally by `split`), the latent is RMS-normalized and expanded
-# into each head's key part without rotary (Dn) and its value (Dv) (kv_b_proj). Rotary applies to
+# into each head's key part without rotary (Dn) and its value (Dv) (kv_b_proj). The engines cache
+# the latent and the shared part, not each head's keys and values (`--hf`'s `expand_kv`, vLLM's MLA
+# layer, llama.cpp's deepseek2). Rotary applies to
 # the Dr parts only, on interleaved pairs (rope_interleave), and the scores are scaled by
 # 1/sqrt(Dn + Dr), the queries' and keys' own size, which `scaled_dot_product_attention` uses.
 #
@@ -15,9 +17,9 @@
 dim D   = 64
 dim H   = 2
 dim Cq  = 40         # q_lora_rank
-dim C   = 24         # kv_lora_rank: the latent each token's keys and values come from
-dim Dn  = 24         # qk_nope_head_dim (Dn + Dr = 32: a head size vLLM's CPU attention runs)
-dim Dr  = 8          # qk_rope_head_dim
+dim C   = 512        # kv_lora_rank: the latent each token's keys and values come from
+dim Dn  = 64         # qk_nope_head_dim
+dim Dr  = 64         # qk_rope_head_dim (C + Dr = 576: the latent and shared key part vLLM's MLA kernels cache)
 dim Dv  = 16         # v_head_dim
 dim Dr2 = Dr / 2
 dim Eq  = Dn + Dr    # a query's and a key's size per head

@@ -105,6 +105,7 @@ struct LowerContext {
   std::string dtype;                            // the floating type of the model's values (`x.dtype`), or "" for torch's default
   std::vector<std::string> shape;               // a constructor's result shape (`zeros[n D]`), each size as Python
   std::vector<bool> numbers;                    // per positional argument: a plain Python number, not a tensor
+  std::string rearrange = "einops.rearrange";   // what the generated code calls for einops' rearrange
 };
 using LowerRule = std::string (*)(const LowerContext&);
 

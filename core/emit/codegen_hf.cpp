@@ -1,5 +1,6 @@
 #include "emit/codegen_hf.h"
 #include "model/experts_form.h"
+#include "model/latent_attention.h"
 #include "check/extern_targets.h"
 #include "model/tensor_parallel.h"
 
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 #include "check/builtins.h"
 #include "emit/hoist.h"
@@ -40,6 +42,10 @@ std::string camel(const std::string& name) {
   return out.empty() ? "Block" : out;
 }
 
+// The width of the latent and shared key part vLLM 0.32's MLA kernels cache per token (CPU, FlashMLA,
+// FlashAttention MLA: kv_lora_rank 512 + qk_rope_head_dim 64).
+constexpr int64_t kMlaCacheWidth = 576;
+
 struct Unsupported {
   std::string what;
 };
@@ -49,12 +55,14 @@ struct Unsupported {
 enum class ScopeKind { base, layer, module, plain };
 
 struct Weight {
-  enum class Kind { param, linear, embedding, owned, packed };
+  enum class Kind { param, linear, embedding, owned, packed, norm };
   Kind kind = Kind::param;
   std::string attr;
   const TypeNode* type = nullptr;  // as declared
   size_t skip_axes = 0;            // a stacked parameter's blocks axis
   bool linear_use = false, embedding_use = false, other_use = false, expert_use = false;
+  int norm_uses = 0;     // as `rms_norm(x, weight=w)` over x's last axis, where the scope's norms are modules
+  std::string norm_eps;  // that norm's eps, as Python
   int owners = 0;
   Span at;  // its first use, for refusals
   std::string packed;  // packed: its path in the scope's `experts` module, `[part]` when it shares a tensor
@@ -71,6 +79,8 @@ struct PackedExperts {
 // What an attention call fixes for the module that makes it: its heads, and `window=` (0: none).
 struct AttentionShape {
   int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
+  // A latent attention's (model/latent_attention.h) sizes, 0 for another: what config.json's MLA keys say.
+  int64_t latent_size = 0, shared_size = 0, nope_size = 0, value_size = 0, query_latent = 0;
 };
 
 struct ClassInfo {
@@ -105,6 +115,9 @@ struct Scope {
   // Its attention calls' `sinks=`, as Python ("" for none), where it makes several (one per branch
   // of an `if` on the block's index): they then share one call of the interface, `attend`.
   std::set<std::string> shared_sinks;
+  // Its attention's keys and values come from a latent (DeepSeek's MLA): the folder caches the latent,
+  // expands it in `expand_kv`, and its norms are modules, as vLLM's MLA fuser finds them.
+  std::optional<LatentAttention> latent;
 };
 
 // A scope's attention, else the first of its submodules' that has one.
@@ -327,6 +340,14 @@ class HfGenerator : public PythonWriter {
           return Walk::skip;
         }
       }
+      if (const std::string* key = norm_weight(e)) {
+        Weight& w = weight(*key, e.span);
+        ++w.norm_uses;
+        const Argument* eps = has_keyword(e, "eps");
+        w.norm_eps = eps ? python_bare(expression(*eps->value)) : "1e-5";
+        collect(*e.arguments[0].value);
+        return Walk::skip;
+      }
       if (auto packed = packable_experts(e)) {
         for (const std::string* key : {&packed->gate, &packed->up, &packed->down}) scope_->weights.at(*key).expert_use = true;
         for (size_t i = 0; i < 3; ++i) collect(*e.arguments[i].value);
@@ -340,6 +361,17 @@ class HfGenerator : public PythonWriter {
       }
     }
     return Walk::into;
+  }
+
+  // `rms_norm(x, over=A, weight=w, eps=e)` over x's last axis, w a weight of a scope whose norms are
+  // modules (a latent attention's): w's key. vLLM's MLA fuser finds the latent's norm as a module.
+  const std::string* norm_weight(const Expr& e) const {
+    if (!scope_ || !scope_->latent || e.kind != Expr::Kind::call || e.arguments.empty() || !e.arguments[0].value) return nullptr;
+    const CallFacts* f = facts_of(e);
+    if (!f || !f->builtin || f->builtin->name != "rms_norm" || (f->lowering.count("dim") && f->lowering.at("dim") != "-1")) return nullptr;
+    const Argument* w = has_keyword(e, "weight");
+    if (!w || w->value->kind != Expr::Kind::name || !scope_->weights.count(w->value->text) || locals_.count(w->value->text)) return nullptr;
+    return &scope_->weights.find(w->value->text)->first;
   }
 
   // `experts(...)` in a function with weights whose expert is SiLU(x g[e]) * (x u[e]), then d[e], each
@@ -412,6 +444,8 @@ class HfGenerator : public PythonWriter {
           refuse(where(w.at) + ": `" + key + "` is used in more than one place of " + scope_description() +
                  "; a Hugging Face layer owns each of its weights, so give each use its own parameter");
         w.kind = Weight::Kind::owned;
+      } else if (w.norm_uses == 1 && rank == 1 && !w.other_use && !w.linear_use && !w.embedding_use) {
+        w.kind = Weight::Kind::norm;
       } else if (w.embedding_use && rank == 2) {
         w.kind = Weight::Kind::embedding;
       } else if (w.linear_use && rank == 2) {
@@ -444,16 +478,21 @@ class HfGenerator : public PythonWriter {
       }
       member.kind = w.kind == Weight::Kind::linear      ? HfMember::Kind::linear
                     : w.kind == Weight::Kind::embedding ? HfMember::Kind::embedding
+                    : w.kind == Weight::Kind::norm      ? HfMember::Kind::norm
                                                         : HfMember::Kind::parameter;
+      if (w.kind == Weight::Kind::norm) {
+        member.eps = w.norm_eps;
+        plan_.defines_norm = true;
+      }
       out.push_back(member);
     }
     for (auto& [call, p] : scope_->packed_experts) {
       const TypeNode& down = *scope_->weights.at(p.down).type;  // [E D F]
-      HfMember member{HfMember::Kind::experts, "experts", {}, "ShapeScriptExperts", {}};
+      HfMember member{HfMember::Kind::experts, "experts", {}, "ShapeScriptExperts", {}, {}};
       for (size_t i : {0, 2, 1}) member.axes.push_back(python_bare(size_node(down.axes[i])));
       out.push_back(member);
     }
-    for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name, {}});
+    for (const Instance& instance : scope_->instances) out.push_back({HfMember::Kind::submodule, instance.name, {}, instance.cls->name, {}, {}});
     return out;
   }
 
@@ -526,6 +565,11 @@ class HfGenerator : public PythonWriter {
     version_ = version;
     loop_ = nullptr;
     if (version) prepare_function(*version);
+    std::set<std::string> inputs_read;  // its parameters that aren't weights
+    for (size_t i = 0; i < fn.parameters.size(); ++i)
+      if (!(i < positions.size() && positions[i])) inputs_read.insert(fn.parameters[i].name);
+    scope.latent = find_latent_attention(a_, fn, inputs_read);
+    if (scope.latent && !engine_attention(*scope.latent->attention)) scope.latent.reset();
     if (fn.body) collect(*fn.body);
     settle_weights();
     std::string name = camel(fn.name);
@@ -559,6 +603,7 @@ class HfGenerator : public PythonWriter {
     attention_members(scope, code);
     code.inputs = inputs;
     code.body = axis_reads(typed, body, 2) + body;
+    if (scope.latent) code.methods = expansion_method(fn, *scope.latent);
     cls->name = name;
     cls->weight_paths.clear();
     for (auto& [key, path] : weight_paths()) cls->weight_paths[key] = path;
@@ -732,7 +777,8 @@ class HfGenerator : public PythonWriter {
       for (const auto& windows : block_windows) most = std::max(most, windows.size());
       layer_attention = static_cast<int>(most);
     }
-    auto [heads, kv_heads, head_dim, window] = attention_of(layer);
+    AttentionShape shape = attention_of(layer);
+    auto [heads, kv_heads, head_dim, window] = std::tuple(shape.heads, shape.kv_heads, shape.head_dim, shape.window);
     std::map<std::string, std::string> layer_paths = weight_paths();
     std::set<std::string> linears;
     for (const std::string& p : scope_linear_paths()) linears.insert("layers.*." + p);
@@ -882,6 +928,21 @@ class HfGenerator : public PythonWriter {
         {"shapescript_function", quote(fn.name)},
     };
 
+    // A latent attention: the sizes vLLM's MLA layer reads, where one of its kernels caches a latent and
+    // shared key part of that size (576: 512 + 64, DeepSeek-V2/V3's); else it caches every head's keys and values.
+    if (shape.latent_size && shape.latent_size + shape.shared_size == kMlaCacheWidth) {
+      // What the cache holds a token and layer: one "head" of the latent and shared part (vLLM sizes its
+      // MLA cache by head_dim for a model type it doesn't list as DeepSeek's).
+      for (auto& [key, value] : out.config) {
+        if (key == "num_key_value_heads") value = "1";
+        if (key == "head_dim") value = std::to_string(kMlaCacheWidth);
+      }
+      out.config.push_back({"kv_lora_rank", std::to_string(shape.latent_size)});
+      out.config.push_back({"qk_rope_head_dim", std::to_string(shape.shared_size)});
+      out.config.push_back({"qk_nope_head_dim", std::to_string(shape.nope_size)});
+      out.config.push_back({"v_head_dim", std::to_string(shape.value_size)});
+    }
+
     // Packed experts: what vLLM's Transformers backend sizes its FusedMoE by (routing stays in the block).
     if (moe_) {
       out.config.push_back({"num_local_experts", std::to_string(moe_->experts)});
@@ -1026,7 +1087,7 @@ class HfGenerator : public PythonWriter {
     plan_.signature = signature_line(fn);
     if (model_)
       for (const Item::Param& p : model_->params) {
-        HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, "", {}};
+        HfMember parameter{HfMember::Kind::parameter, python_name(p.name), {}, "", {}, {}};
         for (const SizeNode& axis : p.type.axes) parameter.axes.push_back(std::to_string(constant(axis, "`" + p.name + "`")));
         plan_.parameters.push_back(parameter);
         out.tensors.push_back({p.name, -1, python_name(p.name), {}});
@@ -1057,6 +1118,12 @@ class HfGenerator : public PythonWriter {
   }
 
   bool step_reads(const Expr& e, const std::string& name) const override { return reads_variable(e, name, false); }
+
+  // A latent attention's forward, a statement per piped step: each projection's value is then a fresh
+  // tensor, which vLLM's MLA fuser needs to merge the two down-projections into one.
+  size_t pipe_steps_from() const override { return scope_ && scope_->latent ? 1 : 2; }
+
+  std::string rearrange_callable() const override { return "_rearrange"; }
 
   std::string for_statement(const Statement& s, int depth) override {
     bool fixed = s.value && s.end && is_static(*s.value) && is_static(*s.end);
@@ -1130,6 +1197,9 @@ class HfGenerator : public PythonWriter {
         for (size_t i = 0; i < 3; ++i) args.push_back(python_bare(expression(*e.arguments[i].value)));
         return "_routed(self.experts, " + join(args) + ")";
       }
+    // A norm whose weight is a norm module: the module.
+    if (const std::string* key = norm_weight(e); key && scope_->weights.at(*key).kind == Weight::Kind::norm)
+      return "self." + scope_->weights.at(*key).attr + "(" + python_bare(expression(*e.arguments[0].value)) + ")";
     // A weight called as its layer.
     if (scope_ && (is_builtin(e, BuiltinRole::linear) || is_builtin(e, BuiltinRole::embedding)) && e.arguments.size() == 2 && e.arguments[1].value)
       if (auto key = weight_key(*e.arguments[1].value)) {
@@ -1198,9 +1268,23 @@ class HfGenerator : public PythonWriter {
       }
       qkv.push_back(value);
     }
-    prelude_.push_back("key, value = " + qkv[1] + ", " + qkv[2]);
-    prelude_.push_back("if kwargs.get(\"cache\") is not None:  # generate(): add the keys and values of earlier tokens");
-    prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
+    if (scope_->latent && &e == scope_->latent->attention) {
+      // The latent (one head of C) and the shared rotary key part are what is cached; every head's keys
+      // and values are expanded from them after, in `expand_kv` (whose call vLLM's MLA layer replaces).
+      const LatentAttention& latent = *scope_->latent;
+      scope_->attention.latent_size = latent.latent_size;
+      scope_->attention.shared_size = latent.shared_size;
+      scope_->attention.nope_size = latent.nope_size;
+      scope_->attention.value_size = latent.value_size;
+      prelude_.push_back("key, value = " + python_atom(expression(*latent.latent)) + ".unsqueeze(1), " + python_name(latent.shared_key));
+      prelude_.push_back("if kwargs.get(\"cache\") is not None:  # generate(): add the latents of earlier tokens");
+      prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
+      prelude_.push_back("key, value = self.expand_kv(key, value)");
+    } else {
+      prelude_.push_back("key, value = " + qkv[1] + ", " + qkv[2]);
+      prelude_.push_back("if kwargs.get(\"cache\") is not None:  # generate(): add the keys and values of earlier tokens");
+      prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
+    }
     std::string mask = "attention_mask";
     if (auto facts = a_.semantics.calls.find(&e); facts != a_.semantics.calls.end() && facts->second.lowering.count("window")) {
       scope_->attention.window = std::stoll(facts->second.lowering.at("window"));
@@ -1247,6 +1331,24 @@ class HfGenerator : public PythonWriter {
     return "_heads_first(attn_output, " + qkv[0] + ")";
   }
 
+  // `expand_kv(self, cached_latent, r)`: a latent attention's statements that compute its keys and values
+  // from the latent z and the shared key part r, run on the cached ones ([b 1 m C], [b 1 m Dr]). vLLM's MLA
+  // fuser finds it as the method of two arguments that applies the expansion and returns keys and values.
+  std::string expansion_method(const Item& fn, const LatentAttention& latent) {
+    const Expr& k = *latent.attention->arguments[1].value;
+    const Expr& v = *latent.attention->arguments[2].value;
+    std::string shared = python_name(latent.shared_key);
+    substitutes_[latent.latent] = "_latent";
+    std::string body;
+    for (size_t i : latent.expanding) body += statement(fn.body->statements[i], 2);
+    substitutes_.erase(latent.latent);
+    body += indent(2) + "return " + python_name(k.text) + ", " + python_name(v.text) + "\n";
+    std::vector<std::pair<std::string, const ValueType*>> typed = {{"_latent", type_of(*latent.latent)}, {shared, type_of(*latent.shared_read)}};
+    return "\n" + indent(1) + "def expand_kv(self, cached_latent, " + shared + "):\n" +
+           indent(2) + "# every head's keys and values from the cached latent [b 1 m C] and shared key part [b 1 m Dr]\n" +
+           indent(2) + "_latent = cached_latent[:, 0]\n" + axis_reads(typed, body, 2) + body;
+  }
+
   // Several attention calls in one forward (one per branch of an `if` on the block's index) call the
   // interface through one local function: vLLM 0.32's backend finds a block's attention only in a
   // forward that calls it once (fusers/attention.py), and reads `s_aux=self.<sinks>` from that call.
@@ -1290,14 +1392,25 @@ class HfGenerator : public PythonWriter {
 
   // `fn`'s body, or its version's: without what was prepared, reading it from `_prepared`.
   std::string version_body(const Item& fn, const HoistedFunction* version, int depth) {
-    if (!version) return block(*fn.body, depth);
+    std::set<const Statement*> expanding;  // a latent attention's keys and values: computed in `expand_kv`
+    if (scope_ && scope_->latent)
+      for (size_t i : scope_->latent->expanding) expanding.insert(&fn.body->statements[i]);
+    // Restored after: a function this body calls is written while it is (`_hoisted_rope_1` on first use).
+    std::set<const Statement*> outer_skipped = skipped_;
+    if (!version) {
+      skipped_ = expanding;
+      std::string body = block(*fn.body, depth);
+      skipped_ = outer_skipped;
+      return body;
+    }
     const HoistedFunction* saved = version_;
     version_ = version;
     for (auto& [e, slot] : version->slot_of)
       if (version->slots[slot].value) substitutes_[e] = "_prepared[" + std::to_string(slot) + "]";
     skipped_ = version->statements;
+    skipped_.insert(expanding.begin(), expanding.end());
     std::string body = block(*fn.body, depth);
-    skipped_.clear();
+    skipped_ = outer_skipped;
     for (auto& [e, slot] : version->slot_of) substitutes_.erase(e);
     version_ = saved;
     return body;

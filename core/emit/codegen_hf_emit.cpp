@@ -31,6 +31,7 @@ std::string members(const std::vector<HfMember>& list) {
       case HfMember::Kind::parameter: made = "nn.Parameter(torch.empty(" + joined(m.axes) + "))"; break;
       case HfMember::Kind::submodule: made = m.module_class + "(config, layer_idx)"; break;
       case HfMember::Kind::experts: made = m.module_class + "(" + joined(m.axes) + ")"; break;
+      case HfMember::Kind::norm: made = "ShapeScriptRMSNorm(" + m.axes[0] + ", eps=" + m.eps + ")"; break;
     }
     if (!m.blocks.empty()) out += "        if " + m.blocks + ":  # the blocks whose weights include it\n    ";
     out += "        self." + m.attr + " = " + made + "\n";
@@ -50,7 +51,8 @@ std::string module_class(const HfModuleClass& c) {
                  {"sliding_window", std::to_string(c.sliding_window)},
                  {"members", members(c.members)},
                  {"inputs", after_self(c.inputs)},
-                 {"body", c.body}};
+                 {"body", c.body},
+                 {"methods", c.methods}};
   values.flags = {{"attention", c.attention},
                  {"windowed", c.sliding_window > 0 && !c.window_by_layer},
                  {"window_by_layer", c.sliding_window > 0 && c.window_by_layer}};
@@ -95,7 +97,7 @@ std::string causal_lm(const HfModelingPlan& plan) {
   // before transformers 5.24 and `cache` since.
   values.flags = {{"imports_math", plan.imports_math}, {"imports_einops", plan.imports_einops}, {"defines_causal", plan.defines_causal}, {"defines_mode", plan.defines_mode},
                   {"defines_window", plan.defines_window}, {"defines_within_window", plan.defines_within_window}, {"defines_attention", plan.defines_attention},
-                  {"defines_experts", plan.defines_experts}, {"defines_packed_experts", plan.defines_packed_experts},
+                  {"defines_experts", plan.defines_experts}, {"defines_packed_experts", plan.defines_packed_experts}, {"defines_norm", plan.defines_norm},
                   {"positions", !plan.positions.empty()},   {"tied", plan.tied},                   {"cache", plan.cache},
                   {"after_output", !plan.after_output.empty()}};
   return fill_template(embedded_template("hf_modeling_causal_lm.py.tmpl"), values);

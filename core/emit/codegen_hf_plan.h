@@ -12,12 +12,13 @@ namespace ss {
 
 // One line of a module's __init__: a weight as its layer or parameter, or a submodule.
 struct HfMember {
-  enum class Kind { linear, embedding, parameter, submodule, experts };
+  enum class Kind { linear, embedding, parameter, submodule, experts, norm };
   Kind kind = Kind::parameter;
   std::string attr;               // `w_qkv`
   std::vector<std::string> axes;  // the weight's sizes as Python (`3 * D`, `D`), one block's for a stacked one; experts: E, F, D
   std::string module_class;       // submodule: its class
   std::string blocks;             // a block's member that only some blocks have: the Python condition on `layer_idx`; empty: every block
+  std::string eps;                // norm: its eps as Python
 };
 
 // An nn.Module: a block (ShapeScriptDecoderLayer) or a function with weights.
@@ -32,6 +33,7 @@ struct HfModuleClass {
   std::vector<HfMember> members;
   std::vector<std::string> inputs;  // forward's parameters besides self (attention_mask and kwargs follow)
   std::string body;                 // forward's body, indented for a method
+  std::string methods;              // its other methods (a latent attention's `expand_kv`), as Python
 };
 
 struct HfModelingPlan {
@@ -40,7 +42,8 @@ struct HfModelingPlan {
 
   // The module's top: what the code below uses.
   bool imports_math = false, imports_einops = false, defines_mode = false, defines_causal = false, defines_window = false,
-       defines_within_window = false, defines_experts = false, defines_attention = false, defines_packed_experts = false;
+       defines_within_window = false, defines_experts = false, defines_attention = false, defines_packed_experts = false,
+       defines_norm = false;
   // torch's fused attention has no softcap or sinks, so transformers must pick the eager one.
   bool supports_sdpa = true;
   std::vector<std::pair<std::string, int64_t>> dims;  // Python name and value

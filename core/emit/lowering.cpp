@@ -53,7 +53,7 @@ std::string optional_keyword(const LowerContext& c, const std::string& name) {
 }  // namespace
 
 std::string lower_rearrange(const LowerContext& c) {
-  return "einops.rearrange(" + arg(c, 0) + ", \"" + c.pattern + "\"" + c.pattern_sizes + ")";
+  return c.rearrange + "(" + arg(c, 0) + ", \"" + c.pattern + "\"" + c.pattern_sizes + ")";
 }
 
 // The pieces axis is moved to the front by the pattern (see the code generator), then unbound.
@@ -64,7 +64,7 @@ std::string lower_split(const LowerContext& c) {
     for (size_t i = 1; i < c.args.size(); ++i) sizes += (i > 1 ? ", " : "") + c.args[i];
     return "torch.split(" + arg(c, 0) + ", [" + sizes + "], dim=" + fact(c, "dim", "-1") + ")";
   }
-  return "einops.rearrange(" + arg(c, 0) + ", \"" + c.pattern + "\"" + c.pattern_sizes + ").unbind(0)";
+  return c.rearrange + "(" + arg(c, 0) + ", \"" + c.pattern + "\"" + c.pattern_sizes + ").unbind(0)";
 }
 
 std::string lower_einsum(const LowerContext& c) {

@@ -325,14 +325,23 @@ std::string PythonWriter::statement(const Statement& s, int depth) {
           return out + steps;
         }
       }
-      std::string value = s.value ? python_bare(expression(*s.value)) : "None";
       std::string targets;
       std::vector<std::string> names;
       for (auto& [name, span] : s.targets) {
         targets += (targets.empty() ? "" : ", ") + python_name(name);
-        locals_.insert(name);
         names.push_back(name);
       }
+      // Several targets of a piped value: its steps go through the first, which the last step unpacks.
+      if (s.value && s.targets.size() > 1) {
+        std::string steps = pipe_steps(*s.value, python_name(s.targets[0].first), s.targets[0].first, depth, false, targets);
+        if (!steps.empty()) {
+          for (const std::string& name : names) locals_.insert(name);
+          assigned(names, s.value.get());
+          return out + steps;
+        }
+      }
+      std::string value = s.value ? python_bare(expression(*s.value)) : "None";
+      for (const std::string& name : names) locals_.insert(name);
       assigned(names, s.value.get());
       return out + line(depth, targets + " = " + value);
     }
@@ -363,14 +372,15 @@ std::string PythonWriter::statement(const Statement& s, int depth) {
 // `att = einops.einsum(…)`, `att = att * s`, `att = torch.softmax(att, dim=-1)`. With `returns`,
 // the last step is returned. Empty when the statement is not such a chain, or when a later
 // step reads the old value of `source_name` (`x = f(y) |> g(x)`).
-std::string PythonWriter::pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns) {
+std::string PythonWriter::pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns,
+                                     const std::string& last_targets) {
   std::vector<const Expr*> stages;  // outermost first
   const Expr* e = &value;
   while (e->kind == Expr::Kind::call && e->piped && !e->arguments.empty() && e->arguments[0].value && !e->arguments[0].keyword) {
     stages.push_back(e);
     e = e->arguments[0].value.get();
   }
-  if (stages.size() < 2) return "";
+  if (stages.size() < pipe_steps_from() || (stages.size() == 1 && e->kind == Expr::Kind::name)) return "";
   if (!source_name.empty())
     for (const Expr* stage : stages)
       for (size_t i = 1; i < stage->arguments.size(); ++i)
@@ -380,7 +390,8 @@ std::string PythonWriter::pipe_steps(const Expr& value, const std::string& name,
     substitutes_[stages[i]->arguments[0].value.get()] = name;
     std::string step = python_bare(expression(*stages[i]));
     substitutes_.erase(stages[i]->arguments[0].value.get());
-    out += line(depth, (returns && i == 0 ? "return " : name + " = ") + step);
+    std::string target = returns && i == 0 ? "return " : (i == 0 && !last_targets.empty() ? last_targets : name) + " = ";
+    out += line(depth, target + step);
   }
   return out;
 }
@@ -634,6 +645,7 @@ std::string PythonWriter::call(const Expr& e) {
     context.device = anchor_.device;
     context.dtype = anchor_.dtype;
     context.scalar = std::all_of(e.arguments.begin(), e.arguments.end(), [&](const Argument& a) { return a.value && is_number(*a.value); });
+    context.rearrange = rearrange_callable();
     for (const Expr* p : positional) context.numbers.push_back(is_number(*p));
     if (facts->builtin->takes_shape) context.shape = result_shape(e);
     if (pattern) einops_pattern(*pattern, *facts, context);

@@ -171,6 +171,9 @@ class PythonWriter {
   virtual std::string if_statement(const Statement& s, int depth) = 0;
   // Whether a `|>` step reads `name` (the pt2 generator also looks into subscripts' sizes).
   virtual bool step_reads(const Expr& e, const std::string& name) const { return reads_variable(e, name); }
+  virtual size_t pipe_steps_from() const { return 2; }
+  // What the code calls for einops' rearrange.
+  virtual std::string rearrange_callable() const { return "einops.rearrange"; }
 
   // ---- Facts
 
@@ -197,7 +200,10 @@ class PythonWriter {
   // A line of code, after what its expression needs first.
   std::string line(int depth, const std::string& code);
   std::string statement(const Statement& s, int depth);
-  std::string pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns = false);
+  // A piped value of at least pipe_steps_from() stages as one statement per stage, through `name`;
+  // `last_targets` (`a, b`) takes the last stage's value where several targets unpack it.
+  std::string pipe_steps(const Expr& value, const std::string& name, const std::string& source_name, int depth, bool returns = false,
+                         const std::string& last_targets = "");
   // `n = x.shape[1]` for each generic axis the body uses as a value.
   std::string axis_reads(const std::vector<std::pair<std::string, const ValueType*>>& inputs, const std::string& body, int depth);
   // The anchor of a function with these inputs: the device of the first that is a tensor with axes,

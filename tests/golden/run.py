@@ -61,6 +61,7 @@ ELSEWHERE = {
         "mistral_sliding.ss": "forward",  # a sliding window: a band mask, and the folder's sliding_window
         "train_tiny.ss": None,      # the training built-ins, as `shapescript run` runs them
         "mixtral.ss": "forward",    # sparse experts: topk routing, `_experts` on the rows routed to each expert
+        "deepseek_v3.ss": "forward",  # multi-head latent attention: the latent cached, `expand_kv`, norm modules, MLA's config keys
         "cnn.ss": None,             # conv2d, max_pool2d and a flatten: F.conv2d, F.max_pool2d, einops
     },
     "tests/python/programs": {

@@ -367,6 +367,19 @@ def test_hf_folder_packs_experts_that_vllm_fuses(vllm_zoo):
     assert "Fused: experts (ShapeScriptExperts)" in log, log[-3000:]
 
 
+def test_vllm_caches_the_latent_of_deepseeks_attention(vllm_zoo):
+    """examples/deepseek_v3.ss's attention is multi-head latent attention (model/latent_attention.h): its
+    `--hf --vllm` folder caches the latent and shared rotary key part (`expand_kv` makes every head's keys
+    and values from them), and says their sizes in config.json, so real vLLM serves it with its MLA layer,
+    whose cache holds C + Dr = 576 numbers a token and layer (its answers are compared with
+    DeepseekV3ForCausalLM's by test_vllm_serves_the_folder_as_transformers)."""
+    served, log = vllm_zoo
+    _, _, folder, _, _ = served["deepseek_v3"]
+    config = json.loads((folder / "hf_vllm" / "config.json").read_text())
+    assert (config["kv_lora_rank"], config["qk_rope_head_dim"], config["qk_nope_head_dim"], config["v_head_dim"]) == (512, 64, 64, 16)
+    assert "Fused: attention (Attention) -> MLAAttention" in log, log[-3000:]
+
+
 def test_hf_folder_with_block_runs_gives_transformers_logits(tmp_path_factory):
     """examples/deepseek_v3.ss's params of the dense first block are stacked over `Ld` blocks and
     those of the sparse ones over the `Lm` after them (`m.w_router[(l - Ld) as Index[Lm]]`): the `--hf`
@@ -382,6 +395,15 @@ def test_hf_folder_with_block_runs_gives_transformers_logits(tmp_path_factory):
     ids = torch.randint(0, zoo.V, (2, zoo.sequence), generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         assert relative_difference(ours(input_ids=ids).logits, model(input_ids=ids).logits) < TOLERANCE
+    # Multi-head latent attention: the cache holds each token's latent and shared rotary key part, one
+    # "head" of C and of Dr, not each head's keys and values; generating from it gives transformers' tokens.
+    greedy = transformers.GenerationConfig(do_sample=False, max_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+    with torch.no_grad():
+        out = ours.generate(ids[:1, :8], generation_config=greedy, return_dict_in_generate=True)
+        expected = model.generate(ids[:1, :8], generation_config=greedy)
+    assert out.sequences.tolist() == expected.tolist()
+    cached = out.past_key_values.layers[0]
+    assert (tuple(cached.keys.shape), tuple(cached.values.shape)) == ((1, 1, 8 + NEW_TOKENS - 1, 512), (1, 1, 8 + NEW_TOKENS - 1, 64))
 
 
 def test_hf_refuses_a_slice_that_two_blocks_read(tmp_path):

@@ -9,6 +9,15 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_shapescript import ShapeScriptConfig
 
+
+def _rearrange(tensor, pattern, **axes_lengths):
+    # einops' rearrange as one step of a torch.fx trace: vLLM's Transformers backend traces each module's
+    # forward to find what it can fuse, and einops can't take fx's proxies.
+    return einops.rearrange(tensor, pattern, **axes_lengths)
+
+
+torch.fx.wrap("_rearrange")
+
 D = 32
 F_ = 64
 H = 1
@@ -73,14 +82,14 @@ class Attention(nn.Module):
 
     def forward(self, x, attention_mask=None, **kwargs):
         # block_runs_hf.ss:25: q, k, v = linear(x, wqkv) |> split(b n (3 H D) -> b H n D)
-        q, k, v = einops.rearrange(self.wqkv(x), "b n (k3 H D) -> k3 b H n D", D=32, H=1).unbind(0)
+        q, k, v = _rearrange(self.wqkv(x), "b n (k3 H D) -> k3 b H n D", D=32, H=1).unbind(0)
         # block_runs_hf.ss:26: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n]) |> rearrange(b H n D -> b n (H D))
         key, value = k, v
         if kwargs.get("cache") is not None:  # generate(): add the keys and values of earlier tokens
             key, value = kwargs["cache"].update(key, value, self.layer_idx)
         attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
         attn_output, _ = attention_interface(self, q, key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)
-        return einops.rearrange(_heads_first(attn_output, q), "b H n D -> b n (H D)")
+        return _rearrange(_heads_first(attn_output, q), "b H n D -> b n (H D)")
 
 
 class ShapeScriptDecoderLayer(nn.Module):

@@ -9,6 +9,15 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_shapescript import ShapeScriptConfig
 
+
+def _rearrange(tensor, pattern, **axes_lengths):
+    # einops' rearrange as one step of a torch.fx trace: vLLM's Transformers backend traces each module's
+    # forward to find what it can fuse, and einops can't take fx's proxies.
+    return einops.rearrange(tensor, pattern, **axes_lengths)
+
+
+torch.fx.wrap("_rearrange")
+
 D = 64
 Da = 12
 Db = 4
@@ -75,11 +84,11 @@ class Attention(nn.Module):
 
     def forward(self, x, attention_mask=None, **kwargs):
         # split_sizes_hf.ss:21: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh)
-        q = einops.rearrange(self.wq(x), "b n (H Dh) -> b H n Dh", Dh=16)
+        q = _rearrange(self.wq(x), "b n (H Dh) -> b H n Dh", Dh=16)
         # split_sizes_hf.ss:22: k = linear(x, wk) |> rearrange(b n (H Dh) -> b H n Dh)
-        k = einops.rearrange(self.wk(x), "b n (H Dh) -> b H n Dh", Dh=16)
+        k = _rearrange(self.wk(x), "b n (H Dh) -> b H n Dh", Dh=16)
         # split_sizes_hf.ss:23: v = linear(x, wv) |> rearrange(b n (H Dh) -> b H n Dh)
-        v = einops.rearrange(self.wv(x), "b n (H Dh) -> b H n Dh", Dh=16)
+        v = _rearrange(self.wv(x), "b n (H Dh) -> b H n Dh", Dh=16)
         # split_sizes_hf.ss:24: qa, qb = q |> split(Da, Db, over=Dh)
         qa, qb = torch.split(q, [Da, Db], dim=-1)
         # split_sizes_hf.ss:25: q = concat(qa, 2 * qb, over=Da)
@@ -93,7 +102,7 @@ class Attention(nn.Module):
         attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
         attn_output, _ = attention_interface(self, q, key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)
         out = _heads_first(attn_output, q)
-        out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+        out = _rearrange(out, "b H n Dh -> b n (H Dh)")
         return self.wo(out)
 
 

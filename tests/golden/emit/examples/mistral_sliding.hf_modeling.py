@@ -11,6 +11,15 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_shapescript import ShapeScriptConfig
 
+
+def _rearrange(tensor, pattern, **axes_lengths):
+    # einops' rearrange as one step of a torch.fx trace: vLLM's Transformers backend traces each module's
+    # forward to find what it can fuse, and einops can't take fx's proxies.
+    return einops.rearrange(tensor, pattern, **axes_lengths)
+
+
+torch.fx.wrap("_rearrange")
+
 D = 256
 Dh = 64
 Dh2 = 32
@@ -71,7 +80,7 @@ def _prepare_rope_1(pos):
     # mistral_sliding.ss:36: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(1000000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(1000000)))(torch.arange(Dh2, device=pos.device))
     # mistral_sliding.ss:37: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
-    angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    angle = _rearrange(pos, "b n -> b 1 n 1") * inv_freq
     return (torch.cos(angle), torch.sin(angle))
 
 
@@ -83,7 +92,7 @@ def _prepare_attention_2(pos):
 def _hoisted_rope_1(x, _prepared):
     "mistral_sliding.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # mistral_sliding.ss:38: x1, x2 = x |> split(b g n (2 h) -> b g n h)
-    x1, x2 = einops.rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
+    x1, x2 = _rearrange(x, "b g n (k2 h) -> k2 b g n h", h=32).unbind(0)
     # mistral_sliding.ss:39: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
     return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
 
@@ -115,14 +124,14 @@ class Attention(nn.Module):
     def forward(self, x, _prepared, attention_mask=None, **kwargs):
         # mistral_sliding.ss:43: q = linear(x, wq) |> rearrange(b n (H Dh) -> b H n Dh) |> rope(pos)
         q = self.wq(x)
-        q = einops.rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
+        q = _rearrange(q, "b n (H Dh) -> b H n Dh", Dh=64)
         q = _hoisted_rope_1(q, _prepared[0])
         # mistral_sliding.ss:44: k = linear(x, wk) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh) |> rope(pos)
         k = self.wk(x)
-        k = einops.rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
+        k = _rearrange(k, "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
         k = _hoisted_rope_1(k, _prepared[0])
         # mistral_sliding.ss:45: v = linear(x, wv) |> rearrange(b n (Hkv Dh) -> b Hkv n Dh)
-        v = einops.rearrange(self.wv(x), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
+        v = _rearrange(self.wv(x), "b n (Hkv Dh) -> b Hkv n Dh", Dh=64)
         # mistral_sliding.ss:46: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n], window=W)
         #                            |> rearrange(b H n Dh -> b n (H Dh))
         #                            |> linear(wo)
@@ -133,7 +142,7 @@ class Attention(nn.Module):
         attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
         attn_output, _ = attention_interface(self, q, key, value, window_mask, dropout=0.0, scaling=self.scaling, **kwargs)
         out = _heads_first(attn_output, q)
-        out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+        out = _rearrange(out, "b H n Dh -> b n (H Dh)")
         return self.wo(out)
 
 

@@ -11,6 +11,15 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_shapescript import ShapeScriptConfig
 
+
+def _rearrange(tensor, pattern, **axes_lengths):
+    # einops' rearrange as one step of a torch.fx trace: vLLM's Transformers backend traces each module's
+    # forward to find what it can fuse, and einops can't take fx's proxies.
+    return einops.rearrange(tensor, pattern, **axes_lengths)
+
+
+torch.fx.wrap("_rearrange")
+
 D = 256
 Dh = 64
 Dh2 = 32
@@ -58,7 +67,7 @@ def _prepare_rope_1(pos):
     # phi3.ss:28: inv_freq = Dh2 |> map(i => exp(-2 * i / Dh * log(10000)))
     inv_freq = (lambda i: torch.exp(-2 * i / Dh * math.log(10000)))(torch.arange(Dh2, device=pos.device))
     # phi3.ss:29: angle = rearrange(pos, b n -> b 1 n 1) * inv_freq
-    angle = einops.rearrange(pos, "b n -> b 1 n 1") * inv_freq
+    angle = _rearrange(pos, "b n -> b 1 n 1") * inv_freq
     return (torch.cos(angle), torch.sin(angle))
 
 
@@ -70,7 +79,7 @@ def _prepare_attention_2(pos):
 def _hoisted_rope_1(x, _prepared):
     "phi3.ss: `rope` in a loop, with what reads only the arguments the loop doesn't change computed once (`_prepared`)"
     # phi3.ss:30: x1, x2 = x |> split(b H n (2 h) -> b H n h)
-    x1, x2 = einops.rearrange(x, "b H n (k2 h) -> k2 b H n h", h=32).unbind(0)
+    x1, x2 = _rearrange(x, "b H n (k2 h) -> k2 b H n h", h=32).unbind(0)
     # phi3.ss:31: return concat(x1 * cos(angle) - x2 * sin(angle), x2 * cos(angle) + x1 * sin(angle), over=h)
     return torch.cat([x1 * _prepared[0].to(x.dtype) - x2 * _prepared[1].to(x.dtype), x2 * _prepared[0].to(x.dtype) + x1 * _prepared[1].to(x.dtype)], dim=3)
 
@@ -98,7 +107,7 @@ class Attention(nn.Module):
 
     def forward(self, x, _prepared, attention_mask=None, **kwargs):
         # phi3.ss:35: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
-        q, k, v = einops.rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=64, H=4).unbind(0)
+        q, k, v = _rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=64, H=4).unbind(0)
         # phi3.ss:36: return scaled_dot_product_attention(rope(q, pos), rope(k, pos), v, attn_mask=causal[n n])
         #                 |> rearrange(b H n Dh -> b n (H Dh))
         #                 |> linear(wo)
@@ -110,7 +119,7 @@ class Attention(nn.Module):
         attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
         attn_output, _ = attention_interface(self, query, key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)
         out = _heads_first(attn_output, query)
-        out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+        out = _rearrange(out, "b H n Dh -> b n (H Dh)")
         return self.wo(out)
 
 
@@ -126,7 +135,7 @@ class FeedForward(nn.Module):
 
     def forward(self, x, attention_mask=None, **kwargs):
         # phi3.ss:42: gate, up = linear(x, w_gate_up) |> split(b n (2 F) -> b n F)
-        gate, up = einops.rearrange(self.w_gate_up(x), "b n (k2 F_axis) -> k2 b n F_axis", F_axis=512).unbind(0)
+        gate, up = _rearrange(self.w_gate_up(x), "b n (k2 F_axis) -> k2 b n F_axis", F_axis=512).unbind(0)
         # phi3.ss:43: return linear(silu(gate) * up, w_down)
         return self.w_down(F.silu(gate) * up)
 

@@ -11,6 +11,15 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_shapescript import ShapeScriptConfig
 
+
+def _rearrange(tensor, pattern, **axes_lengths):
+    # einops' rearrange as one step of a torch.fx trace: vLLM's Transformers backend traces each module's
+    # forward to find what it can fuse, and einops can't take fx's proxies.
+    return einops.rearrange(tensor, pattern, **axes_lengths)
+
+
+torch.fx.wrap("_rearrange")
+
 D = 64
 Dh = 16
 H = 4
@@ -76,7 +85,7 @@ class Attention(nn.Module):
     def forward(self, x, attention_mask=None, **kwargs):
         n = x.shape[1]
         # tiny.ss:14: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
-        q, k, v = einops.rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
+        q, k, v = _rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
         # tiny.ss:15: att = einsum(q, k: b H n Dh, b H m Dh -> b H n m)
         #                 |> scale(1 / sqrt(Dh))
         #                 |> masked_fill(!causal[n m], -inf)
@@ -89,7 +98,7 @@ class Attention(nn.Module):
         #                 |> rearrange(b H n Dh -> b n (H Dh))
         #                 |> linear(w_o)
         out = einops.einsum(att, v, "b H n m, b H m Dh -> b H n Dh")
-        out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+        out = _rearrange(out, "b H n Dh -> b n (H Dh)")
         return self.w_o(out)
 
 

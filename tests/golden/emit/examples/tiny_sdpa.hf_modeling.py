@@ -9,6 +9,15 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_shapescript import ShapeScriptConfig
 
+
+def _rearrange(tensor, pattern, **axes_lengths):
+    # einops' rearrange as one step of a torch.fx trace: vLLM's Transformers backend traces each module's
+    # forward to find what it can fuse, and einops can't take fx's proxies.
+    return einops.rearrange(tensor, pattern, **axes_lengths)
+
+
+torch.fx.wrap("_rearrange")
+
 D = 64
 Dh = 16
 H = 4
@@ -71,7 +80,7 @@ class Attention(nn.Module):
 
     def forward(self, x, attention_mask=None, **kwargs):
         # tiny_sdpa.ss:14: q, k, v = linear(x, w_qkv) |> split(b n (3 H Dh) -> b H n Dh)
-        q, k, v = einops.rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
+        q, k, v = _rearrange(self.w_qkv(x), "b n (k3 H Dh) -> k3 b H n Dh", Dh=16, H=4).unbind(0)
         # tiny_sdpa.ss:15: return scaled_dot_product_attention(q, k, v, attn_mask=causal[n n])
         #                      |> rearrange(b H n Dh -> b n (H Dh))
         #                      |> linear(w_o)
@@ -81,7 +90,7 @@ class Attention(nn.Module):
         attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
         attn_output, _ = attention_interface(self, q, key, value, attention_mask, dropout=0.0, scaling=self.scaling, **kwargs)
         out = _heads_first(attn_output, q)
-        out = einops.rearrange(out, "b H n Dh -> b n (H Dh)")
+        out = _rearrange(out, "b H n Dh -> b n (H Dh)")
         return self.w_o(out)
 
 

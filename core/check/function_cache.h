@@ -19,15 +19,6 @@
 
 namespace ss {
 
-// Where the text changed between two versions: [begin, old_end) became [begin, new_end). Spans
-// wholly before or after move with the text; a span that touches the changed bytes can't be moved.
-struct TextChange {
-  uint32_t begin = 0, old_end = 0, new_end = 0;
-  static TextChange between(std::string_view before, std::string_view after);
-  std::optional<Span> move(Span span) const;
-  std::optional<uint32_t> move_offset(uint32_t offset) const;
-};
-
 // A use (check_internal.h) with its pointers as the names and positions that survive a re-lowering.
 struct RecordedUse {
   Use use;                     // callee and expr null

@@ -357,7 +357,8 @@ std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree&
                                               const Analysis* previous, CheckReuse* reuse) {
   auto analysis = std::make_unique<Analysis>();
   analysis->file = std::move(file);
-  analysis->program = lower_tree(analysis->file, tree);
+  // The items an edit left alone are copied from the previous program rather than lowered again.
+  analysis->program = previous ? relower_tree(analysis->file, tree, previous->file, previous->program) : lower_tree(analysis->file, tree);
   Checker checker(*analysis, options);
   checker.run(previous, true);
   if (reuse) *reuse = checker.reuse();

@@ -311,3 +311,44 @@ fn d(x: [n E]) -> [n E]:
   CHECK(describe(*fifth) == describe(*full(moved)));
   CHECK(reuse.checked == 0);
 }
+
+TEST_CASE("items copied from the previous lowering read their docs again and move with the text", "[incremental]") {
+  std::string text = R"(dim C = 8
+dim K = 10
+
+model Net:
+    ## the weight
+    param w: [K C] = normal(std=0.2)
+    param b: [K] = zeros
+
+# a comment
+fn head(m: Net, x: [n C]) -> [n K]:
+    return linear(x, m.w, m.b)
+
+fn twice(x: [n K]) -> [n K]:
+    return x * 2
+)";
+  // Each edit leaves some items' own bytes alone but changes what is read around them.
+  std::vector<std::pair<std::string, std::string>> edits = {
+      {"# a comment", "## a doc now"},                // the line above `head` becomes its doc
+      {"## a doc now", "## a doc\n## of two lines"},  // the doc grows, `head` moves by a line
+      {"    ## the weight\n", ""},                    // a model param loses its doc
+      {"dim K = 10\n", "dim K = 10\n\n\n"},           // lines inserted above everything but a dim
+      {"dim K = 10", "dim K = 12"},                   // a dim's value, items after it moved by nothing
+      {"\n\nfn twice", "\nfn twice"},                 // a line deleted right above a function
+      {"    return x * 2\n", "    return x * 2\n    y = 1\n"},  // the last function grows at its end
+      {"fn head(m: Net, x: [n C])", "fn head(m: Net, x: [n C], z: [C])"},  // a signature
+  };
+  auto previous = incremental(text, nullptr);
+  for (auto& [from, to] : edits) {
+    size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    INFO("after replacing `" << from << "` with `" << to << "`:\n" << text);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}

@@ -117,6 +117,7 @@ struct Checker::Incremental {
     std::vector<std::string> identifiers;
   };
   std::unordered_map<std::string_view, Interface> interfaces;
+  bool interfaces_unchanged = false;  // every interface as the cache's: each record's environment is as it was
 };
 
 Checker::~Checker() = default;
@@ -144,7 +145,7 @@ void Checker::prepare_incremental(const Analysis* previous) {
     s.cache = previous->function_cache.get();
     s.change = TextChange::between(previous->file.text(), a_.file.text());
   }
-  uint64_t names = 0;
+  uint64_t names = 0, interfaces = 0;
   for (const Item& item : a_.program.items) {
     std::string_view name = item.name;
     if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
@@ -157,10 +158,13 @@ void Checker::prepare_incremental(const Analysis* previous) {
     if (item.kind == Item::Kind::dim) names = mix(names, hash);  // did-you-mean lists the dims that have values
     Incremental::Interface& interface = s.interfaces[name];
     interface.hash = mix(interface.hash, hash);
+    interfaces = mix(mix(interfaces, hash_text(name)), hash);
     std::vector<std::string> words = identifiers_in(text);
     interface.identifiers.insert(interface.identifiers.end(), words.begin(), words.end());
   }
   s.next->names_hash = names;
+  s.next->interfaces_hash = interfaces;
+  s.interfaces_unchanged = s.cache && s.cache->interfaces_hash == interfaces;
 }
 
 // The interfaces of the global names `identifiers` reach, followed through those interfaces' names.
@@ -250,7 +254,7 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   if (record.position_dependent && old.span.begin != item.span.begin) return false;
   if (record.reads_all_names && s.cache->names_hash != s.next->names_hash) return false;
   if (record.suggestion_work && suggestion_work_ + record.suggestion_work >= kSuggestionBudget) return false;
-  if (environment_hash(record.identifiers) != record.environment_hash) return false;
+  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return false;
   for (auto& [name, lost] : record.lost_names) {
     FunctionRecord* recording = std::exchange(recording_, nullptr);
     bool now = lost_in_syntax_error(name);

@@ -47,6 +47,7 @@ struct FunctionRecord {
 struct FunctionCache {
   std::string options_key;  // a cache serves only checks with the same options
   uint64_t names_hash = 0;  // every global name, for records that read them all
+  uint64_t interfaces_hash = 0;  // every item's name and interface, in order: equal, no environment changed
   std::vector<FunctionRecord> functions;
   std::unordered_multimap<uint64_t, size_t> by_text;  // text_hash -> index in functions
 };

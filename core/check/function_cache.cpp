@@ -357,6 +357,110 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   return true;
 }
 
+Span signature_span(const Item& item) {
+  Span span = item.span;
+  // A body that didn't parse has no span: then the signature is all there is.
+  if (item.kind == Item::Kind::function && item.body && !(item.body->span == Span{})) span.end = std::max(span.begin, item.body->span.begin);
+  return span;
+}
+
+FunctionSignature Checker::recorded_signature(const Item& item) {
+  Incremental& s = *incremental_;
+  std::string_view text = a_.file.slice(signature_span(item));
+  uint64_t text_hash = hash_text(text, static_cast<uint64_t>(item.kind));
+  if (s.cache) {
+    auto [first, last] = s.cache->signatures_by_text.equal_range(text_hash);
+    for (; first != last; ++first)
+      if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return std::move(*signature);
+  }
+  SignatureRecord record;
+  record.item = &item;
+  record.text_hash = text_hash;
+  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
+  record.hovers_begin = a_.hovers.size();
+  record.definitions_begin = a_.definitions.size();
+  FunctionRecord reads;  // what signature_of read beyond the signature's names, noted as a function's check notes it
+  recording_ = &reads;
+  FunctionSignature signature = signature_of(item);
+  recording_ = nullptr;
+  record.hovers_end = a_.hovers.size();
+  record.definitions_end = a_.definitions.size();
+  if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
+    return signature;
+  record.identifiers = identifiers_in(text);
+  record.environment_hash = environment_hash(record.identifiers);
+  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
+    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  record.signature = signature;
+  s.next->signatures_by_text.emplace(text_hash, s.next->signatures.size());
+  s.next->signatures.push_back(std::move(record));
+  return signature;
+}
+
+std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
+  Incremental& s = *incremental_;
+  const Analysis& previous = *s.previous;
+  const TextChange& change = s.change;
+  Span old_span = signature_span(*record.item), span = signature_span(item);
+  auto moved_span = change.move(old_span);
+  if (!moved_span || !(*moved_span == span) || record.item->kind != item.kind || previous.file.slice(old_span) != a_.file.slice(span))
+    return std::nullopt;
+  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return std::nullopt;
+
+  // Everything moved to where the text now is, before any of it is kept.
+  FunctionSignature signature = record.signature;
+  for (ValueType& parameter : signature.parameters)
+    if (!move_spans(parameter, change)) return std::nullopt;
+  if (!move_spans(signature.result, change)) return std::nullopt;
+  for (auto& [name, binding] : signature.scope_axes) {
+    auto at = change.move(binding.at);
+    if (!at) return std::nullopt;
+    binding.at = *at;
+  }
+  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
+                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
+  for (HoverFact& hover : hovers) {
+    auto at = change.move(hover.span);
+    if (!at) return std::nullopt;
+    hover.span = *at;
+  }
+  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
+                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
+  for (DefinitionFact& definition : definitions) {
+    auto use = change.move(definition.use);
+    auto target = change.move(definition.target);
+    if (!use || !target) return std::nullopt;
+    definition.use = *use;
+    definition.target = *target;
+  }
+  std::vector<std::pair<Span, const Item*>> model_type_uses;
+  for (auto& [at, model] : record.model_type_uses) {
+    auto moved = change.move(at);
+    auto global = globals_.find(model);
+    if (!moved || global == globals_.end()) return std::nullopt;
+    model_type_uses.emplace_back(*moved, global->second);
+  }
+
+  // Kept: as if signature_of had run here.
+  SignatureRecord next;
+  next.item = &item;
+  next.text_hash = record.text_hash;
+  next.environment_hash = record.environment_hash;
+  next.identifiers = record.identifiers;
+  next.signature = signature;
+  next.hovers_begin = a_.hovers.size();
+  next.definitions_begin = a_.definitions.size();
+  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
+  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
+  next.hovers_end = a_.hovers.size();
+  next.definitions_end = a_.definitions.size();
+  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses.emplace_back(model_type_uses[i].first, record.model_type_uses[i].second);
+  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
+  s.next->signatures.push_back(std::move(next));
+  return signature;
+}
+
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
                                               const Analysis* previous, CheckReuse* reuse) {
   auto analysis = std::make_unique<Analysis>();

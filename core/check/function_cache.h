@@ -44,13 +44,31 @@ struct FunctionRecord {
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
 };
 
+// What working out a function's signature gave (Checker::signature_of), kept as a function's check
+// is. It reads the signature's text and the dims and models it names; one that reported anything
+// or read more (every name, a syntax error) is not kept.
+struct SignatureRecord {
+  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  uint64_t text_hash = 0;      // the signature's text
+  uint64_t environment_hash = 0;
+  std::vector<std::string> identifiers;
+  FunctionSignature signature;
+  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+};
+
 struct FunctionCache {
   std::string options_key;  // a cache serves only checks with the same options
   uint64_t names_hash = 0;  // every global name, for records that read them all
   uint64_t interfaces_hash = 0;  // every item's name and interface, in order: equal, no environment changed
   std::vector<FunctionRecord> functions;
   std::unordered_multimap<uint64_t, size_t> by_text;  // text_hash -> index in functions
+  std::vector<SignatureRecord> signatures;
+  std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
 };
+
+// Where a function's signature is written: all of an extern fn, a function up to its body.
+Span signature_span(const Item& item);
 
 // Every expression of a function's body, in the one walk's order (syntax/walk.h): how a record
 // finds, in a new program, the expressions whose types it holds.

@@ -114,7 +114,7 @@ struct Checker::Incremental {
   // Each global name's interface: what a function that names it can see of it.
   struct Interface {
     uint64_t hash = 0;
-    std::vector<std::string> identifiers;
+    std::vector<const std::vector<std::string>*> identifiers;  // each item's of that name, held by next->interface_words
   };
   std::unordered_map<std::string_view, Interface> interfaces;
   bool interfaces_unchanged = false;  // every interface as the cache's: each record's environment is as it was
@@ -159,11 +159,22 @@ void Checker::prepare_incremental(const Analysis* previous) {
     Incremental::Interface& interface = s.interfaces[name];
     interface.hash = mix(interface.hash, hash);
     interfaces = mix(mix(interfaces, hash_text(name)), hash);
-    std::vector<std::string> words = identifiers_in(text);
-    interface.identifiers.insert(interface.identifiers.end(), words.begin(), words.end());
+    // The words of an unchanged interface are the previous check's: reading them again is most of this loop.
+    uint64_t text_hash = hash_text(text);
+    auto& words = s.next->interface_words[text_hash];
+    if (!words) {
+      if (s.cache)
+        if (auto known = s.cache->interface_words.find(text_hash); known != s.cache->interface_words.end()) words = known->second;
+      if (!words) words = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+    }
+    interface.identifiers.push_back(words.get());
   }
   s.next->names_hash = names;
   s.next->interfaces_hash = interfaces;
+  if (s.cache) {  // most of the previous check's types and calls come back: no rehashing as they do
+    a_.semantics.types.reserve(previous->semantics.types.size());
+    a_.semantics.calls.reserve(previous->semantics.calls.size());
+  }
   s.interfaces_unchanged = s.cache && s.cache->interfaces_hash == interfaces;
 }
 
@@ -183,7 +194,8 @@ uint64_t Checker::environment_hash(const std::vector<std::string>& identifiers) 
   while (!queue.empty()) {
     std::string_view name = queue.back();
     queue.pop_back();
-    for (const std::string& inner : s.interfaces.at(name).identifiers) visit(inner);
+    for (const std::vector<std::string>* words : s.interfaces.at(name).identifiers)
+      for (const std::string& inner : *words) visit(inner);
   }
   std::sort(reached.begin(), reached.end());
   uint64_t h = reached.size();
@@ -293,6 +305,7 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   if (old_expressions.size() != expressions.size()) return false;
   std::vector<std::pair<const Expr*, ValueType>> types;
   std::vector<std::pair<const Expr*, CallFacts>> calls;
+  types.reserve(expressions.size());
   for (size_t i = 0; i < expressions.size(); ++i) {
     if (auto type = previous.semantics.types.find(old_expressions[i]); type != previous.semantics.types.end()) {
       types.emplace_back(expressions[i], type->second);
@@ -347,8 +360,8 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   next.hovers_end = a_.hovers.size();
   next.definitions_end = a_.definitions.size();
   next.inlays_end = a_.inlays.size();
-  for (auto& [expr, type] : types) a_.semantics.types[expr] = std::move(type);
-  for (auto& [expr, facts] : calls) a_.semantics.calls[expr] = std::move(facts);
+  for (auto& [expr, type] : types) a_.semantics.types.insert_or_assign(expr, std::move(type));
+  for (auto& [expr, facts] : calls) a_.semantics.calls.insert_or_assign(expr, std::move(facts));
   if (!uses.empty()) uses_[&item] = std::move(uses);
   model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
   suggestion_work_ += record.suggestion_work;

@@ -9,6 +9,7 @@
 // the text now is (tests/unit/test_incremental.cpp compares the two after random edits).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -63,6 +64,7 @@ struct FunctionCache {
   uint64_t interfaces_hash = 0;  // every item's name and interface, in order: equal, no environment changed
   std::vector<FunctionRecord> functions;
   std::unordered_multimap<uint64_t, size_t> by_text;  // text_hash -> index in functions
+  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>> interface_words;  // text hash -> its words
   std::vector<SignatureRecord> signatures;
   std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
 };

@@ -236,8 +236,13 @@ void Checker::check_and_record(const Item& item) {
   record.diagnostics.assign(a_.diagnostics.begin() + static_cast<std::ptrdiff_t>(diagnostics), a_.diagnostics.end());
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  std::vector<const Expr*> expressions = expressions_of(item);
+  record.expression_count = expressions.size();
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    if (a_.semantics.types.count(expressions[i])) record.typed.emplace_back(i, expressions[i]);
+    if (a_.semantics.calls.count(expressions[i])) record.called.emplace_back(i, expressions[i]);
+  }
   if (auto uses = uses_.find(&item); uses != uses_.end() && !uses->second.empty()) {
-    std::vector<const Expr*> expressions = expressions_of(item);
     for (const Use& use : uses->second) {
       RecordedUse recorded{use, use.callee ? use.callee->name : "", -1};
       recorded.use.callee = nullptr;
@@ -301,25 +306,28 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
     if (!offset) return false;
     inlay.offset = *offset;
   }
-  std::vector<const Expr*> old_expressions = expressions_of(old), expressions = expressions_of(item);
-  if (old_expressions.size() != expressions.size()) return false;
+  std::vector<const Expr*> expressions = expressions_of(item);
+  if (expressions.size() != record.expression_count) return false;
   std::vector<std::pair<const Expr*, ValueType>> types;
   std::vector<std::pair<const Expr*, CallFacts>> calls;
-  types.reserve(expressions.size());
-  for (size_t i = 0; i < expressions.size(); ++i) {
-    if (auto type = previous.semantics.types.find(old_expressions[i]); type != previous.semantics.types.end()) {
-      types.emplace_back(expressions[i], type->second);
-      if (!move_spans(types.back().second, change)) return false;
-    }
-    if (auto facts = previous.semantics.calls.find(old_expressions[i]); facts != previous.semantics.calls.end()) {
-      calls.emplace_back(expressions[i], facts->second);
-      CallFacts& moved = calls.back().second;
-      if (!move_spans(moved, change)) return false;
-      if (moved.function) {
-        auto callee = globals_.find(moved.function->name);
-        if (callee == globals_.end()) return false;
-        moved.function = callee->second;
-      }
+  types.reserve(record.typed.size());
+  calls.reserve(record.called.size());
+  for (auto& [i, old_expr] : record.typed) {
+    auto type = previous.semantics.types.find(old_expr);
+    if (type == previous.semantics.types.end()) return false;
+    types.emplace_back(expressions[i], type->second);
+    if (!move_spans(types.back().second, change)) return false;
+  }
+  for (auto& [i, old_expr] : record.called) {
+    auto facts = previous.semantics.calls.find(old_expr);
+    if (facts == previous.semantics.calls.end()) return false;
+    calls.emplace_back(expressions[i], facts->second);
+    CallFacts& moved = calls.back().second;
+    if (!move_spans(moved, change)) return false;
+    if (moved.function) {
+      auto callee = globals_.find(moved.function->name);
+      if (callee == globals_.end()) return false;
+      moved.function = callee->second;
     }
   }
   std::vector<Use> uses;
@@ -350,6 +358,8 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   next.diagnostics = diagnostics;
   for (size_t i = 0; i < uses.size(); ++i) next.uses[i].use.span = uses[i].span;
   for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses[i].first = model_type_uses[i].first;
+  for (auto& [i, expr] : next.typed) expr = expressions[i];
+  for (auto& [i, expr] : next.called) expr = expressions[i];
   next.hovers_begin = a_.hovers.size();
   next.definitions_begin = a_.definitions.size();
   next.inlays_begin = a_.inlays.size();

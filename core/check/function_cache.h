@@ -43,6 +43,10 @@ struct FunctionRecord {
   size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0, inlays_begin = 0, inlays_end = 0;
   std::vector<RecordedUse> uses;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+  // Its expressions its check gave a type or call facts, each as its index in expressions_of(*item)
+  // and itself: a reuse copies those without looking up every expression.
+  size_t expression_count = 0;
+  std::vector<std::pair<size_t, const Expr*>> typed, called;
 };
 
 // What working out a function's signature gave (Checker::signature_of), kept as a function's check

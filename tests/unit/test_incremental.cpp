@@ -352,3 +352,24 @@ fn twice(x: [n K]) -> [n K]:
     previous = std::move(next);
   }
 }
+
+TEST_CASE("an item whose lowering reported an error is lowered again, so the error stays", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn big(x: [n D]) -> [n D]:
+    return x * 99999999999999999999
+
+fn other(x: [n D]) -> [n D]:
+    return x + 1
+)";
+  auto previous = incremental(text, nullptr);
+  REQUIRE(!previous->program.syntax_errors.empty());
+  for (std::string edited : {"    return x + 2\n", "    return x + 2\n    y = 1\n"}) {
+    text.replace(text.find("    return x + "), text.size() - text.find("    return x + "), edited);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}

@@ -560,6 +560,8 @@ void Server::run_check(uv_work_t* work) {
 void Server::finish_check(uv_work_t* work, int status) {
   std::unique_ptr<Check> check(static_cast<Check*>(work->data));
   Server* self = check->server;
+  // Checking incrementally, the opening check is a full one: it says nothing of what an edit's costs.
+  bool opening = self->options_.incremental && !check->previous;
   self->release_later(std::move(check->previous));
   std::erase(self->checks_, check.get());
   auto document = check->document;
@@ -578,7 +580,7 @@ void Server::finish_check(uv_work_t* work, int status) {
                   check->version, check->parse_ms, check->analyze_ms, check->reuse.checked, check->reuse.functions,
                   check->result->diagnostics.size());
     double took = check->parse_ms + check->analyze_ms;
-    document->check_ms = document->check_ms == 0 ? took : 0.7 * document->check_ms + 0.3 * took;
+    if (!opening) document->check_ms = document->check_ms == 0 ? took : 0.7 * document->check_ms + 0.3 * took;
     // A tree the parser gave up on is of no text: the next parse starts afresh.
     if (check->new_tree.get()) document->tree = check->new_tree.gave_up() ? SyntaxTree() : std::move(check->new_tree);
     self->release_later(std::move(document->analysis));

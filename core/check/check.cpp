@@ -93,15 +93,15 @@ void Checker::run(const Analysis* previous, bool incremental) {
   declare_globals();
   for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
     if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
+  if (incremental) prepare_incremental(previous);
   for (const Item& item : a_.program.items) {
     if (item.kind == Item::Kind::model) check_model(item);
     if (item.kind == Item::Kind::extern_fn) check_extern_target(item);
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
-      signatures_[&item] = signature_of(item);
+      signatures_[&item] = incremental_ ? recorded_signature(item) : signature_of(item);
       a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};
     }
   }
-  if (incremental) prepare_incremental(previous);
   for (const Item& item : a_.program.items)
     if (item.kind == Item::Kind::function) {
       if (incremental_) check_and_record(item);

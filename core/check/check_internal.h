@@ -66,6 +66,7 @@ struct Use {
 };
 
 struct FunctionRecord;
+struct SignatureRecord;
 
 class Checker {
  public:
@@ -116,6 +117,8 @@ class Checker {
   void prepare_incremental(const Analysis* previous);
   void check_and_record(const Item& item);
   bool reuse_record(const FunctionRecord& record, const Item& item);
+  FunctionSignature recorded_signature(const Item& item);  // signature_of, or the cache's record moved
+  std::optional<FunctionSignature> reuse_signature(const SignatureRecord& record, const Item& item);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;

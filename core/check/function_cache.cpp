@@ -11,34 +11,6 @@
 
 namespace ss {
 
-TextChange TextChange::between(std::string_view before, std::string_view after) {
-  size_t shorter = std::min(before.size(), after.size());
-  size_t prefix = 0;
-  while (prefix < shorter && before[prefix] == after[prefix]) ++prefix;
-  size_t suffix = 0;
-  while (suffix < shorter - prefix && before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix]) ++suffix;
-  return {static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix), static_cast<uint32_t>(after.size() - suffix)};
-}
-
-std::optional<uint32_t> TextChange::move_offset(uint32_t offset) const {
-  if (offset <= begin) return offset;
-  if (offset > old_end) return offset - old_end + new_end;
-  return std::nullopt;
-}
-
-std::optional<Span> TextChange::move(Span span) const {
-  if (span == Span{}) return span;  // no position at all
-  if (span.empty()) {
-    // A point where text was inserted could belong before it or after it: not movable.
-    if (span.begin < begin) return span;
-    if (span.begin > old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
-    return std::nullopt;
-  }
-  if (span.end <= begin) return span;
-  if (span.begin >= old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
-  return std::nullopt;
-}
-
 std::vector<const Expr*> expressions_of(const Item& function) {
   std::vector<const Expr*> out;
   if (!function.body) return out;
@@ -142,9 +114,10 @@ struct Checker::Incremental {
   // Each global name's interface: what a function that names it can see of it.
   struct Interface {
     uint64_t hash = 0;
-    std::vector<std::string> identifiers;
+    std::vector<const std::vector<std::string>*> identifiers;  // each item's of that name, held by next->interface_words
   };
   std::unordered_map<std::string_view, Interface> interfaces;
+  bool interfaces_unchanged = false;  // every interface as the cache's: each record's environment is as it was
 };
 
 Checker::~Checker() = default;
@@ -172,7 +145,7 @@ void Checker::prepare_incremental(const Analysis* previous) {
     s.cache = previous->function_cache.get();
     s.change = TextChange::between(previous->file.text(), a_.file.text());
   }
-  uint64_t names = 0;
+  uint64_t names = 0, interfaces = 0;
   for (const Item& item : a_.program.items) {
     std::string_view name = item.name;
     if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
@@ -185,10 +158,24 @@ void Checker::prepare_incremental(const Analysis* previous) {
     if (item.kind == Item::Kind::dim) names = mix(names, hash);  // did-you-mean lists the dims that have values
     Incremental::Interface& interface = s.interfaces[name];
     interface.hash = mix(interface.hash, hash);
-    std::vector<std::string> words = identifiers_in(text);
-    interface.identifiers.insert(interface.identifiers.end(), words.begin(), words.end());
+    interfaces = mix(mix(interfaces, hash_text(name)), hash);
+    // The words of an unchanged interface are the previous check's: reading them again is most of this loop.
+    uint64_t text_hash = hash_text(text);
+    auto& words = s.next->interface_words[text_hash];
+    if (!words) {
+      if (s.cache)
+        if (auto known = s.cache->interface_words.find(text_hash); known != s.cache->interface_words.end()) words = known->second;
+      if (!words) words = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+    }
+    interface.identifiers.push_back(words.get());
   }
   s.next->names_hash = names;
+  s.next->interfaces_hash = interfaces;
+  if (s.cache) {  // most of the previous check's types and calls come back: no rehashing as they do
+    a_.semantics.types.reserve(previous->semantics.types.size());
+    a_.semantics.calls.reserve(previous->semantics.calls.size());
+  }
+  s.interfaces_unchanged = s.cache && s.cache->interfaces_hash == interfaces;
 }
 
 // The interfaces of the global names `identifiers` reach, followed through those interfaces' names.
@@ -207,7 +194,8 @@ uint64_t Checker::environment_hash(const std::vector<std::string>& identifiers) 
   while (!queue.empty()) {
     std::string_view name = queue.back();
     queue.pop_back();
-    for (const std::string& inner : s.interfaces.at(name).identifiers) visit(inner);
+    for (const std::vector<std::string>* words : s.interfaces.at(name).identifiers)
+      for (const std::string& inner : *words) visit(inner);
   }
   std::sort(reached.begin(), reached.end());
   uint64_t h = reached.size();
@@ -248,8 +236,13 @@ void Checker::check_and_record(const Item& item) {
   record.diagnostics.assign(a_.diagnostics.begin() + static_cast<std::ptrdiff_t>(diagnostics), a_.diagnostics.end());
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  std::vector<const Expr*> expressions = expressions_of(item);
+  record.expression_count = expressions.size();
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    if (a_.semantics.types.count(expressions[i])) record.typed.emplace_back(i, expressions[i]);
+    if (a_.semantics.calls.count(expressions[i])) record.called.emplace_back(i, expressions[i]);
+  }
   if (auto uses = uses_.find(&item); uses != uses_.end() && !uses->second.empty()) {
-    std::vector<const Expr*> expressions = expressions_of(item);
     for (const Use& use : uses->second) {
       RecordedUse recorded{use, use.callee ? use.callee->name : "", -1};
       recorded.use.callee = nullptr;
@@ -278,7 +271,7 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   if (record.position_dependent && old.span.begin != item.span.begin) return false;
   if (record.reads_all_names && s.cache->names_hash != s.next->names_hash) return false;
   if (record.suggestion_work && suggestion_work_ + record.suggestion_work >= kSuggestionBudget) return false;
-  if (environment_hash(record.identifiers) != record.environment_hash) return false;
+  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return false;
   for (auto& [name, lost] : record.lost_names) {
     FunctionRecord* recording = std::exchange(recording_, nullptr);
     bool now = lost_in_syntax_error(name);
@@ -313,24 +306,28 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
     if (!offset) return false;
     inlay.offset = *offset;
   }
-  std::vector<const Expr*> old_expressions = expressions_of(old), expressions = expressions_of(item);
-  if (old_expressions.size() != expressions.size()) return false;
+  std::vector<const Expr*> expressions = expressions_of(item);
+  if (expressions.size() != record.expression_count) return false;
   std::vector<std::pair<const Expr*, ValueType>> types;
   std::vector<std::pair<const Expr*, CallFacts>> calls;
-  for (size_t i = 0; i < expressions.size(); ++i) {
-    if (auto type = previous.semantics.types.find(old_expressions[i]); type != previous.semantics.types.end()) {
-      types.emplace_back(expressions[i], type->second);
-      if (!move_spans(types.back().second, change)) return false;
-    }
-    if (auto facts = previous.semantics.calls.find(old_expressions[i]); facts != previous.semantics.calls.end()) {
-      calls.emplace_back(expressions[i], facts->second);
-      CallFacts& moved = calls.back().second;
-      if (!move_spans(moved, change)) return false;
-      if (moved.function) {
-        auto callee = globals_.find(moved.function->name);
-        if (callee == globals_.end()) return false;
-        moved.function = callee->second;
-      }
+  types.reserve(record.typed.size());
+  calls.reserve(record.called.size());
+  for (auto& [i, old_expr] : record.typed) {
+    auto type = previous.semantics.types.find(old_expr);
+    if (type == previous.semantics.types.end()) return false;
+    types.emplace_back(expressions[i], type->second);
+    if (!move_spans(types.back().second, change)) return false;
+  }
+  for (auto& [i, old_expr] : record.called) {
+    auto facts = previous.semantics.calls.find(old_expr);
+    if (facts == previous.semantics.calls.end()) return false;
+    calls.emplace_back(expressions[i], facts->second);
+    CallFacts& moved = calls.back().second;
+    if (!move_spans(moved, change)) return false;
+    if (moved.function) {
+      auto callee = globals_.find(moved.function->name);
+      if (callee == globals_.end()) return false;
+      moved.function = callee->second;
     }
   }
   std::vector<Use> uses;
@@ -361,6 +358,8 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   next.diagnostics = diagnostics;
   for (size_t i = 0; i < uses.size(); ++i) next.uses[i].use.span = uses[i].span;
   for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses[i].first = model_type_uses[i].first;
+  for (auto& [i, expr] : next.typed) expr = expressions[i];
+  for (auto& [i, expr] : next.called) expr = expressions[i];
   next.hovers_begin = a_.hovers.size();
   next.definitions_begin = a_.definitions.size();
   next.inlays_begin = a_.inlays.size();
@@ -371,8 +370,8 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   next.hovers_end = a_.hovers.size();
   next.definitions_end = a_.definitions.size();
   next.inlays_end = a_.inlays.size();
-  for (auto& [expr, type] : types) a_.semantics.types[expr] = std::move(type);
-  for (auto& [expr, facts] : calls) a_.semantics.calls[expr] = std::move(facts);
+  for (auto& [expr, type] : types) a_.semantics.types.insert_or_assign(expr, std::move(type));
+  for (auto& [expr, facts] : calls) a_.semantics.calls.insert_or_assign(expr, std::move(facts));
   if (!uses.empty()) uses_[&item] = std::move(uses);
   model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
   suggestion_work_ += record.suggestion_work;
@@ -381,11 +380,116 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   return true;
 }
 
+Span signature_span(const Item& item) {
+  Span span = item.span;
+  // A body that didn't parse has no span: then the signature is all there is.
+  if (item.kind == Item::Kind::function && item.body && !(item.body->span == Span{})) span.end = std::max(span.begin, item.body->span.begin);
+  return span;
+}
+
+FunctionSignature Checker::recorded_signature(const Item& item) {
+  Incremental& s = *incremental_;
+  std::string_view text = a_.file.slice(signature_span(item));
+  uint64_t text_hash = hash_text(text, static_cast<uint64_t>(item.kind));
+  if (s.cache) {
+    auto [first, last] = s.cache->signatures_by_text.equal_range(text_hash);
+    for (; first != last; ++first)
+      if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return std::move(*signature);
+  }
+  SignatureRecord record;
+  record.item = &item;
+  record.text_hash = text_hash;
+  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
+  record.hovers_begin = a_.hovers.size();
+  record.definitions_begin = a_.definitions.size();
+  FunctionRecord reads;  // what signature_of read beyond the signature's names, noted as a function's check notes it
+  recording_ = &reads;
+  FunctionSignature signature = signature_of(item);
+  recording_ = nullptr;
+  record.hovers_end = a_.hovers.size();
+  record.definitions_end = a_.definitions.size();
+  if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
+    return signature;
+  record.identifiers = identifiers_in(text);
+  record.environment_hash = environment_hash(record.identifiers);
+  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
+    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  record.signature = signature;
+  s.next->signatures_by_text.emplace(text_hash, s.next->signatures.size());
+  s.next->signatures.push_back(std::move(record));
+  return signature;
+}
+
+std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
+  Incremental& s = *incremental_;
+  const Analysis& previous = *s.previous;
+  const TextChange& change = s.change;
+  Span old_span = signature_span(*record.item), span = signature_span(item);
+  auto moved_span = change.move(old_span);
+  if (!moved_span || !(*moved_span == span) || record.item->kind != item.kind || previous.file.slice(old_span) != a_.file.slice(span))
+    return std::nullopt;
+  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return std::nullopt;
+
+  // Everything moved to where the text now is, before any of it is kept.
+  FunctionSignature signature = record.signature;
+  for (ValueType& parameter : signature.parameters)
+    if (!move_spans(parameter, change)) return std::nullopt;
+  if (!move_spans(signature.result, change)) return std::nullopt;
+  for (auto& [name, binding] : signature.scope_axes) {
+    auto at = change.move(binding.at);
+    if (!at) return std::nullopt;
+    binding.at = *at;
+  }
+  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
+                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
+  for (HoverFact& hover : hovers) {
+    auto at = change.move(hover.span);
+    if (!at) return std::nullopt;
+    hover.span = *at;
+  }
+  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
+                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
+  for (DefinitionFact& definition : definitions) {
+    auto use = change.move(definition.use);
+    auto target = change.move(definition.target);
+    if (!use || !target) return std::nullopt;
+    definition.use = *use;
+    definition.target = *target;
+  }
+  std::vector<std::pair<Span, const Item*>> model_type_uses;
+  for (auto& [at, model] : record.model_type_uses) {
+    auto moved = change.move(at);
+    auto global = globals_.find(model);
+    if (!moved || global == globals_.end()) return std::nullopt;
+    model_type_uses.emplace_back(*moved, global->second);
+  }
+
+  // Kept: as if signature_of had run here.
+  SignatureRecord next;
+  next.item = &item;
+  next.text_hash = record.text_hash;
+  next.environment_hash = record.environment_hash;
+  next.identifiers = record.identifiers;
+  next.signature = signature;
+  next.hovers_begin = a_.hovers.size();
+  next.definitions_begin = a_.definitions.size();
+  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
+  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
+  next.hovers_end = a_.hovers.size();
+  next.definitions_end = a_.definitions.size();
+  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses.emplace_back(model_type_uses[i].first, record.model_type_uses[i].second);
+  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
+  s.next->signatures.push_back(std::move(next));
+  return signature;
+}
+
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
                                               const Analysis* previous, CheckReuse* reuse) {
   auto analysis = std::make_unique<Analysis>();
   analysis->file = std::move(file);
-  analysis->program = lower_tree(analysis->file, tree);
+  // The items an edit left alone are copied from the previous program rather than lowered again.
+  analysis->program = previous ? relower_tree(analysis->file, tree, previous->file, previous->program) : lower_tree(analysis->file, tree);
   Checker checker(*analysis, options);
   checker.run(previous, true);
   if (reuse) *reuse = checker.reuse();

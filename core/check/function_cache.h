@@ -9,6 +9,7 @@
 // the text now is (tests/unit/test_incremental.cpp compares the two after random edits).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -18,15 +19,6 @@
 #include "check/check_internal.h"
 
 namespace ss {
-
-// Where the text changed between two versions: [begin, old_end) became [begin, new_end). Spans
-// wholly before or after move with the text; a span that touches the changed bytes can't be moved.
-struct TextChange {
-  uint32_t begin = 0, old_end = 0, new_end = 0;
-  static TextChange between(std::string_view before, std::string_view after);
-  std::optional<Span> move(Span span) const;
-  std::optional<uint32_t> move_offset(uint32_t offset) const;
-};
 
 // A use (check_internal.h) with its pointers as the names and positions that survive a re-lowering.
 struct RecordedUse {
@@ -51,14 +43,38 @@ struct FunctionRecord {
   size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0, inlays_begin = 0, inlays_end = 0;
   std::vector<RecordedUse> uses;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+  // Its expressions its check gave a type or call facts, each as its index in expressions_of(*item)
+  // and itself: a reuse copies those without looking up every expression.
+  size_t expression_count = 0;
+  std::vector<std::pair<size_t, const Expr*>> typed, called;
+};
+
+// What working out a function's signature gave (Checker::signature_of), kept as a function's check
+// is. It reads the signature's text and the dims and models it names; one that reported anything
+// or read more (every name, a syntax error) is not kept.
+struct SignatureRecord {
+  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  uint64_t text_hash = 0;      // the signature's text
+  uint64_t environment_hash = 0;
+  std::vector<std::string> identifiers;
+  FunctionSignature signature;
+  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
 };
 
 struct FunctionCache {
   std::string options_key;  // a cache serves only checks with the same options
   uint64_t names_hash = 0;  // every global name, for records that read them all
+  uint64_t interfaces_hash = 0;  // every item's name and interface, in order: equal, no environment changed
   std::vector<FunctionRecord> functions;
   std::unordered_multimap<uint64_t, size_t> by_text;  // text_hash -> index in functions
+  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>> interface_words;  // text hash -> its words
+  std::vector<SignatureRecord> signatures;
+  std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
 };
+
+// Where a function's signature is written: all of an extern fn, a function up to its body.
+Span signature_span(const Item& item);
 
 // Every expression of a function's body, in the one walk's order (syntax/walk.h): how a record
 // finds, in a new program, the expressions whose types it holds.

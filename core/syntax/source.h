@@ -1,6 +1,7 @@
 // A source file's text and the arithmetic between byte offsets and lines.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,15 @@ struct Span {
   bool empty() const { return begin == end; }
   bool contains(uint32_t offset) const { return begin <= offset && offset < end; }
   friend bool operator==(const Span&, const Span&) = default;
+};
+
+// Where the text changed between two versions: [begin, old_end) became [begin, new_end). Spans
+// wholly before or after move with the text; a span that touches the changed bytes can't be moved.
+struct TextChange {
+  uint32_t begin = 0, old_end = 0, new_end = 0;
+  static TextChange between(std::string_view before, std::string_view after);
+  std::optional<Span> move(Span span) const;
+  std::optional<uint32_t> move_offset(uint32_t offset) const;
 };
 
 // Zero-based line, zero-based column counted in bytes.

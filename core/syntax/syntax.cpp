@@ -2,6 +2,7 @@
 
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <string_view>
@@ -53,10 +54,23 @@ class Lowering {
  public:
   Lowering(const SourceFile& file, Program& program) : file_(file), program_(program) {}
 
-  void source_file(TSNode root) {
+  // The lowering of an earlier version of the file, and what changed since.
+  struct Earlier {
+    const Program& program;
+    TextChange change;
+    std::vector<uint32_t> lowering_errors;  // where its too_deep and number_too_large errors begin, sorted
+  };
+
+  void source_file(TSNode root, const Earlier* earlier = nullptr) {
     collect_errors(root);
+    size_t next_earlier = 0;  // items come in source order in both versions
     for (TSNode child : named_children(root)) {
       too_deep_reported_ = false;
+      if (earlier)
+        if (auto item = copy_unchanged(child, *earlier, next_earlier)) {
+          program_.items.push_back(std::move(*item));
+          continue;
+        }
       if (auto item = lower_item(child)) program_.items.push_back(std::move(*item));
     }
   }
@@ -158,8 +172,9 @@ class Lowering {
   }
 
   // `##` lines directly above `node`, without the markers.
-  std::string doc_comment(TSNode node) const {
-    LineColumn start = file_.line_column(ts_node_start_byte(node));
+  std::string doc_comment(TSNode node) const { return doc_comment_at(ts_node_start_byte(node)); }
+  std::string doc_comment_at(uint32_t offset) const {
+    LineColumn start = file_.line_column(offset);
     std::vector<std::string> lines;
     for (int64_t line = static_cast<int64_t>(start.line) - 1; line >= 0; --line) {
       std::string_view text = file_.line_text(static_cast<uint32_t>(line));
@@ -543,6 +558,174 @@ class Lowering {
     if (item.name.empty()) return std::nullopt;  // too broken to name: its errors are reported anyway
     return item;
   }
+
+  static std::optional<Item::Kind> item_kind(std::string_view node_type) {
+    if (node_type == "dim_item") return Item::Kind::dim;
+    if (node_type == "python_import") return Item::Kind::python_import;
+    if (node_type == "extern_fn") return Item::Kind::extern_fn;
+    if (node_type == "function") return Item::Kind::function;
+    if (node_type == "model") return Item::Kind::model;
+    return std::nullopt;
+  }
+
+  // The earlier version's item for `node`, moved to where it now is, when lowering `node` would give
+  // the same: its bytes and the byte on either side are unchanged, it has no syntax error, and its
+  // earlier lowering reported none. Docs are read again: they come from the lines above.
+  std::optional<Item> copy_unchanged(TSNode node, const Earlier& earlier, size_t& next) const {
+    const TextChange& change = earlier.change;
+    Span now = span(node);
+    Span before;
+    if (now.end < change.begin) before = now;
+    else if (now.begin > change.new_end) before = {now.begin - change.new_end + change.old_end, now.end - change.new_end + change.old_end};
+    else return std::nullopt;
+    const std::vector<Item>& items = earlier.program.items;
+    while (next < items.size() && items[next].span.begin < before.begin) ++next;
+    if (next == items.size() || !(items[next].span == before)) return std::nullopt;
+    const Item& old = items[next];
+    if (ts_node_has_error(node) || item_kind(type(node)) != old.kind) return std::nullopt;
+    auto error = std::lower_bound(earlier.lowering_errors.begin(), earlier.lowering_errors.end(), before.begin);
+    if (error != earlier.lowering_errors.end() && *error < before.end) return std::nullopt;
+    Item item = copy_moved(old, now.begin - before.begin);
+    item.doc = doc_comment_at(item.span.begin);
+    for (Item::Param& param : item.params) param.doc = doc_comment_at(param.span.begin);
+    return item;
+  }
+
+ public:
+  void lower_again(TSNode root, const Program& previous, TextChange change) {
+    Earlier earlier{previous, change, {}};
+    for (const SyntaxError& error : previous.syntax_errors)
+      if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large)
+        earlier.lowering_errors.push_back(error.span.begin);
+    std::sort(earlier.lowering_errors.begin(), earlier.lowering_errors.end());
+    source_file(root, &earlier);
+  }
+
+ private:
+  // Copies of the AST with every position moved by `delta` bytes (modulo 2^32, so backwards too);
+  // a span of no position (Span{}, what an absent node lowers to) stays as it is.
+  static void move(Span& at, uint32_t delta) {
+    if (at == Span{}) return;
+    at.begin += delta;
+    at.end += delta;
+  }
+  static void move(SizeNode& size, uint32_t delta) {
+    move(size.span, delta);
+    for (SizeNode& child : size.children) move(child, delta);
+  }
+  static void move(TypeNode& node, uint32_t delta) {
+    move(node.span, delta);
+    move(node.axes_span, delta);
+    for (SizeNode& axis : node.axes) move(axis, delta);
+    if (node.element) {
+      move(node.element->span, delta);
+      move(node.element->name_span, delta);
+      move(node.element->over_span, delta);
+      if (node.element->bound) move(*node.element->bound, delta);
+    }
+  }
+  static ExprPtr copy_moved(const ExprPtr& expr, uint32_t delta) {
+    if (!expr) return nullptr;
+    auto copy = std::make_unique<Expr>();
+    copy->kind = expr->kind;
+    copy->span = expr->span;
+    move(copy->span, delta);
+    copy->text = expr->text;
+    copy->text_span = expr->text_span;
+    move(copy->text_span, delta);
+    copy->number = expr->number;
+    copy->is_integer = expr->is_integer;
+    copy->operands.reserve(expr->operands.size());
+    for (const ExprPtr& operand : expr->operands) copy->operands.push_back(copy_moved(operand, delta));
+    copy->arguments.reserve(expr->arguments.size());
+    for (const Argument& argument : expr->arguments) {
+      Argument& moved = copy->arguments.emplace_back();
+      moved.keyword = argument.keyword;
+      moved.keyword_span = argument.keyword_span;
+      move(moved.keyword_span, delta);
+      moved.value = copy_moved(argument.value, delta);
+      if (argument.pattern) {
+        moved.pattern = argument.pattern;
+        move(moved.pattern->span, delta);
+        for (auto& input : moved.pattern->inputs)
+          for (SizeNode& size : input) move(size, delta);
+        for (SizeNode& size : moved.pattern->output) move(size, delta);
+      }
+      moved.span = argument.span;
+      move(moved.span, delta);
+    }
+    copy->piped = expr->piped;
+    copy->index = expr->index;
+    for (SizeNode& size : copy->index) move(size, delta);
+    if (expr->type) {
+      copy->type = std::make_unique<TypeNode>(*expr->type);
+      move(*copy->type, delta);
+    }
+    return copy;
+  }
+  static std::unique_ptr<Block> copy_moved(const std::unique_ptr<Block>& block, uint32_t delta) {
+    if (!block) return nullptr;
+    auto copy = std::make_unique<Block>();
+    copy->span = block->span;
+    move(copy->span, delta);
+    copy->statements.reserve(block->statements.size());
+    for (const Statement& statement : block->statements) {
+      Statement& moved = copy->statements.emplace_back();
+      moved.kind = statement.kind;
+      moved.span = statement.span;
+      move(moved.span, delta);
+      moved.targets = statement.targets;
+      for (auto& target : moved.targets) move(target.second, delta);
+      moved.value = copy_moved(statement.value, delta);
+      moved.end = copy_moved(statement.end, delta);
+      moved.variable = statement.variable;
+      moved.variable_span = statement.variable_span;
+      move(moved.variable_span, delta);
+      for (const auto& [condition, body] : statement.branches)
+        moved.branches.emplace_back(copy_moved(condition, delta), copy_moved(body, delta));
+      moved.body = copy_moved(statement.body, delta);
+    }
+    return copy;
+  }
+  static Item copy_moved(const Item& item, uint32_t delta) {
+    Item copy;
+    copy.kind = item.kind;
+    copy.span = item.span;
+    move(copy.span, delta);
+    copy.name = item.name;
+    copy.name_span = item.name_span;
+    move(copy.name_span, delta);
+    copy.dim_value = item.dim_value;
+    if (copy.dim_value) move(*copy.dim_value, delta);
+    copy.parameters = item.parameters;
+    for (Parameter& parameter : copy.parameters) {
+      move(parameter.name_span, delta);
+      move(parameter.type, delta);
+      move(parameter.span, delta);
+    }
+    copy.result = item.result;
+    if (copy.result) move(*copy.result, delta);
+    copy.extern_target = item.extern_target;
+    copy.extern_target_span = item.extern_target_span;
+    move(copy.extern_target_span, delta);
+    copy.exported = item.exported;
+    copy.export_span = item.export_span;
+    move(copy.export_span, delta);
+    copy.body = copy_moved(item.body, delta);
+    copy.params.reserve(item.params.size());
+    for (const Item::Param& param : item.params) {
+      Item::Param& moved = copy.params.emplace_back();
+      moved.name = param.name;
+      moved.name_span = param.name_span;
+      move(moved.name_span, delta);
+      moved.type = param.type;
+      move(moved.type, delta);
+      moved.init = copy_moved(param.init, delta);
+      moved.span = param.span;
+      move(moved.span, delta);
+    }
+    return copy;
+  }
 };
 
 }  // namespace
@@ -552,6 +735,13 @@ Program lower_tree(const SourceFile& file, const SyntaxTree& tree) {
   if (tree.gave_up()) program.syntax_errors.push_back({SyntaxError::Kind::parser_gave_up, {0, static_cast<uint32_t>(file.text().size())}, {}});
   if (!tree.get() || tree.gave_up()) return program;
   Lowering(file, program).source_file(ts_tree_root_node(tree.get()));
+  return program;
+}
+
+Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, const Program& previous) {
+  if (!tree.get() || tree.gave_up()) return lower_tree(file, tree);
+  Program program;
+  Lowering(file, program).lower_again(ts_tree_root_node(tree.get()), previous, TextChange::between(previous_file.text(), file.text()));
   return program;
 }
 

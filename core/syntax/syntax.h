@@ -39,6 +39,11 @@ SyntaxTree parse_source(const std::string& text, const SyntaxTree* previous = nu
 // Lowers a tree to items; ERROR and MISSING nodes become syntax_errors and are skipped.
 Program lower_tree(const SourceFile& file, const SyntaxTree& tree);
 
+// lower_tree for a new version of `previous_file`, whose lowering was `previous`: a top-level item
+// the edit left alone (the same text, no syntax error, away from the changed bytes) is copied from
+// `previous`, moved to where it now is, instead of lowered again. The result is lower_tree's.
+Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, const Program& previous);
+
 // parse_source + lower_tree.
 Program parse_program(const SourceFile& file);
 

@@ -89,6 +89,92 @@ std::string describe(const Analysis& a) {
   return out.str();
 }
 
+// Every node of a program with its spans, for comparing a lowering that copied items with a fresh one.
+void describe(std::ostream& out, const SizeNode& size) {
+  out << "(" << static_cast<int>(size.kind) << " " << span_text(size.span) << " " << size.number << " " << size.name << " " << size.op;
+  for (const SizeNode& child : size.children) describe(out, child);
+  out << ")";
+}
+
+void describe(std::ostream& out, const TypeNode& type) {
+  out << "[type " << type.is_tensor << " " << span_text(type.span) << " " << span_text(type.axes_span);
+  for (const SizeNode& axis : type.axes) describe(out, axis);
+  if (const auto& e = type.element) {
+    out << " element " << e->name << " " << span_text(e->name_span) << " " << span_text(e->span) << " " << e->over.value_or("-") << " "
+        << span_text(e->over_span);
+    if (e->bound) describe(out, *e->bound);
+  }
+  out << "]";
+}
+
+void describe(std::ostream& out, const ExprPtr& expr) {
+  if (!expr) {
+    out << "null";
+    return;
+  }
+  out << "{" << static_cast<int>(expr->kind) << " " << span_text(expr->span) << " " << expr->text << " " << span_text(expr->text_span) << " "
+      << expr->number << " " << expr->is_integer << " " << expr->piped;
+  for (const ExprPtr& operand : expr->operands) describe(out, operand);
+  for (const Argument& argument : expr->arguments) {
+    out << " arg " << argument.keyword.value_or("-") << " " << span_text(argument.keyword_span) << " " << span_text(argument.span);
+    describe(out, argument.value);
+    if (argument.pattern) {
+      out << " pattern " << span_text(argument.pattern->span);
+      for (const auto& input : argument.pattern->inputs)
+        for (const SizeNode& size : input) describe(out, size);
+      for (const SizeNode& size : argument.pattern->output) describe(out, size);
+    }
+  }
+  for (const SizeNode& size : expr->index) describe(out, size);
+  if (expr->type) describe(out, *expr->type);
+  out << "}";
+}
+
+void describe(std::ostream& out, const std::unique_ptr<Block>& block) {
+  if (!block) {
+    out << "noblock";
+    return;
+  }
+  out << "<block " << span_text(block->span);
+  for (const Statement& s : block->statements) {
+    out << "\n  stmt " << static_cast<int>(s.kind) << " " << span_text(s.span) << " " << s.variable << " " << span_text(s.variable_span);
+    for (const auto& [name, at] : s.targets) out << " " << name << "@" << span_text(at);
+    describe(out, s.value);
+    describe(out, s.end);
+    for (const auto& [condition, body] : s.branches) {
+      describe(out, condition);
+      describe(out, body);
+    }
+    describe(out, s.body);
+  }
+  out << ">";
+}
+
+std::string describe(const Program& program) {
+  std::ostringstream out;
+  for (const Item& item : program.items) {
+    out << "item " << static_cast<int>(item.kind) << " " << item.name << " " << span_text(item.span) << " " << span_text(item.name_span)
+        << " doc " << item.doc << " extern " << item.extern_target << " " << span_text(item.extern_target_span) << " export "
+        << item.exported << " " << span_text(item.export_span);
+    if (item.dim_value) describe(out, *item.dim_value);
+    for (const Parameter& p : item.parameters) {
+      out << " param " << p.name << " " << span_text(p.name_span) << " " << span_text(p.span);
+      describe(out, p.type);
+    }
+    if (item.result) describe(out, *item.result);
+    describe(out, item.body);
+    for (const Item::Param& p : item.params) {
+      out << " mparam " << p.name << " " << span_text(p.name_span) << " " << span_text(p.span) << " doc " << p.doc;
+      describe(out, p.type);
+      describe(out, p.init);
+    }
+    out << "\n";
+  }
+  for (const SyntaxError& e : program.syntax_errors)
+    out << "error " << static_cast<int>(e.kind) << " " << span_text(e.span) << " " << e.expected << "\n";
+  return out.str();
+}
+
 // One random one-line edit: a digit changed, a word misspelled, a line deleted, duplicated or
 // blanked, a comment or a new local added.
 std::string edit_one_line(const std::string& text, std::mt19937& random) {
@@ -160,7 +246,10 @@ TEST_CASE("incremental checking after random one-line edits equals a full check"
       CheckReuse reuse;
       auto next = incremental(text, previous.get(), &reuse);
       INFO(entry.path().filename().string() << " after edit " << i << ":\n" << text);
-      REQUIRE(describe(*next) == describe(*full(text)));
+      auto fresh = full(text);
+      // The items copied from the previous program, moved, are what lowering them again gives.
+      REQUIRE(describe(next->program) == describe(fresh->program));
+      REQUIRE(describe(*next) == describe(*fresh));
       ++edits;
       functions += reuse.functions;
       reused += reuse.functions - reuse.checked;
@@ -221,4 +310,66 @@ fn d(x: [n E]) -> [n E]:
   auto fifth = incremental(moved, fourth.get(), &reuse);
   CHECK(describe(*fifth) == describe(*full(moved)));
   CHECK(reuse.checked == 0);
+}
+
+TEST_CASE("items copied from the previous lowering read their docs again and move with the text", "[incremental]") {
+  std::string text = R"(dim C = 8
+dim K = 10
+
+model Net:
+    ## the weight
+    param w: [K C] = normal(std=0.2)
+    param b: [K] = zeros
+
+# a comment
+fn head(m: Net, x: [n C]) -> [n K]:
+    return linear(x, m.w, m.b)
+
+fn twice(x: [n K]) -> [n K]:
+    return x * 2
+)";
+  // Each edit leaves some items' own bytes alone but changes what is read around them.
+  std::vector<std::pair<std::string, std::string>> edits = {
+      {"# a comment", "## a doc now"},                // the line above `head` becomes its doc
+      {"## a doc now", "## a doc\n## of two lines"},  // the doc grows, `head` moves by a line
+      {"    ## the weight\n", ""},                    // a model param loses its doc
+      {"dim K = 10\n", "dim K = 10\n\n\n"},           // lines inserted above everything but a dim
+      {"dim K = 10", "dim K = 12"},                   // a dim's value, items after it moved by nothing
+      {"\n\nfn twice", "\nfn twice"},                 // a line deleted right above a function
+      {"    return x * 2\n", "    return x * 2\n    y = 1\n"},  // the last function grows at its end
+      {"fn head(m: Net, x: [n C])", "fn head(m: Net, x: [n C], z: [C])"},  // a signature
+  };
+  auto previous = incremental(text, nullptr);
+  for (auto& [from, to] : edits) {
+    size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    INFO("after replacing `" << from << "` with `" << to << "`:\n" << text);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}
+
+TEST_CASE("an item whose lowering reported an error is lowered again, so the error stays", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn big(x: [n D]) -> [n D]:
+    return x * 99999999999999999999
+
+fn other(x: [n D]) -> [n D]:
+    return x + 1
+)";
+  auto previous = incremental(text, nullptr);
+  REQUIRE(!previous->program.syntax_errors.empty());
+  for (std::string edited : {"    return x + 2\n", "    return x + 2\n    y = 1\n"}) {
+    text.replace(text.find("    return x + "), text.size() - text.find("    return x + "), edited);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
 }

@@ -29,9 +29,10 @@ class Body {
   struct Leaves {
     std::set<const Expr*> expressions;
     std::set<std::string> variables;
+    mutable std::map<size_t, bool> reads_input;  // statement -> whether it reads an input: each asked once, not once a path
   };
 
-  // Each variable `e` (in statement `at`) reads, not inside the leaves and not a lambda's own parameter.
+  // Each variable `e` reads, not inside the leaves and not a lambda's own parameter.
   template <class Visit>
   void free_names(const Expr& e, const Leaves& leaves, Visit&& visit) const {
     std::vector<std::string_view> bound;
@@ -63,7 +64,10 @@ class Body {
   }
 
   bool statement_reads_input(size_t i, const Leaves& leaves) const {
-    return statements_[i].value && reads_input(*statements_[i].value, i, leaves);
+    if (auto known = leaves.reads_input.find(i); known != leaves.reads_input.end()) return known->second;
+    bool reads = statements_[i].value && reads_input(*statements_[i].value, i, leaves);
+    leaves.reads_input[i] = reads;
+    return reads;
   }
 
   // The statements whose assignments `e` (in statement `at`) reads, and theirs, not past the leaves.
@@ -129,7 +133,7 @@ std::optional<LatentAttention> find_latent_attention(const Analysis& analysis, c
   auto as_expansion = [&](const Expr& e, size_t expansion_at) -> std::optional<LatentAttention> {
     const Expr& z = *e.arguments[0].value;
     if (!body.reads_input(z, expansion_at, {}) || !axis_size(body.type_of(z), 3, 2)) return std::nullopt;
-    Body::Leaves through_z{{&z}, {}};
+    Body::Leaves through_z{{&z}, {}, {}};
     if (body.reads_input(v, at, through_z)) return std::nullopt;
     // r: the one variable of k's assignment that reads an input other than through z.
     std::set<std::string> shared;
@@ -137,7 +141,7 @@ std::optional<LatentAttention> find_latent_attention(const Analysis& analysis, c
       if (auto d = body.definition(name.text, *k_at); d && body.statement_reads_input(*d, through_z)) shared.insert(name.text);
     });
     if (shared.size() != 1) return std::nullopt;
-    Body::Leaves leaves{{&z}, shared};
+    Body::Leaves leaves{{&z}, shared, {}};
     if (body.reads_input(k, at, leaves) || body.reads_input(v, at, leaves)) return std::nullopt;
     LatentAttention found;
     found.attention = attention;

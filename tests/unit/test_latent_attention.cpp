@@ -69,3 +69,18 @@ TEST_CASE("Grouped-query attention has no latent", "[latent]") {
   std::unique_ptr<Analysis> analysis;
   CHECK(!latent_of(read_example("llama_gqa.ss"), {"x", "pos"}, analysis));
 }
+
+TEST_CASE("A long chain of values each read twice is searched in time linear in its length", "[latent]") {
+  // Untrusted input: each statement reads the one before twice, so following every path would take 2^60 steps.
+  std::string chain;
+  std::string last = "latent";
+  for (int i = 1; i <= 60; ++i) {
+    chain += "    c" + std::to_string(i) + " = " + last + " + " + last + "\n";
+    last = "c" + std::to_string(i);
+  }
+  std::string source = replaced(read_example("deepseek_v3.ss"), "    kv = linear(rms_norm(latent,", chain + "    kv = linear(rms_norm(" + last + ",");
+  std::unique_ptr<Analysis> analysis;
+  auto latent = latent_of(source, {"x", "pos"}, analysis);
+  REQUIRE(latent);
+  CHECK(latent->latent_size == 512);
+}

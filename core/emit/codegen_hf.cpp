@@ -42,10 +42,6 @@ std::string camel(const std::string& name) {
   return out.empty() ? "Block" : out;
 }
 
-// The width of the latent and shared key part vLLM 0.32's MLA kernels cache per token (CPU, FlashMLA,
-// FlashAttention MLA: kv_lora_rank 512 + qk_rope_head_dim 64).
-constexpr int64_t kMlaCacheWidth = 576;
-
 struct Unsupported {
   std::string what;
 };
@@ -930,6 +926,7 @@ class HfGenerator : public PythonWriter {
 
     // A latent attention: the sizes vLLM's MLA layer reads, where one of its kernels caches a latent and
     // shared key part of that size (576: 512 + 64, DeepSeek-V2/V3's); else it caches every head's keys and values.
+    out.latent_cache = shape.latent_size + shape.shared_size;
     if (shape.latent_size && shape.latent_size + shape.shared_size == kMlaCacheWidth) {
       // What the cache holds a token and layer: one "head" of the latent and shared part (vLLM sizes its
       // MLA cache by head_dim for a model type it doesn't list as DeepSeek's).

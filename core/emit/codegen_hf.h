@@ -26,6 +26,10 @@ struct HfParameter {
   std::vector<int64_t> shape;
 };
 
+// The width of the latent and shared key part vLLM 0.32's MLA kernels cache per token (CPU, FlashMLA,
+// FlashAttention MLA: kv_lora_rank 512 + qk_rope_head_dim 64).
+constexpr int64_t kMlaCacheWidth = 576;
+
 struct HfModel {
   std::string error;  // non-empty: what couldn't be translated (the rest is then meaningless)
   std::string configuration;  // configuration_shapescript.py
@@ -38,6 +42,9 @@ struct HfModel {
   bool causal_lm = false;               // a language model: ShapeScriptForCausalLM and its lm_head
   bool tied = false;                    // the output layer is the embedding table
   int64_t layers = 0, attention_layers = 0, heads = 0, vocab = 0;
+  // A latent attention's (model/latent_attention.h): what its cache holds a token and layer, the latent
+  // and the shared key part (C + Dr); 0 where the cache holds every head's keys and values.
+  int64_t latent_cache = 0;
   bool takes_positions = false;
   int64_t max_positions = 0;
   int64_t sliding_window = 0;  // its blocks' attention sees only this many positions (`window=`); 0: all

@@ -542,3 +542,22 @@ def test_two_pipeline_stages_compute_the_one_process_logits(tmp_path, example):
         handed_on = first.model(input_ids=ids).last_hidden_state
         got = last(inputs_embeds=handed_on).logits
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_latent_attention_of_other_sizes_is_cached_whole_by_vllm(tmp_path):
+    """examples/deepseek_v3.ss at C = 24, Dr = 8: the folder still caches the latent (transformers'
+    generate() reads it back through expand_kv), but vLLM's MLA kernels cache 576 numbers a token, so
+    config.json says nothing of MLA and vLLM caches each head's keys and values; the report says so."""
+    source = (EXAMPLES / "deepseek_v3.ss").read_text()
+    for old, new in (("dim C   = 512 ", "dim C   = 24  "), ("dim Dr  = 64 ", "dim Dr  = 8  ")):
+        assert old in source
+        source = source.replace(old, new)
+    place(tmp_path, source, "small.ss")
+    result = cli("export", "small.ss", "--hf", "hf", "--vllm", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert ("2 attention layers of 2 heads (latent attention: its cache holds 32 numbers a token and layer; vLLM's MLA kernels "
+            "cache 576, so vLLM caches each head's keys and values)") in result.stdout
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert "kv_lora_rank" not in config and (config["head_dim"], config["num_key_value_heads"]) == (72, 2)
+    modeling = (tmp_path / "hf" / "modeling_shapescript.py").read_text()
+    assert "def expand_kv(self, cached_latent, k_shared):" in modeling

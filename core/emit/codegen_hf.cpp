@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
-#include <tuple>
 
 #include "check/builtins.h"
 #include "emit/hoist.h"
@@ -76,7 +75,7 @@ struct PackedExperts {
 struct AttentionShape {
   int64_t heads = 0, kv_heads = 0, head_dim = 0, window = 0;
   // A latent attention's (model/latent_attention.h) sizes, 0 for another: what config.json's MLA keys say.
-  int64_t latent_size = 0, shared_size = 0, nope_size = 0, value_size = 0, query_latent = 0;
+  int64_t latent_size = 0, shared_size = 0, nope_size = 0, value_size = 0;
 };
 
 struct ClassInfo {
@@ -774,7 +773,7 @@ class HfGenerator : public PythonWriter {
       layer_attention = static_cast<int>(most);
     }
     AttentionShape shape = attention_of(layer);
-    auto [heads, kv_heads, head_dim, window] = std::tuple(shape.heads, shape.kv_heads, shape.head_dim, shape.window);
+    int64_t heads = shape.heads, kv_heads = shape.kv_heads, head_dim = shape.head_dim, window = shape.window;
     std::map<std::string, std::string> layer_paths = weight_paths();
     std::set<std::string> linears;
     for (const std::string& p : scope_linear_paths()) linears.insert("layers.*." + p);

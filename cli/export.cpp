@@ -313,12 +313,15 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
   std::cout << "wrote " << options.hf << ": ";
   if (model.causal_lm) {
-    if (model.attention_layers) std::cout << model.attention_layers << " attention layers of " << model.heads << " heads";
-    if (model.attention_layers && model.latent_cache)
-      std::cout << " (latent attention: its cache holds " << model.latent_cache << " numbers a token and layer"
-                << (model.latent_cache == kMlaCacheWidth ? ")" : "; vLLM's MLA kernels cache " + std::to_string(kMlaCacheWidth) +
-                                                                  ", so vLLM caches each head's keys and values)");
-    else std::cout << model.layers << " layers";
+    if (model.attention_layers) {
+      std::cout << model.attention_layers << " attention layers of " << model.heads << " heads";
+      if (model.latent_cache)
+        std::cout << " (latent attention: its cache holds " << model.latent_cache << " numbers a token and layer"
+                  << (model.latent_cache == kMlaCacheWidth ? ")" : "; vLLM's MLA kernels cache " + std::to_string(kMlaCacheWidth) +
+                                                                    ", so vLLM caches each head's keys and values)");
+    } else {
+      std::cout << model.layers << " layers";
+    }
     std::cout << ", vocabulary of " << model.vocab;
   } else {
     std::cout << "`" << function << "` as the model's forward";

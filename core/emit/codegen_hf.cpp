@@ -717,17 +717,19 @@ class HfGenerator : public PythonWriter {
     for (auto& [key, w] : layer.weights) {
       int64_t stacked = constant(w.type->axes[0], "`" + key + "`");
       std::vector<int64_t>& blocks = blocks_of[key];
+      std::set<int64_t> slices_read;
       for (int64_t l = 0; l < layers; ++l)
         if (auto at = slices.per_block[static_cast<size_t>(l)].find(key); at != slices.per_block[static_cast<size_t>(l)].end()) {
           if (at->second < 0 || at->second >= stacked)
             refuse(where(model_param(key).name_span) + ": block " + std::to_string(l) + " reads `" + key + "` at " + std::to_string(at->second) + ", outside its first axis of " +
                    std::to_string(stacked));
           blocks.push_back(l);
+          slices_read.insert(at->second);
         }
-      // Each slice is one block's (block_slices refuses two blocks on one): a slice none reads would be lost.
-      if (static_cast<int64_t>(blocks.size()) != stacked)
+      // A slice several blocks read (weights shared by blocks) is a copy in each one's layer; a slice none reads would be lost.
+      if (static_cast<int64_t>(slices_read.size()) != stacked)
         refuse(where(model_param(key).name_span) + ": `" + key + "` has " + std::to_string(stacked) + " slices along its first axis but the blocks read " +
-               std::to_string(blocks.size()) + " of them; the folder would lose the others");
+               std::to_string(slices_read.size()) + " of them; the folder would lose the others");
     }
     std::vector<std::string> layer_inputs = {python_name(carried[0])};
     std::vector<std::pair<std::string, const ValueType*>> typed;

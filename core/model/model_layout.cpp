@@ -688,15 +688,6 @@ BlockSlices block_slices(const Analysis& analysis, const ModelLayout& layout) {
   for (int64_t l = 0; l < *layout.layers; ++l) {
     BlockWalk walk(analysis, layout.loop->variable, l, &layout);
     walk.block(*layout.loop->body);
-    // Each block its own slice: a slice two blocks read would be one weight in two layers.
-    for (auto& [field, at] : walk.slices)
-      for (int64_t earlier = 0; earlier < l; ++earlier)
-        if (auto other = out.per_block[static_cast<size_t>(earlier)].find(field);
-            other != out.per_block[static_cast<size_t>(earlier)].end() && other->second == at) {
-          walk.refusals.push_back({walk.spans.at(field), "blocks " + std::to_string(earlier) + " and " + std::to_string(l) + " both read `" + layout.model_var + "." + field +
-                                                             "` at " + std::to_string(at) + "; each block's layer owns its own slice of a weight"});
-          break;
-        }
     out.per_block.push_back(std::move(walk.slices));
     for (ModelRefusal& r : walk.refusals)
       if (std::none_of(out.refusals.begin(), out.refusals.end(), [&](const ModelRefusal& o) { return o.span == r.span; }))

@@ -128,7 +128,8 @@ std::vector<std::vector<int64_t>> attention_windows_per_block(const Analysis& an
 // The blocks' weights, block by block: the slice of each stacked field a block reads (`m.w[l]`;
 // `m.w[l - Ld]` in the blocks after Ld dense ones; any index known per block), so a field may be
 // stacked over a run of the blocks, or several runs, as transformers' DeepseekV3 builds its first
-// `first_k_dense_replace` layers with a dense MLP and the rest with experts. An `if` on the block's
+// `first_k_dense_replace` layers with a dense MLP and the rest with experts; several blocks may read
+// one slice (`m.w[(l % 2) as Index[2]]`: weights shared by every other block). An `if` on the block's
 // index takes one branch; one not decided per block, all of them.
 struct BlockSlices {
   std::vector<std::map<std::string, int64_t>> per_block;  // block -> field -> its index along the field's first axis

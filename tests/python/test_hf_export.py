@@ -561,3 +561,52 @@ def test_a_latent_attention_of_other_sizes_is_cached_whole_by_vllm(tmp_path):
     assert "kv_lora_rank" not in config and (config["head_dim"], config["num_key_value_heads"]) == (72, 2)
     modeling = (tmp_path / "hf" / "modeling_shapescript.py").read_text()
     assert "def expand_kv(self, cached_latent, k_shared):" in modeling
+
+
+SHARED_BLOCKS = '''
+dim D = 32
+dim H = 2
+dim V = 64
+dim L = 4
+dim S = 2
+
+model M:
+    param wte: [V D] = normal(std=0.02)
+    param norm: [L D] = ones
+    param wq: [S D D] = normal(std=0.02)
+    param wo: [L D D] = normal(std=0.02)
+
+fn attend(x: [b n D], wq: [D D], wo: [D D]) -> [b n D]:
+    q = rearrange(linear(x, wq), b n (H e) -> b H n e)
+    return linear(rearrange(scaled_dot_product_attention(q, q, q, attn_mask=causal[n n]), b H n e -> b n (H e)), wo)
+
+fn forward(m: M, ids: [b n] Index[V]) -> [b n V]:
+    x = embedding(ids, m.wte)
+    for l in 0..L:
+        s = (l % 2) as Index[S]
+        x = x + attend(rms_norm(x, over=D, weight=m.norm[l]), m.wq[s], m.wo[l])
+    return linear(x, m.wte)
+'''
+
+
+def test_weights_that_blocks_share_are_a_copy_in_each_layer(tmp_path):
+    """`m.wq[s]`, `s = (l % 2) as Index[S]`: every other block reads one slice (weights shared by blocks). Each
+    block's layer holds a copy of its slice, so transformers (and vLLM, which loads each layer's
+    weights by name) compute what the compiled forward does."""
+    import shapescript
+
+    source = place(tmp_path, SHARED_BLOCKS, "shared.ss")
+    compiled = shapescript.compile(source)
+    ours = model_class(compiled)()
+    ours.load_state_dict(unit_scale_weights(ours.state_dict(), seed=3))
+    torch.save(ours.state_dict(), tmp_path / "ckpt.pt")
+    result = cli("export", "shared.ss", "--hf", "hf", "--vllm", "--weights", "ckpt.pt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "wrote hf: 4 attention layers of 2 heads, vocabulary of 64; vLLM can serve it\n"
+    folder = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path / "hf"), trust_remote_code=True, dtype=torch.float32).eval()
+    layers = folder.model.layers
+    assert torch.equal(layers[0].attend.wq.weight, layers[2].attend.wq.weight)
+    assert not torch.equal(layers[0].attend.wq.weight, layers[1].attend.wq.weight)
+    ids = torch.randint(0, 64, (2, 9), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        torch.testing.assert_close(folder(input_ids=ids).logits, compiled.forward(ours, ids), atol=1e-5, rtol=1e-5)

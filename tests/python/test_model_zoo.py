@@ -407,12 +407,13 @@ def test_hf_folder_with_block_runs_gives_transformers_logits(tmp_path_factory):
     assert (tuple(cached.keys.shape), tuple(cached.values.shape)) == ((1, 1, 8 + NEW_TOKENS - 1, 512), (1, 1, 8 + NEW_TOKENS - 1, 64))
 
 
-def test_hf_refuses_a_slice_that_two_blocks_read(tmp_path):
-    """A param stacked over a run of blocks is each block's own slice: `m.w_b[0]` in every sparse
-    block would be one weight in three layers, and `--hf` says where (the golden block_runs_hf.ss
-    reads `m.w_b[s]`, s = (l - La) as Index[Lb])."""
+def test_hf_refuses_slices_that_no_block_reads(tmp_path):
+    """`m.w_b[0]` in every sparse block reads one of `w_b`'s three slices: the blocks share it (each
+    layer holds a copy: test_hf_export.py's test_weights_that_blocks_share_are_a_copy_in_each_layer),
+    but the folder would lose the other two, and `--hf` says where the param is (the golden
+    block_runs_hf.ss reads `m.w_b[s]`, s = (l - La) as Index[Lb])."""
     source = (EXAMPLES.parent / "tests" / "golden" / "emit" / "block_runs_hf.ss").read_text()
     (tmp_path / "runs.ss").write_text(source.replace("m.w_b[s]", "m.w_b[0]"))
     result = cli("export", "runs.ss", "--hf", "runs_hf", cwd=tmp_path)
     assert result.returncode == 1
-    assert "runs.ss:37:31: blocks 1 and 2 both read `m.w_b` at 0; each block's layer owns its own slice of a weight" in result.stderr, result.stderr
+    assert "runs.ss:20:11: `w_b` has 3 slices along its first axis but the blocks read 1 of them; the folder would lose the others" in result.stderr, result.stderr

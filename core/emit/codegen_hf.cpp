@@ -728,8 +728,12 @@ class HfGenerator : public PythonWriter {
         }
       // A slice several blocks read (weights shared by blocks) is a copy in each one's layer; a slice none reads would be lost.
       if (static_cast<int64_t>(slices_read.size()) != stacked)
-        refuse(where(model_param(key).name_span) + ": `" + key + "` has " + std::to_string(stacked) + " slices along its first axis but the blocks read " +
-               std::to_string(slices_read.size()) + " of them; the folder would lose the others");
+      {
+        std::string read;
+        for (int64_t at : slices_read) read += (read.empty() ? "" : ", ") + std::to_string(at);
+        refuse(where(model_param(key).name_span) + ": `" + model_var + "." + key + "` has " + std::to_string(stacked) + " slices along its first axis but the blocks read " +
+               (slices_read.size() == 1 ? "only slice " : "only slices ") + read + "; the folder would lose the others");
+      }
     }
     std::vector<std::string> layer_inputs = {python_name(carried[0])};
     std::vector<std::pair<std::string, const ValueType*>> typed;

@@ -564,7 +564,7 @@ def test_a_latent_attention_of_other_sizes_is_cached_whole_by_vllm(tmp_path):
 
 
 SHARED_BLOCKS = '''
-dim D = 32
+dim D = 64
 dim H = 2
 dim V = 64
 dim L = 4

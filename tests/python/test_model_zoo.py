@@ -416,4 +416,4 @@ def test_hf_refuses_slices_that_no_block_reads(tmp_path):
     (tmp_path / "runs.ss").write_text(source.replace("m.w_b[s]", "m.w_b[0]"))
     result = cli("export", "runs.ss", "--hf", "runs_hf", cwd=tmp_path)
     assert result.returncode == 1
-    assert "runs.ss:20:11: `w_b` has 3 slices along its first axis but the blocks read 1 of them; the folder would lose the others" in result.stderr, result.stderr
+    assert "runs.ss:20:11: `m.w_b` has 3 slices along its first axis but the blocks read only slice 0; the folder would lose the others" in result.stderr, result.stderr

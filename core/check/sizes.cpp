@@ -291,6 +291,15 @@ SizeExpr SizeExpr::substitute(const SizeBindings& values) const {
   return result;
 }
 
+std::optional<std::pair<int64_t, int64_t>> SizeExpr::fixed_linear_in(std::string_view v) const {
+  auto linear = linear_in(v);
+  if (!linear || variables().size() != 1) return std::nullopt;
+  auto scale = linear->first.constant_value();
+  auto offset = linear->second.constant_value();
+  if (!scale || !offset || *scale <= 0) return std::nullopt;
+  return std::make_pair(*scale, *offset);
+}
+
 std::optional<std::pair<SizeExpr, SizeExpr>> SizeExpr::linear_in(std::string_view v) const {
   SizeExpr a, c;
   for (const auto& [m, coeff] : terms()) {

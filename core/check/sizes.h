@@ -89,6 +89,9 @@ class SizeExpr {
   // Linear view in one variable: *this == a*v + c with a, c free of v; nullopt if v appears with a
   // power above 1. A v that does not appear gives a == 0.
   std::optional<std::pair<SizeExpr, SizeExpr>> linear_in(std::string_view v) const;
+  // (a, c) where *this == a*v + c with v its only variable and a > 0, c fixed numbers: the form in
+  // which v can be read back from the size ((size - c) / a), as the code generators read axes.
+  std::optional<std::pair<int64_t, int64_t>> fixed_linear_in(std::string_view v) const;
 
   // Deterministic, parseable by the size grammar: "16*gh", "gh*gw", "n+1", "2*n-1", "3*b*n",
   // "n*n" (no power operator in the language), "0" for zero. Constant factor first; terms by

@@ -284,12 +284,8 @@ class Planner {
     auto axis_held = [&](const std::string& axis) {
       for (size_t k = 0; k < takes.size(); ++k) {
         if (!takes[k] || !tensor_with_axes(k)) continue;
-        for (const Axis& a : types.parameters[k].tensor.axes) {
-          auto linear = a.size.linear_in(axis);
-          if (!linear || a.size.variables().size() != 1) continue;
-          auto scale = linear->first.constant_value();
-          if (scale && *scale > 0 && linear->second.constant_value()) return true;
-        }
+        for (const Axis& a : types.parameters[k].tensor.axes)
+          if (a.size.fixed_linear_in(axis)) return true;
       }
       return false;
     };

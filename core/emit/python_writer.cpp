@@ -404,15 +404,12 @@ std::string PythonWriter::axis_reads(const std::vector<std::pair<std::string, co
     for (auto& [name, type] : inputs) {
       if (found || !type || !type->is_tensor()) continue;
       for (size_t a = 0; a < type->tensor.rank() && !found; ++a) {
-        const SizeExpr& size = type->tensor.axes[a].size;
-        auto linear = size.linear_in(axis);
-        if (!linear || size.variables().size() != 1) continue;
-        auto scale = linear->first.constant_value();
-        auto offset = linear->second.constant_value();
-        if (!scale || !offset || *scale <= 0) continue;
+        auto linear = type->tensor.axes[a].size.fixed_linear_in(axis);
+        if (!linear) continue;
+        auto [scale, offset] = *linear;
         std::string read = name + ".shape[" + std::to_string(a) + "]";
-        if (*offset) read = "(" + read + (*offset > 0 ? " - " : " + ") + std::to_string(std::abs(*offset)) + ")";
-        if (*scale != 1) read += " // " + std::to_string(*scale);
+        if (offset) read = "(" + read + (offset > 0 ? " - " : " + ") + std::to_string(std::abs(offset)) + ")";
+        if (scale != 1) read += " // " + std::to_string(scale);
         out += indent(depth) + python_name(axis) + " = " + read + "\n";
         found = true;
       }

@@ -1,10 +1,9 @@
 #include "model/latent_attention.h"
 
-#include <algorithm>
 #include <map>
 #include <vector>
 
-#include "check/builtins.h"
+#include "model/model_layout.h"
 #include "syntax/walk.h"
 
 namespace ss {
@@ -35,21 +34,13 @@ class Body {
   // Each variable `e` reads, not inside the leaves and not a lambda's own parameter.
   template <class Visit>
   void free_names(const Expr& e, const Leaves& leaves, Visit&& visit) const {
-    std::vector<std::string_view> bound;
-    auto walk = [&](auto& self, const Expr& x) -> void {
-      if (leaves.expressions.count(&x)) return;
-      if (x.kind == Expr::Kind::name) {
-        if (std::find(bound.begin(), bound.end(), x.text) == bound.end() && !leaves.variables.count(x.text)) visit(x);
-        return;
-      }
-      if (x.kind == Expr::Kind::lambda) bound.push_back(x.text);
-      for (const ExprPtr& operand : x.operands)
-        if (operand) self(self, *operand);
-      for (const Argument& argument : x.arguments)
-        if (argument.value) self(self, *argument.value);
-      if (x.kind == Expr::Kind::lambda) bound.pop_back();
-    };
-    walk(walk, e);
+    for_each_free_name(
+        e,
+        [&](const Expr& name) {
+          if (!leaves.variables.count(name.text)) visit(name);
+          return Walk::into;
+        },
+        [&](const Expr& x) { return leaves.expressions.count(&x) > 0; });
   }
 
   // Whether `e` (in statement `at`) reads an input, following variables to their assignments.
@@ -88,12 +79,6 @@ class Body {
   const std::set<std::string>& inputs_;
 };
 
-bool is_role(const Analysis& analysis, const Expr& e, BuiltinRole role) {
-  if (e.kind != Expr::Kind::call) return false;
-  auto facts = analysis.semantics.calls.find(&e);
-  return facts != analysis.semantics.calls.end() && facts->second.builtin && facts->second.builtin->role == role;
-}
-
 std::optional<int64_t> axis_size(const ValueType* type, size_t rank, size_t axis) {
   if (!type || !type->is_tensor() || type->tensor.rank() != rank) return std::nullopt;
   return type->tensor.axes[axis].size.constant_value();
@@ -111,7 +96,7 @@ std::optional<LatentAttention> find_latent_attention(const Analysis& analysis, c
     if (s.kind != Statement::Kind::assign && s.kind != Statement::Kind::return_ && s.kind != Statement::Kind::expression) return std::nullopt;
     if (!s.value) continue;
     bool twice = !for_each_expr(*s.value, [&](const Expr& e) {
-      if (!is_role(analysis, e, BuiltinRole::attention)) return Walk::into;
+      if (!is_builtin_call(analysis, e, BuiltinRole::attention)) return Walk::into;
       if (attention) return Walk::stop;
       attention = &e;
       at = i;
@@ -202,7 +187,7 @@ std::optional<LatentAttention> find_latent_attention(const Analysis& analysis, c
   for (size_t i : v_reads) {
     if (!statements[i].value) continue;
     for_each_expr(*statements[i].value, [&](const Expr& e) {
-      if (is_role(analysis, e, BuiltinRole::linear) && !e.arguments.empty() && e.arguments[0].value) found = as_expansion(e, i);
+      if (is_builtin_call(analysis, e, BuiltinRole::linear) && !e.arguments.empty() && e.arguments[0].value) found = as_expansion(e, i);
       return found ? Walk::stop : Walk::into;
     });
     if (found) break;

@@ -85,14 +85,6 @@ class DimAlgebra {
   std::set<std::string> expanding_;
 };
 
-bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role, const CallFacts** facts_out = nullptr) {
-  if (e.kind != Expr::Kind::call) return false;
-  auto facts = analysis.semantics.calls.find(&e);
-  if (facts == analysis.semantics.calls.end()) return false;
-  if (facts_out) *facts_out = &facts->second;
-  return facts->second.builtin && facts->second.builtin->role == role;
-}
-
 // An axis of a checked type as a polynomial in the dims: by its label when that names a dim, else its fixed size.
 std::optional<SizeExpr> axis_formula(DimAlgebra& dims, const Axis& axis) {
   if (dims.is_dim(axis.label)) return dims.dim(axis.label);

@@ -16,12 +16,6 @@ namespace {
 // `[b n] Index[V]`: token ids, or their positions.
 bool is_index_matrix(const ValueType& t) { return t.is_tensor() && t.tensor.rank() == 2 && t.tensor.element.kind == ElementKind::index; }
 
-bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role) {
-  if (e.kind != Expr::Kind::call) return false;
-  auto facts = analysis.semantics.calls.find(&e);
-  return facts != analysis.semantics.calls.end() && facts->second.builtin && facts->second.builtin->role == role;
-}
-
 void add_once(std::vector<std::string>& names, const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
@@ -44,6 +38,14 @@ bool close(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::
 const Expr* argument(const Expr& call, size_t i) { return i < call.arguments.size() ? call.arguments[i].value.get() : nullptr; }
 
 }  // namespace
+
+bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role, const CallFacts** facts_out) {
+  if (e.kind != Expr::Kind::call) return false;
+  auto facts = analysis.semantics.calls.find(&e);
+  if (facts == analysis.semantics.calls.end()) return false;
+  if (facts_out) *facts_out = &facts->second;
+  return facts->second.builtin && facts->second.builtin->role == role;
+}
 
 std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(const ModelLayout& layout) {
   bool capped = false, scaled = false;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "check/analysis.h"
+#include "check/builtins.h"
 
 namespace ss {
 
@@ -93,6 +94,10 @@ struct ModelLayout {
 // The first operation after the output layer that a logits processor which caps the logits
 // (`tanh(z / c) * c`), then scales them, as vLLM's does, can't apply, and what it lacks.
 std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(const ModelLayout& layout);
+
+// `e` is a call of a built-in of `role` (the passes that take a model apart match built-ins by role,
+// never by name); *facts_out, when given, becomes the call's facts whatever the role.
+bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role, const CallFacts** facts_out = nullptr);
 
 // A number written with literals, dims and `sqrt`/`exp`/`log` of them (`1 / sqrt(D)`, `30.0`).
 std::optional<double> fixed_real(const Analysis& analysis, const Expr* e);

@@ -99,11 +99,13 @@ bool for_each_expr(const Block& block, VisitExpr&& visit) {
 }
 
 // Lambda scoping: each `name` expression in `e` that reads a variable from outside `e`, that is,
-// every name but those a lambda around it binds (`i` in `map(i => i * x)` reads only `x`).
-template <class Visit>
-bool for_each_free_name(const Expr& e, Visit&& visit) {
+// every name but those a lambda around it binds (`i` in `map(i => i * x)` reads only `x`). The
+// expressions `opaque` says are (and all inside them) are passed over.
+template <class Visit, class Opaque>
+bool for_each_free_name(const Expr& e, Visit&& visit, Opaque&& opaque) {
   std::vector<std::string_view> bound;  // the parameters of the lambdas around the node
   auto walk = [&](auto& self, const Expr& x) -> bool {
+    if (opaque(x)) return true;
     if (x.kind == Expr::Kind::name) {
       for (std::string_view b : bound)
         if (b == x.text) return true;
@@ -119,6 +121,11 @@ bool for_each_free_name(const Expr& e, Visit&& visit) {
     return going;
   };
   return walk(walk, e);
+}
+
+template <class Visit>
+bool for_each_free_name(const Expr& e, Visit&& visit) {
+  return for_each_free_name(e, visit, [](const Expr&) { return false; });
 }
 
 // Whether `e` reads the variable `name` (a lambda whose parameter is `name` shadows it); with

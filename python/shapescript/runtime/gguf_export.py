@@ -63,7 +63,6 @@ class Model:
         self.spec = spec
         self.reference = reference
         self.shapes = {p["name"]: tuple(p["shape"]) for p in spec["parameters"]}
-        self.stacked = [p["name"] for p in spec["parameters"] if p["stacked"]]
         self.embedding = spec["embedding"]
         self.output_layer = spec["output_layer"]
         self.embedding_tables = spec["embedding_tables"]
@@ -71,15 +70,16 @@ class Model:
         # Which slice of each field each block reads (`m.w[l]`, or `m.w_router[l - Ld]` in the blocks after
         # Ld dense ones): a field some blocks read and others don't is stacked over a run of the blocks.
         blocks = (spec.get("description") or {}).get("blocks") or {}
-        self.slices = blocks.get("slices") or [{name: i for name in self.stacked} for i in range(self.layers)]
+        stacked = [p["name"] for p in spec["parameters"] if p["stacked"]]  # read as `m.w[l]`, in the blocks' order of use
+        self.slices = blocks.get("slices") or [{name: i for name in stacked} for i in range(self.layers)]
         readers = {}
         for i, read in enumerate(self.slices):
             for name in read:
                 readers.setdefault(name, []).append(i)
         self.sliced = set(readers)
-        # The fields of each run of blocks narrower than all of them, by the blocks that read them, first blocks first.
+        # The fields every block reads, and those of each narrower run of blocks, first blocks first.
         every = [name for name, blocks_reading in readers.items() if len(blocks_reading) == self.layers]
-        self.stacked = [name for name in self.stacked if name in every] + [name for name in every if name not in self.stacked]
+        self.stacked = [name for name in stacked if name in every] + [name for name in every if name not in stacked]
         runs = {}
         for name, blocks_reading in readers.items():
             if name not in every:
@@ -1411,8 +1411,9 @@ class Deepseek2(Arch):
             out = torch.einsum("bnhc,hvc->bnhv", attended, p("attn_v_b.weight")).reshape(b, n, -1)
             h = x + out @ p("attn_output.weight").T
             f = _rms_norm(h, p("ffn_norm.weight"), eps)
+            swiglu = lambda kind: (silu(f @ p(f"ffn_gate{kind}.weight").T) * (f @ p(f"ffn_up{kind}.weight").T)) @ p(f"ffn_down{kind}.weight").T  # noqa: E731
             if f"blk.{i}.ffn_gate_inp.weight" not in t:
-                x = h + (silu(f @ p("ffn_gate.weight").T) * (f @ p("ffn_up.weight").T)) @ p("ffn_down.weight").T
+                x = h + swiglu("")
                 continue
             router = f @ p("ffn_gate_inp.weight").T
             scores = torch.sigmoid(router) if hp["gating"] == "sigmoid" else router.softmax(-1)
@@ -1423,8 +1424,7 @@ class Deepseek2(Arch):
             layer = {f"{name}.weight": p(f"{name}.weight") for name in ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")}
             inner = silu(_every_expert(f, layer, "ffn_gate_exps")) * _every_expert(f, layer, "ffn_up_exps")
             routed = _chosen_experts(_every_expert(inner, layer, "ffn_down_exps"), chosen, weights * hp["expert_scale"])
-            shared = (silu(f @ p("ffn_gate_shexp.weight").T) * (f @ p("ffn_up_shexp.weight").T)) @ p("ffn_down_shexp.weight").T
-            x = h + routed + shared
+            x = h + routed + swiglu("_shexp")
         return _rms_norm(x, t["output_norm.weight"], eps) @ t.get("output.weight", t["token_embd.weight"]).T
 
     def metadata(self, writer, hp, model):

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """`shapescript import-weights` wall time per architecture of tests/python/test_architectures.py
-(transformers' own class at the example's sizes, saved with save_pretrained), for one or more
-binaries side by side (an earlier build as `before`), with the machine's load.
+(transformers' own class at the example's sizes, saved with save_pretrained), or with --zoo of the
+model zoo (bench/model_zoo.py: issue 19's seventeen architectures at their tiny configs), for one or
+more binaries side by side (an earlier build as `before`), with the machine's load.
 
-    python bench/bench_import_weights.py [--bin after=build/shapescript] [--bin before=../main/build/shapescript] [--runs 1]
+    python bench/bench_import_weights.py [--zoo] [--bin after=build/shapescript] [--bin before=../main/build/shapescript] [--runs 1]
 
 Aim from issue 19: under 30 s each on 2 cores. Each run is a fresh process: it pays for importing
 torch and transformers and loading the folder, as a user's run does. The figures are printed
@@ -33,11 +34,19 @@ def main():
     parser.add_argument("--bin", action="append", default=[], help="NAME=PATH of a shapescript binary (repeatable)")
     parser.add_argument("--runs", type=int, default=1, help="runs per architecture and binary (the median is printed)")
     parser.add_argument("--only", nargs="*", help="these architectures only")
+    parser.add_argument("--zoo", action="store_true", help="the model zoo's architectures (bench/model_zoo.py)")
     args = parser.parse_args()
     binaries = dict(b.split("=", 1) for b in args.bin) or {"after": str(ROOT / "build" / "shapescript")}
     os.environ.setdefault("SHAPESCRIPT_BIN", next(iter(binaries.values())))
-    from test_architectures import ARCHITECTURES, reference_model
+    if args.zoo:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from model_zoo import ZOO as ARCHITECTURES, reference_model
+    else:
+        from test_architectures import ARCHITECTURES, reference_model
 
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # save_pretrained's bars between the rows
     env = {**os.environ, "VIRTUAL_ENV": str(pathlib.Path(sys.executable).parent.parent), "NO_COLOR": "1"}
     print(f"load average before: {' '.join(load())} ({os.cpu_count()} cpus); python {sys.executable}")
     names = args.only or sorted(ARCHITECTURES)
@@ -46,7 +55,7 @@ def main():
         for arch_name in names:
             arch = ARCHITECTURES[arch_name]
             folder = pathlib.Path(tmp) / arch_name
-            reference_model(arch, seed=11).save_pretrained(folder)
+            reference_model(arch, seed=11).save_pretrained(folder, safe_serialization=True)
             cells = []
             for name, binary in binaries.items():
                 times, said = [], ""

@@ -26,6 +26,9 @@ const std::map<std::string, std::string_view>& embedded_runtime_files();  // gen
 
 namespace {
 
+// The runtime's one entry for every target (python/shapescript/runtime/run_export.py, targets.py).
+constexpr const char* kExportScript = "run_export.py";
+
 std::string dtype_of(const ElementType& element) {
   switch (element.kind) {
     case ElementKind::int_:
@@ -241,7 +244,19 @@ std::string choose_python(const std::string& requested) {
   return "python3";
 }
 
-int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
+const ExportTarget& ExportOptions::target() const {
+  for (const ExportTarget& t : export_targets())
+    if (!t.option.empty() && targets.contains(t.option)) return t;
+  return export_targets().front();
+}
+
+std::string ExportOptions::path(const ExportTarget& t) const {
+  auto given = targets.find(t.option);
+  return t.flag || given == targets.end() ? output : given->second;
+}
+
+int write_hf_folder(const ExportOptions& options, const Analysis& analysis, const ExportTarget& target) {
+  const std::string dir = options.path(target);
   RenderOptions render{use_color(options.color, stderr)};
   // What vLLM would refuse (the serving rules): with --vllm these were errors and export ended; here they are notes.
   std::vector<const Diagnostic*> serving;
@@ -260,14 +275,14 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   }
   // The folders above it are made as before; the folder itself is built beside it and swapped in.
   std::error_code made;
-  std::filesystem::path above = std::filesystem::absolute(options.hf, made).parent_path();
+  std::filesystem::path above = std::filesystem::absolute(dir, made).parent_path();
   if (!made) std::filesystem::create_directories(above, made);
   InterruptScope interrupts;
   StagedOutput staged;
   std::string error;
   if (made) error = made.message();
-  if (!error.empty() || !staged.prepare({options.hf, true}, error)) {
-    std::cerr << "error: can't create the folder `" << options.hf << "`: " << error << "\n";
+  if (!error.empty() || !staged.prepare({dir, true}, error)) {
+    std::cerr << "error: can't create the folder `" << dir << "`: " << error << "\n";
     return kExitFiles;
   }
   nlohmann::json config = nlohmann::json::object();
@@ -285,6 +300,7 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
   for (const HfParameter& p : model.parameters) parameters.push_back({{"name", p.name}, {"shape", p.shape}});
   GeneratedModule reference = generate_python(analysis, PythonImports::left_out);
   nlohmann::json spec = {{"version", 1},
+                         {"target", target.key},
                          {"source", analysis.file.path()},
                          {"output", staged.path().string()},
                          {"config", config},
@@ -303,15 +319,15 @@ int run_hf_export(const ExportOptions& options, const Analysis& analysis) {
                          {"takes_positions", model.takes_positions},
                          {"max_positions", model.max_positions},
                          {"vocab", model.vocab}};
-  const std::string failed = "error: writing `" + options.hf + "` failed: ";
+  const std::string failed = "error: writing `" + dir + "` failed: ";
   int status = 1;
-  auto result = run_runtime("hf.py", spec, options, failed, false, RuntimeMode::quiet, &status);
+  auto result = run_runtime(kExportScript, spec, options, failed, false, RuntimeMode::quiet, &status);
   if (!result) return status;
   if (int finished = finish_output(staged, {"config.json", "configuration_shapescript.py", "modeling_shapescript.py", "model.safetensors"},
                                    failed, choose_python(options.python)))
     return finished;
   for (const Diagnostic* d : serving) std::cerr << render_diagnostic(analysis.file, *d, render);
-  std::cout << "wrote " << options.hf << ": ";
+  std::cout << "wrote " << dir << ": ";
   if (model.causal_lm) {
     if (model.attention_layers) {
       std::cout << model.attention_layers << " attention layers of " << model.heads << " heads";
@@ -474,7 +490,8 @@ nlohmann::json language_model_spec(const Analysis& analysis, const ModelLayout& 
 
 // --gguf: llama.cpp runs its own implementation of an architecture, so nothing is compiled; the
 // runtime (gguf_export.py) finds the architecture that computes what the model does and writes it.
-int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
+int write_gguf_file(const ExportOptions& options, const Analysis& analysis, const ExportTarget& target) {
+  const std::string file = options.path(target);
   std::string function = options.function.empty() ? "forward" : options.function;
   const std::string failed = "error: exporting `" + function + "` failed: ";
   // The model's description (embedding, blocks, output layer); which llama.cpp architecture computes
@@ -487,8 +504,8 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
   }
   InterruptScope interrupts;
   StagedOutput staged;
-  if (std::string error; !staged.prepare({options.gguf, false}, error)) {
-    std::cerr << "error: can't write `" << options.gguf << "`: " << error << "\n";
+  if (std::string error; !staged.prepare({file, false}, error)) {
+    std::cerr << "error: can't write `" << file << "`: " << error << "\n";
     return kExitFiles;
   }
   auto absolute_or_null = [](const std::string& path) {
@@ -500,18 +517,19 @@ int run_gguf_export(const ExportOptions& options, const Analysis& analysis) {
     return 1;
   }
   nlohmann::json spec = language_model_spec(analysis, layout, facts, function);
-  spec.update({{"output", staged.path().string()},
+  spec.update({{"target", target.key},
+               {"output", staged.path().string()},
                {"weights", absolute_or_null(options.weights)},
                {"weights_name", options.weights},
                {"tokenizer", absolute_or_null(options.tokenizer)},
                {"tokenizer_name", options.tokenizer}});
   int status = 1;
-  auto result = run_runtime("gguf_export.py", spec, options, failed, true, RuntimeMode::quiet, &status);
+  auto result = run_runtime(kExportScript, spec, options, failed, true, RuntimeMode::quiet, &status);
   if (!result) return status;
   if (int finished = finish_output(staged, {}, failed, choose_python(options.python))) return finished;
   try {
     const nlohmann::json& reply = result->reply;
-    std::cout << "wrote " << options.gguf << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
+    std::cout << "wrote " << file << ": llama.cpp's `" << reply.at("architecture").get<std::string>() << "`, "
               << reply.at("blocks").get<int64_t>() << " blocks of " << reply.at("heads").get<int64_t>() << " heads, vocabulary of "
               << reply.at("vocab").get<int64_t>() << ", " << reply.at("tensors").get<int64_t>() << " tensors, "
               << reply.at("size").get<std::string>();
@@ -611,39 +629,41 @@ int run_program(const RunOptions& run) {
 }
 
 int run_export(const ExportOptions& options) {
+  const ExportTarget& target = options.target();
   AnalyzeOptions analyze_options;
   read_named_files(analyze_options);
-  if (!options.hf.empty()) {
+  if (target.key == "hf") {
     // --vllm makes the serving rules errors; --hf alone reports them as what vLLM would refuse.
     analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;
     if (!options.function.empty()) analyze_options.serving_function = options.function;
     analyze_options.tensor_parallel = options.tensor_parallel;
   }
-  // `--fn forward` to a .pt2: a model's forward, its weights in the program (--hf and --gguf have rules of their own).
-  if (options.hf.empty() && options.gguf.empty()) analyze_options.model_forward = options.function;
+  // `--fn forward` to a program: a model's forward, its weights in the program (--hf and --gguf have rules of their own).
+  if (target.write == write_program) analyze_options.model_forward = options.function;
   // Before any work: no output may be an input.
   std::vector<OutputPath> outputs;
-  if (!options.hf.empty()) outputs.push_back({options.hf, true});
-  if (!options.gguf.empty()) outputs.push_back({options.gguf});
-  if (!options.output.empty()) outputs.push_back({options.output});
+  if (std::string path = options.path(target); !path.empty()) outputs.push_back({path, target.folder});
   const std::vector<std::string> inputs = {options.file, options.weights, options.tokenizer};
   if (!refuse_overwriting_inputs(inputs, outputs)) return kExitFiles;
   int status = 0;
   auto analysis = checked_file(options.file, analyze_options, options.color, status);
   if (!analysis) return status;
-  if (!options.hf.empty()) return run_hf_export(options, *analysis);
-  if (!options.gguf.empty()) return run_gguf_export(options, *analysis);
+  return target.write(options, *analysis, target);
+}
+
+// A program target (pt2, aoti, onnx): an `export fn`, or with --fn a model's forward, from its export spec.
+int write_program(const ExportOptions& options, const Analysis& analysis, const ExportTarget& target) {
   const ExportSignature* signature = nullptr;
-  for (const ExportSignature& e : analysis->exports)
-    if (options.function.empty() ? analysis->exports.size() == 1 : e.function == options.function) signature = &e;
+  for (const ExportSignature& e : analysis.exports)
+    if (options.function.empty() ? analysis.exports.size() == 1 : e.function == options.function) signature = &e;
   if (!signature) {
     if (!options.function.empty()) {
       std::cerr << "error: `" << options.file << "` has no `export fn " << options.function << "`";
-    } else if (analysis->exports.empty()) {
+    } else if (analysis.exports.empty()) {
       std::cerr << "error: `" << options.file << "` has no `export fn` to export";
     } else {
-      std::cerr << "error: `" << options.file << "` has " << analysis->exports.size() << " export fns; choose one with --fn:";
-      for (const ExportSignature& e : analysis->exports) std::cerr << " " << e.function;
+      std::cerr << "error: `" << options.file << "` has " << analysis.exports.size() << " export fns; choose one with --fn:";
+      for (const ExportSignature& e : analysis.exports) std::cerr << " " << e.function;
     }
     std::cerr << "\n";
     return 2;
@@ -652,21 +672,27 @@ int run_export(const ExportOptions& options) {
     std::cerr << "error: --weights gives a model's parameters, but `" << signature->function << "` takes no model\n";
     return 2;
   }
-  std::string format = options.aoti ? "aoti" : "pt2";
-  std::string output = options.output.empty() ? signature->function + ".pt2" : options.output;
-  if (options.output.empty() && !refuse_overwriting_inputs(inputs, {{output}})) return kExitFiles;
+  const std::vector<std::string> inputs = {options.file, options.weights, options.tokenizer};
+  std::string output = options.path(target);
+  if (output.empty()) {
+    output = signature->function + ".pt2";
+    if (!refuse_overwriting_inputs(inputs, {{output}})) return kExitFiles;
+  }
   InterruptScope interrupts;
   StagedOutput staged;
   if (std::string error; !staged.prepare({output}, error)) {
     std::cerr << "error: can't write `" << output << "`: " << error << "\n";
     return kExitFiles;
   }
-  GeneratedModule module = generate_python(*analysis, PythonImports::left_out);
-  nlohmann::json spec = export_spec(*analysis, *signature, module, staged.path().string(), format, options.weights);
+  GeneratedModule module = generate_python(analysis, PythonImports::left_out);
+  nlohmann::json spec = export_spec(analysis, *signature, module, staged.path().string(), std::string(target.key), options.weights);
+  spec["target"] = target.key;
+  const bool aoti = target.key == "aoti";
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
-            << (options.aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
+            << (aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
   const std::string failed = "error: exporting `" + signature->function + "` failed: ";
-  auto result = run_runtime("run_export.py", spec, options, failed, true, RuntimeMode::quiet, &status);
+  int status = 1;
+  auto result = run_runtime(kExportScript, spec, options, failed, true, RuntimeMode::quiet, &status);
   if (!result) return status;
   if (int finished = finish_output(staged, {}, failed, choose_python(options.python))) return finished;
   std::string dynamic;
@@ -676,8 +702,8 @@ int run_export(const ExportOptions& options) {
   } catch (const std::exception&) {
     dynamic = "?";
   }
-  std::cout << "wrote " << output << ": `" << signature->function << "`" << (options.aoti ? " as an AOTInductor package" : "")
-            << ", dynamic " << (dynamic.empty() ? "nothing" : dynamic) << "\n";
+  std::cout << "wrote " << output << ": `" << signature->function << "`" << target.as << ", dynamic " << (dynamic.empty() ? "nothing" : dynamic)
+            << "\n";
   return 0;
 }
 

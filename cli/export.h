@@ -2,6 +2,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,24 +12,29 @@
 #include "emit/codegen.h"
 #include "emit/codegen_hf.h"
 #include "process.h"
+#include "targets.h"
 
 namespace ss {
 
 struct ExportOptions {
   std::string file;
-  std::string output;    // empty: FUNCTION.pt2 in the current directory
+  std::string output;    // -o: a program target's file; empty: FUNCTION.pt2 in the current directory
   std::string function;  // empty: the file's only export fn
-  bool aoti = false;
+  // What each target's option gave (targets.h): its path ("--hf DIR"), or "1" for a flag on -o's file ("--aoti").
+  std::map<std::string, std::string, std::less<>> targets;
   std::string python;    // empty: the active virtualenv's, then python3
   bool verbose = false;
   std::string color = "auto";
-  std::string hf;        // --hf DIR: a Hugging Face folder of the model's forward
   bool vllm = false;     // --vllm: insist that vLLM can serve it (the E33xx rules are errors)
   std::optional<int64_t> tensor_parallel;  // --tp K: insist that K devices split its heads and weights evenly (E3310)
   std::string weights;   // --weights ckpt.pt: trained parameters for --hf or --gguf
-  std::string gguf;      // --gguf FILE: the model as one of llama.cpp's architectures
   std::string tokenizer; // --tokenizer PATH: a tokenizer.json or HF folder (--hf, --gguf), or a GGUF file's vocabulary (--gguf)
   std::vector<std::string> torchrun;  // non-empty: the script runs on every rank, launched by launch.py with these torchrun flags
+
+  // The target asked for: the row whose option was given, else pt2.
+  const ExportTarget& target() const;
+  // Where it goes: its option's path, else -o's (empty: the default).
+  std::string path(const ExportTarget& target) const;
 };
 
 // The runtime's export spec (python/shapescript/runtime/SPEC.md) for one exported function.

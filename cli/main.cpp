@@ -124,20 +124,32 @@ int run_command(int argc, char** argv) {
 
   app.add_subcommand("lsp", "run the language server on stdin/stdout (see `shapescript lsp --help`)");
   ss::ExportOptions export_options;
-  CLI::App* export_command = app.add_subcommand("export", "export an `export fn` as a torch.export program (.pt2) or an AOTInductor package");
+  CLI::App* export_command = app.add_subcommand("export", "export an `export fn` as a torch.export program (.pt2), an AOTInductor package or an ONNX model, or a model's forward as a Hugging Face folder or a GGUF file");
   export_command->add_option("file", export_options.file, "the ShapeScript file")->required();
   export_command->add_option("-o,--output", export_options.output, "where to write it (default: FUNCTION.pt2)");
   export_command->add_option("--fn", export_options.function, "the function to export (default: the file's only export fn)");
-  export_command->add_flag("--aoti", export_options.aoti, "write an AOTInductor package, compiled ahead of time (needs a C++ compiler)");
   export_command->add_option("--python", export_options.python, "the Python with torch and einops (default: the active virtualenv's, then python3)");
-  export_command->add_option("--hf", export_options.hf, "write the model's forward as a Hugging Face folder DIR");
+  // One option per target of the table (targets.cpp): a path of its own, or a flag on -o's file.
+  std::vector<std::pair<std::string, CLI::Option*>> path_options;
+  for (const ss::ExportTarget& target : ss::export_targets()) {
+    if (target.option.empty()) continue;
+    std::string name(target.option);
+    if (target.flag) {
+      export_command->add_flag_callback(name, [&export_options, name] { export_options.targets[name] = "1"; }, std::string(target.help));
+    } else {
+      path_options.emplace_back(name, export_command->add_option_function<std::string>(
+          name, [&export_options, name](const std::string& path) { export_options.targets[name] = path; }, std::string(target.help)));
+    }
+  }
+  // A target of its own path is the only one asked for, and -o isn't its path.
+  for (auto& [name, option] : path_options) {
+    for (const ss::ExportTarget& other : ss::export_targets())
+      if (!other.option.empty() && other.option != name) option->excludes(std::string(other.option));
+    option->excludes("-o");
+  }
   export_command->add_flag("--vllm", export_options.vllm, "with --hf: insist that vLLM can serve it")->needs("--hf");
   export_command->add_option("--tp", export_options.tensor_parallel, "with --hf: insist that K devices can split its heads and weights evenly (E3310)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->needs("--hf");
-  CLI::Option* hf = export_command->get_option("--hf");
-  CLI::Option* gguf = export_command->add_option("--gguf", export_options.gguf,
-                                                 "write the model as a GGUF FILE for llama.cpp, if it is one of llama.cpp's architectures");
-  gguf->excludes(hf)->excludes("--aoti")->excludes("-o");
   export_command->add_option("--tokenizer", export_options.tokenizer,
                               "with --hf or --gguf: the tokenizer to carry, a tokenizer.json or a Hugging Face folder (or, for --gguf, a GGUF file "
                               "whose vocabulary to embed); default: a --weights folder's, else none (--gguf: one token per id)");
@@ -197,8 +209,11 @@ int run_command(int argc, char** argv) {
   if (*check) return run_check(check_paths, format, color, serving, check_tp);
   if (*explain) return run_explain(code);
   if (*export_command) {
-    if (!export_options.tokenizer.empty() && export_options.hf.empty() && export_options.gguf.empty()) {
-      std::cerr << "--tokenizer requires --hf or --gguf\nRun with --help for more information.\n";
+    if (!export_options.tokenizer.empty() && !export_options.target().tokenizer) {
+      std::string carriers;  // the targets that carry one, as the table lists them
+      for (const ss::ExportTarget& target : ss::export_targets())
+        if (target.tokenizer) carriers += (carriers.empty() ? "" : " or ") + std::string(target.option);
+      std::cerr << "--tokenizer requires " << carriers << "\nRun with --help for more information.\n";
       return kExitUsage;
     }
     return ss::run_export(export_options);

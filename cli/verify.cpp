@@ -195,18 +195,22 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
   struct Artifact {
     std::string key, what, path;
     std::vector<std::string> args;
+    bool folder;
   };
-  std::vector<Artifact> wanted = {
-      {"pt2", "the .pt2 program", (artifacts / "model.pt2").string(), {"--fn", options.function, "-o"}},
-      {"aoti", "the AOTInductor package (compiling C++, a minute or two)", (artifacts / "model.aoti.pt2").string(),
-       {"--fn", options.function, "--aoti", "-o"}},
-      {"hf", "the Hugging Face folder", (artifacts / "hf").string(), {"--fn", options.function, "--hf"}},
-      {"gguf", "the GGUF file", (artifacts / "model.gguf").string(), {"--fn", options.function, "--gguf"}},
-  };
-  // An encoder's transformers row reads the folder its weights came from: --hf writes language models.
-  if (encoder) std::erase_if(wanted, [](const Artifact& a) { return a.key == "hf"; });
+  // Every target of export's table that verify has an engine for (targets.cpp: those with an
+  // artifact name), asked for as a user would: `export FILE --fn F [OPTION] PATH`.
+  std::vector<Artifact> wanted;
+  for (const ExportTarget& target : export_targets()) {
+    if (target.artifact.empty()) continue;
+    // An encoder's transformers row reads the folder its weights came from: --hf writes language models.
+    if (encoder && !target.encoders) continue;
+    std::vector<std::string> args = {"--fn", options.function};
+    if (!target.option.empty()) args.emplace_back(target.option);
+    if (target.option.empty() || target.flag) args.emplace_back("-o");
+    wanted.push_back({std::string(target.key), std::string(target.what), (artifacts / target.artifact).string(), args, target.folder});
+  }
   std::vector<OutputPath> outputs;
-  for (const Artifact& a : wanted) outputs.push_back({a.path, a.key == "hf"});
+  for (const Artifact& a : wanted) outputs.push_back({a.path, a.folder});
   if (!refuse_overwriting_inputs({options.file, options.weights}, outputs)) return 2;
   nlohmann::json exported = nlohmann::json::object();
   for (const Artifact& a : wanted) {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import urllib.request
@@ -99,6 +100,9 @@ def test_llama_example_is_written_as_llama(tmp_path):
     names = {t.name: tuple(int(s) for s in t.shape) for t in reader.tensors}
     assert names["blk.1.ffn_gate.weight"] == (64, 192)  # ggml's order: {n_embd, n_ff}
     assert names["output.weight"] == (64, 512) and "output_norm.weight" in names and len(names) == 21
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o666 & ~umask  # a new file's permissions, not a temporary file's 0600
 
 
 def test_gpt2_example_is_written_as_gpt2_with_tied_output(tmp_path):

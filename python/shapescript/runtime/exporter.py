@@ -757,6 +757,18 @@ def run(spec: dict):
     return ep, write_output(ep, spec)
 
 
+# The export targets `pt2` and `aoti` (targets.py): their interface. Their errors are all said by
+# summarize_exception (an ExportError's lines joined, without its type).
+EXPECTED = ()
+
+
+def write(spec: dict, verbose: bool = False) -> dict:
+    """Exports and writes the program; returns the answer (SPEC.md, "Command line")."""
+    run(spec)
+    return {"ok": True, "output": spec["output"], "format": spec.get("format", "pt2"), "torch": str(torch.__version__),
+            "dynamic": dynamic_axes(spec)}
+
+
 # ---------------------------------------------------------------------------
 # error messages
 

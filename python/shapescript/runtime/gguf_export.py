@@ -28,7 +28,8 @@ The CLI runs it with a spec (JSON):
                          without one, a folder `weights` names gives its tokenizer when it has one
   reply                  where to write the answer (absolute)
 
-On success it writes one JSON object to the file `reply` names (script.reply). Errors are `error: ...` lines; the exit status is 1.
+The export target `gguf` (targets.py): run_export.py calls write(spec, verbose), which returns the
+answer; EXPECTED are the refusals said as they are.
 """
 
 from __future__ import annotations
@@ -1815,7 +1816,7 @@ def _vocabulary(writer, spec, vocab, name, tokenizer=None):
     writer.add_add_bos_token(False)
 
 
-def write(model, arch, placements, hp, params, tokenizer=None):
+def write_file(model, arch, placements, hp, params, tokenizer=None):
     import gguf
     import numpy as np
 
@@ -1840,6 +1841,9 @@ def write(model, arch, placements, hp, params, tokenizer=None):
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
         writer.close()
+        umask = os.umask(0)  # mkstemp made it 0600: give it the permissions a new file gets
+        os.umask(umask)
+        os.chmod(partial, 0o666 & ~umask)
         os.replace(partial, output)  # the file appears whole, or not at all
     finally:
         if os.path.exists(partial):
@@ -1954,8 +1958,8 @@ def export_gguf(spec):
                 nearest = (arch, closeness)
             continue
         torch.set_default_dtype(torch.float32)
-        count = write(model, arch, placements, hp, file_weights, tokenizer)
-        script.reply(spec, {
+        count = write_file(model, arch, placements, hp, file_weights, tokenizer)
+        return {
             "architecture": arch.name,
             "blocks": model.layers,
             "heads": hp["heads"],
@@ -1965,8 +1969,7 @@ def export_gguf(spec):
             "hyperparameters": {k: v for k, v in hp.items() if isinstance(v, (int, float, str))},
             "mapping": {name: field for mapping, _ in placements for name, field in mapping.items()},
             "tokenizer": _tokenizer_summary(tokenizer),
-        })
-        return 0
+        }
     name = spec["model"] or spec["function"]
     # The variants with other numbers of tensors than the model's go unsaid: their families' reasons
     # (`llama`'s for qwen2, gemma, phi3, ...) already say why, in the words the book's chapter shows.
@@ -1989,11 +1992,11 @@ def _tokenizer_summary(tokenizer):
 DETAILED = False
 
 
-def main(argv):
+EXPECTED = (GgufError, weights.WeightsError, hf_tokenizer.TokenizerError)
+
+
+def write(spec, verbose=False):
+    """The target's interface (targets.py): writes the file spec["output"] names; returns the answer."""
     global DETAILED
-    DETAILED = "--verbose" in argv
-    return script.run(argv, export_gguf, (GgufError, weights.WeightsError, hf_tokenizer.TokenizerError))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    DETAILED = verbose
+    return export_gguf(spec)

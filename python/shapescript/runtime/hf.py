@@ -17,7 +17,8 @@ The CLI compiles the model (core/emit/codegen_hf.cpp) and runs this script with 
   tokenizer, tokenizer_name  a tokenizer.json or a Hugging Face folder whose tokenizer the folder carries, or
                  null: a `weights` folder's, when it has one (hf_tokenizer.py: files read as untrusted input)
 
-Errors are printed as `error: ...` lines; the exit status is 1.
+The export target `hf` (targets.py): run_export.py calls write(spec, verbose); EXPECTED are the
+refusals said as they are.
 """
 
 from __future__ import annotations
@@ -123,9 +124,10 @@ def export_folder(spec):
         check_folder(spec, reference, params)
 
 
-def main(argv):
-    return script.run(argv, export_folder, (HfError, weights.WeightsError, hf_tokenizer.TokenizerError))
+EXPECTED = (HfError, weights.WeightsError, hf_tokenizer.TokenizerError)
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def write(spec, verbose=False):
+    """The target's interface (targets.py): writes the folder spec["output"] names; returns the answer."""
+    export_folder(spec)
+    return {"ok": True, "output": spec["output"]}

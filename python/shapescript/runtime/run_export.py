@@ -1,18 +1,19 @@
-"""Command-line entry of the ShapeScript export runtime.
+"""Command-line entry of the ShapeScript export runtime, for every target (targets.py).
 
-    python run_export.py [--verbose] SPEC.json        (a plain script, next to exporter.py and script.py)
+    python run_export.py [--verbose] SPEC.json        (a plain script, next to the runtime's modules)
     python -m shapescript.runtime [--verbose] SPEC.json
 
-SPEC.json is an export spec (see SPEC.md); `-` reads it from stdin.  On success
-it answers with one JSON object, written to the file the spec's `reply` names
-(the shapescript CLI's way: the generated module may import packages that print),
-or else as the only line on stdout:
+SPEC.json is an export spec (see SPEC.md); `-` reads it from stdin.  Its `target`
+(pt2, aoti, hf, gguf, onnx; default its `format`, else pt2) picks the module that
+writes it.  On success it answers with one JSON object, written to the file the
+spec's `reply` names (the shapescript CLI's way: the generated module may import
+packages that print), or else as the only line on stdout:
 
     {"ok": true, "output": "patchify.pt2", "format": "pt2", "torch": "2.x",
      "dynamic": {"img": {"0": "b", "2": "16*gh", "3": "16*gw"}}}
 
 Exit status: 0 written; 1 the export failed (`error: ...` on stderr);
-2 bad usage or a malformed spec; 3 torch or einops is missing from this Python.
+2 bad usage or a malformed spec; 3 a package the target needs is missing from this Python.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ def _err(msg: str) -> None:
     sys.stderr.flush()
 
 
-def _check_python() -> int:
-    """Import torch and einops; say how to install them if they're missing."""
+def _check_python(needs) -> int:
+    """Import what the target needs (torch and einops, ...); say how to install what is missing."""
     exe = sys.executable or "python3"
-    for name, install in (("torch", "torch einops"), ("einops", "einops")):
+    for name, install in needs:
         try:
             __import__(name)
         except ModuleNotFoundError as e:
@@ -106,7 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         _err(f"error: export spec {spec_path} is not JSON: {e}")
         return EXIT_USAGE
 
-    status = _check_python()
+    targets = _load_sibling("targets")
+    try:
+        target = targets.TARGETS[targets.target_of(spec)]
+    except targets.UnknownTarget as e:
+        _err(f"error: invalid export spec {spec_path}: {e}")
+        return EXIT_USAGE
+    status = _check_python(target.needs)
     if status:
         return status
 
@@ -119,16 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     try:
         exporter = _load_sibling("exporter")
+        writer = None
         try:
             exporter._check_version(spec)
-            ep, path = exporter.run(spec)
-            result = {
-                "ok": True,
-                "output": spec["output"],
-                "format": spec.get("format", "pt2"),
-                "torch": _torch_version(),
-                "dynamic": exporter.dynamic_axes(spec),
-            }
+            writer = _load_sibling(target.module)
+            result = writer.write(spec, verbose)
         except exporter.SpecError as e:
             if verbose:
                 import traceback
@@ -136,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
                 traceback.print_exc()
             _err(f"error: invalid export spec {spec_path}: {exporter.summarize_exception(e)}")
             return EXIT_USAGE
+        except getattr(writer, "EXPECTED", ()) as e:  # the target's own refusals, said as they are
+            if verbose:
+                import traceback
+
+                traceback.print_exc()
+            _err(f"error: {e}")
+            return EXIT_FAILED
         except Exception as e:
             if verbose:
                 import traceback
@@ -152,12 +161,6 @@ def main(argv: list[str] | None = None) -> int:
         os.close(real_stdout)
     _load_sibling("script").reply(spec, result)
     return EXIT_OK
-
-
-def _torch_version() -> str:
-    import torch
-
-    return str(torch.__version__)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,12 @@ void Checker::error(DiagnosticCode code, Span span, std::string message, std::st
   report(code, span, std::move(message)).label(std::move(label));
 }
 
+const FunctionSignature& Checker::signature(const Item* item) const {
+  static const FunctionSignature none;
+  auto found = signatures_.find(item);
+  return found == signatures_.end() ? none : *found->second;
+}
+
 std::string Checker::text(Span span) const { return squash_spaces(a_.file.slice(span)); }
 
 // E0207: an `extern fn`'s target becomes code in the generated module, so it must be a dotted name
@@ -98,8 +104,9 @@ void Checker::run(const Analysis* previous, bool incremental) {
     if (item.kind == Item::Kind::model) check_model(item);
     if (item.kind == Item::Kind::extern_fn) check_extern_target(item);
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
-      signatures_[&item] = incremental_ ? recorded_signature(item) : signature_of(item);
-      a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};
+      auto& signature = signatures_[&item];
+      signature = incremental_ ? recorded_signature(item) : std::make_shared<const FunctionSignature>(signature_of(item));
+      a_.semantics.functions[&item] = {signature->parameters, signature->result};
     }
   }
   for (const Item& item : a_.program.items)
@@ -739,7 +746,7 @@ void Checker::check_initializer(const Expr& init) {
 // Functions
 
 void Checker::check_function(const Item& item) {
-  const FunctionSignature& signature = signatures_[&item];
+  const FunctionSignature& signature = this->signature(&item);
   Scope scope;
   scope.mode = SizeMode::body;
   scope.function = &item;
@@ -875,7 +882,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
 
 std::optional<TensorType> Checker::expected_type(const Expr& e, const Scope& scope) {
   if (&e != returned_ || !scope.function || !scope.function->result) return std::nullopt;
-  const ValueType& result = signatures_[scope.function].result;
+  const ValueType& result = signature(scope.function).result;
   if (!result.is_tensor()) return std::nullopt;
   return result.tensor;
 }
@@ -932,7 +939,7 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
         .help("declare what it returns: `-> " + value.to_string() + "`");
     return;
   }
-  const FunctionSignature& signature = signatures_[fn];
+  const FunctionSignature& signature = this->signature(fn);
   const ValueType& expected = signature.result;
   if (value.kind == ValueType::Kind::python) {
     python_without_as(expr, text(fn->result->span));
@@ -1102,7 +1109,7 @@ void Checker::collect_symbols() {
     }
     a_.symbols.push_back(std::move(symbol));
     if (exported_root(item)) {
-      const FunctionSignature& signature = signatures_[&item];
+      const FunctionSignature& signature = this->signature(&item);
       ExportSignature e;
       e.function = item.name;
       e.name_span = item.name_span;

@@ -51,11 +51,52 @@ uint64_t hash_text(std::string_view text, uint64_t seed) {
   return h ^ text.size();
 }
 
+namespace {
+
+bool stays(Span span, const TextChange& change) {
+  auto moved = change.move(span);
+  return moved && *moved == span;
+}
+
+bool stays(const Axis& axis, const TextChange& change);
+
+bool stays(const SizeOrigin& origin, const TextChange& change) {
+  if (!stays(origin.at, change)) return false;
+  for (const Axis& input : origin.inputs)
+    if (!stays(input, change)) return false;
+  return true;
+}
+
+bool stays(const Axis& axis, const TextChange& change) {
+  return stays(axis.bound_at, change) && (!axis.origin || stays(*axis.origin, change));
+}
+
+bool stays(const ValueType& value, const TextChange& change) {
+  for (const Axis& axis : value.tensor.axes)
+    if (!stays(axis, change)) return false;
+  for (const ValueType& element : value.elements)
+    if (!stays(element, change)) return false;
+  return true;
+}
+
+// True when the edit moves no position in `signature`: then the record's is shared as it is.
+bool stays(const FunctionSignature& signature, const TextChange& change) {
+  for (const ValueType& parameter : signature.parameters)
+    if (!stays(parameter, change)) return false;
+  if (!stays(signature.result, change)) return false;
+  for (auto& [name, binding] : signature.scope_axes)
+    if (!stays(binding.at, change)) return false;
+  return true;
+}
+
+}  // namespace
+
 bool move_spans(Axis& axis, const TextChange& change) {
   auto at = change.move(axis.bound_at);
   if (!at) return false;
   axis.bound_at = *at;
-  if (axis.origin) {
+  // An origin is shared between types: copied only when a position in it moves.
+  if (axis.origin && !stays(*axis.origin, change)) {
     auto origin = std::make_shared<SizeOrigin>(*axis.origin);
     auto origin_at = change.move(origin->at);
     if (!origin_at) return false;
@@ -217,9 +258,9 @@ void Checker::check_and_record(const Item& item) {
   FunctionRecord record;
   record.item = &item;
   record.text_hash = text_hash;
-  record.identifiers = identifiers_in(source);
-  record.environment_hash = environment_hash(record.identifiers);
-  record.position_dependent = std::binary_search(record.identifiers.begin(), record.identifiers.end(), "experts");
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(source));
+  record.environment_hash = environment_hash(*record.identifiers);
+  record.position_dependent = std::binary_search(record.identifiers->begin(), record.identifiers->end(), "experts");
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
   record.hovers_begin = a_.hovers.size();
   record.definitions_begin = a_.definitions.size();
@@ -271,7 +312,7 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   if (record.position_dependent && old.span.begin != item.span.begin) return false;
   if (record.reads_all_names && s.cache->names_hash != s.next->names_hash) return false;
   if (record.suggestion_work && suggestion_work_ + record.suggestion_work >= kSuggestionBudget) return false;
-  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return false;
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
   for (auto& [name, lost] : record.lost_names) {
     FunctionRecord* recording = std::exchange(recording_, nullptr);
     bool now = lost_in_syntax_error(name);
@@ -387,14 +428,14 @@ Span signature_span(const Item& item) {
   return span;
 }
 
-FunctionSignature Checker::recorded_signature(const Item& item) {
+std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item& item) {
   Incremental& s = *incremental_;
   std::string_view text = a_.file.slice(signature_span(item));
   uint64_t text_hash = hash_text(text, static_cast<uint64_t>(item.kind));
   if (s.cache) {
     auto [first, last] = s.cache->signatures_by_text.equal_range(text_hash);
     for (; first != last; ++first)
-      if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return std::move(*signature);
+      if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return signature;
   }
   SignatureRecord record;
   record.item = &item;
@@ -404,14 +445,14 @@ FunctionSignature Checker::recorded_signature(const Item& item) {
   record.definitions_begin = a_.definitions.size();
   FunctionRecord reads;  // what signature_of read beyond the signature's names, noted as a function's check notes it
   recording_ = &reads;
-  FunctionSignature signature = signature_of(item);
+  auto signature = std::make_shared<const FunctionSignature>(signature_of(item));
   recording_ = nullptr;
   record.hovers_end = a_.hovers.size();
   record.definitions_end = a_.definitions.size();
   if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
     return signature;
-  record.identifiers = identifiers_in(text);
-  record.environment_hash = environment_hash(record.identifiers);
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+  record.environment_hash = environment_hash(*record.identifiers);
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
   record.signature = signature;
@@ -420,31 +461,35 @@ FunctionSignature Checker::recorded_signature(const Item& item) {
   return signature;
 }
 
-std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
+std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
   Incremental& s = *incremental_;
   const Analysis& previous = *s.previous;
   const TextChange& change = s.change;
   Span old_span = signature_span(*record.item), span = signature_span(item);
   auto moved_span = change.move(old_span);
   if (!moved_span || !(*moved_span == span) || record.item->kind != item.kind || previous.file.slice(old_span) != a_.file.slice(span))
-    return std::nullopt;
-  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return std::nullopt;
+    return nullptr;
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return nullptr;
 
   // Everything moved to where the text now is, before any of it is kept.
-  FunctionSignature signature = record.signature;
-  for (ValueType& parameter : signature.parameters)
-    if (!move_spans(parameter, change)) return std::nullopt;
-  if (!move_spans(signature.result, change)) return std::nullopt;
-  for (auto& [name, binding] : signature.scope_axes) {
-    auto at = change.move(binding.at);
-    if (!at) return std::nullopt;
-    binding.at = *at;
+  std::shared_ptr<const FunctionSignature> signature = record.signature;
+  if (!stays(*signature, change)) {
+    auto moved = std::make_shared<FunctionSignature>(*signature);
+    for (ValueType& parameter : moved->parameters)
+      if (!move_spans(parameter, change)) return nullptr;
+    if (!move_spans(moved->result, change)) return nullptr;
+    for (auto& [name, binding] : moved->scope_axes) {
+      auto at = change.move(binding.at);
+      if (!at) return nullptr;
+      binding.at = *at;
+    }
+    signature = std::move(moved);
   }
   std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
                                 previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
   for (HoverFact& hover : hovers) {
     auto at = change.move(hover.span);
-    if (!at) return std::nullopt;
+    if (!at) return nullptr;
     hover.span = *at;
   }
   std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
@@ -452,7 +497,7 @@ std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord&
   for (DefinitionFact& definition : definitions) {
     auto use = change.move(definition.use);
     auto target = change.move(definition.target);
-    if (!use || !target) return std::nullopt;
+    if (!use || !target) return nullptr;
     definition.use = *use;
     definition.target = *target;
   }
@@ -460,7 +505,7 @@ std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord&
   for (auto& [at, model] : record.model_type_uses) {
     auto moved = change.move(at);
     auto global = globals_.find(model);
-    if (!moved || global == globals_.end()) return std::nullopt;
+    if (!moved || global == globals_.end()) return nullptr;
     model_type_uses.emplace_back(*moved, global->second);
   }
 

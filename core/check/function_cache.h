@@ -31,7 +31,8 @@ struct FunctionRecord {
   const Item* item = nullptr;  // in the program of the analysis that holds the record
   uint64_t text_hash = 0;      // the function's text and doc
   uint64_t environment_hash = 0;
-  std::vector<std::string> identifiers;  // the words of its text, sorted, each once
+  // The words of its text, sorted, each once; shared by the records that reuse this one.
+  std::shared_ptr<const std::vector<std::string>> identifiers;
   // What else its check read, beyond its text and environment.
   bool reads_files = false;      // a tokenizer's size: never reused
   bool reads_all_names = false;  // did-you-mean over every global name: reused while the names stay
@@ -56,8 +57,8 @@ struct SignatureRecord {
   const Item* item = nullptr;  // in the program of the analysis that holds the record
   uint64_t text_hash = 0;      // the signature's text
   uint64_t environment_hash = 0;
-  std::vector<std::string> identifiers;
-  FunctionSignature signature;
+  std::shared_ptr<const std::vector<std::string>> identifiers;
+  std::shared_ptr<const FunctionSignature> signature;  // the checker's own while no position in it moves
   size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
 };

@@ -64,6 +64,13 @@ std::string describe(const Analysis& a) {
   for (const ExportSignature& e : a.exports) out << "E " << e.function << " " << e.inputs.size() << " " << e.dims.size() << "\n";
   out << "N " << a.not_servable << "\n";
   size_t types = 0, calls = 0;
+  // Signatures, which a check shares with the previous one's records while no position in them moved.
+  for (const Item& item : a.program.items)
+    if (auto f = a.semantics.functions.find(&item); f != a.semantics.functions.end()) {
+      out << "F " << item.name;
+      for (const ValueType& parameter : f->second.parameters) out << " (" << describe(parameter) << ")";
+      out << " -> " << describe(f->second.result) << "\n";
+    }
   for (const Item& item : a.program.items) {
     if (item.kind != Item::Kind::function) continue;
     std::vector<const Expr*> expressions = expressions_of(item);

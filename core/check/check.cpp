@@ -607,6 +607,8 @@ FunctionSignature Checker::signature_of(const Item& item) {
 }
 
 std::string Checker::signature_text(const Item& item) const {
+  // A signature a record gave has its text already: working it out squashes every type's spaces.
+  if (auto known = signature_texts_.find(&item); known != signature_texts_.end()) return known->second;
   std::string out = std::string(item.exported ? "export " : "") + (item.kind == Item::Kind::extern_fn ? "extern fn " : "fn ") + item.name + "(";
   for (size_t i = 0; i < item.parameters.size(); ++i)
     out += (i ? ", " : "") + item.parameters[i].name + ": " + text(item.parameters[i].type.span);

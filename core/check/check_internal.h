@@ -126,6 +126,7 @@ class Checker {
   std::map<std::string, Span, std::less<>> dim_spans_;
   // Shared with the signature records, which outlive this check (function_cache.h).
   std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;
+  std::unordered_map<const Item*, std::string> signature_texts_;  // signature_text of the signatures records gave
   std::map<const Item*, std::map<std::string, ValueType, std::less<>>> model_fields_;
   // A model's hover, written once all functions are checked (its cost reads the forward): the text
   // so far, and each place its name is used as a type.

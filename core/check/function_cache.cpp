@@ -456,6 +456,8 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
   record.signature = signature;
+  record.text = signature_text(item);
+  signature_texts_[&item] = record.text;
   s.next->signatures_by_text.emplace(text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(record));
   return signature;
@@ -516,6 +518,8 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const Signatur
   next.environment_hash = record.environment_hash;
   next.identifiers = record.identifiers;
   next.signature = signature;
+  next.text = record.text;
+  if (record.item->exported == item.exported) signature_texts_[&item] = record.text;
   next.hovers_begin = a_.hovers.size();
   next.definitions_begin = a_.definitions.size();
   a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));

@@ -59,6 +59,7 @@ struct SignatureRecord {
   uint64_t environment_hash = 0;
   std::shared_ptr<const std::vector<std::string>> identifiers;
   std::shared_ptr<const FunctionSignature> signature;  // the checker's own while no position in it moves
+  std::string text;  // Checker::signature_text: what a symbol and a hover show of it
   size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
 };

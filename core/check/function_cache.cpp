@@ -2,6 +2,8 @@
 #include "check/function_cache.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <cctype>
 #include <unordered_set>
 #include <utility>
@@ -42,13 +44,26 @@ std::vector<std::string> identifiers_in(std::string_view text) {
 }
 
 uint64_t hash_text(std::string_view text, uint64_t seed) {
-  // FNV-1a, seeded: stable across runs, and fast enough for a file's worth of text per edit.
+  // MurmurHash3's mixing, eight bytes a step: the file's text is hashed a few times per edit, and
+  // FNV-1a's byte a step was a tenth of the instructions left.
+  auto mix_word = [](uint64_t h, uint64_t word) {
+    word *= 0x87c37b91114253d5ull;
+    word = std::rotl(word, 31) * 0x4cf5ad432745937full;
+    return std::rotl(h ^ word, 27) * 5 + 0x52dce729;
+  };
   uint64_t h = 1469598103934665603ull ^ (seed * 0x9E3779B97F4A7C15ull);
-  for (char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + i, 8);
+    h = mix_word(h, word);
   }
-  return h ^ text.size();
+  uint64_t tail = 0;
+  if (i < text.size()) std::memcpy(&tail, text.data() + i, text.size() - i);
+  h = mix_word(h, tail) ^ text.size();
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
 }
 
 namespace {

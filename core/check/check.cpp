@@ -101,7 +101,10 @@ void Checker::run(const Analysis* previous, bool incremental) {
     if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
   if (incremental) prepare_incremental(previous);
   for (const Item& item : a_.program.items) {
-    if (item.kind == Item::Kind::model) check_model(item);
+    if (item.kind == Item::Kind::model) {
+      if (incremental_) recorded_model(item);
+      else check_model(item);
+    }
     if (item.kind == Item::Kind::extern_fn) check_extern_target(item);
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
       auto& signature = signatures_[&item];

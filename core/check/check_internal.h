@@ -67,6 +67,7 @@ struct Use {
 
 struct FunctionRecord;
 struct SignatureRecord;
+struct ModelRecord;
 
 class Checker {
  public:
@@ -121,6 +122,8 @@ class Checker {
   // signature_of, or the cache's record: shared when no position in it moved, else a moved copy.
   std::shared_ptr<const FunctionSignature> recorded_signature(const Item& item);
   std::shared_ptr<const FunctionSignature> reuse_signature(const SignatureRecord& record, const Item& item);
+  void recorded_model(const Item& item);  // check_model, or the cache's record moved
+  bool reuse_model(const ModelRecord& record, const Item& item);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;

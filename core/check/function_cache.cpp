@@ -548,6 +548,101 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const Signatur
   return signature;
 }
 
+void Checker::recorded_model(const Item& item) {
+  Incremental& s = *incremental_;
+  std::string_view text = a_.file.slice(item.span);
+  uint64_t text_hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind)));
+  if (s.cache) {
+    auto [first, last] = s.cache->models_by_text.equal_range(text_hash);
+    for (; first != last; ++first)
+      if (reuse_model(s.cache->models[first->second], item)) return;
+  }
+  ModelRecord record;
+  record.item = &item;
+  record.text_hash = text_hash;
+  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
+  record.hovers_begin = a_.hovers.size();
+  record.definitions_begin = a_.definitions.size();
+  FunctionRecord reads;  // what check_model read beyond the model's names, noted as a function's check notes it
+  recording_ = &reads;
+  check_model(item);
+  recording_ = nullptr;
+  record.hovers_end = a_.hovers.size();
+  record.definitions_end = a_.definitions.size();
+  if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
+    return;
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+  record.environment_hash = environment_hash(*record.identifiers);
+  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
+    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  if (auto fields = model_fields_.find(&item); fields != model_fields_.end()) record.fields = fields->second;
+  record.hover_text = model_hovers_.at(&item);
+  s.next->models_by_text.emplace(text_hash, s.next->models.size());
+  s.next->models.push_back(std::move(record));
+}
+
+bool Checker::reuse_model(const ModelRecord& record, const Item& item) {
+  Incremental& s = *incremental_;
+  const Analysis& previous = *s.previous;
+  const TextChange& change = s.change;
+  const Item& old = *record.item;
+  auto moved_item = change.move(old.span);
+  if (!moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
+      previous.file.slice(old.span) != a_.file.slice(item.span))
+    return false;
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
+
+  // Everything moved to where the text now is, before any of it is kept.
+  std::map<std::string, ValueType, std::less<>> fields = record.fields;
+  for (auto& [name, type] : fields)
+    if (!move_spans(type, change)) return false;
+  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
+                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
+  for (HoverFact& hover : hovers) {
+    auto at = change.move(hover.span);
+    if (!at) return false;
+    hover.span = *at;
+  }
+  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
+                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
+  for (DefinitionFact& definition : definitions) {
+    auto use = change.move(definition.use);
+    auto target = change.move(definition.target);
+    if (!use || !target) return false;
+    definition.use = *use;
+    definition.target = *target;
+  }
+  std::vector<std::pair<Span, const Item*>> model_type_uses;
+  for (auto& [at, model] : record.model_type_uses) {
+    auto moved = change.move(at);
+    auto global = globals_.find(model);
+    if (!moved || global == globals_.end()) return false;
+    model_type_uses.emplace_back(*moved, global->second);
+  }
+
+  // Kept: as if check_model had run here.
+  ModelRecord next;
+  next.item = &item;
+  next.text_hash = record.text_hash;
+  next.environment_hash = record.environment_hash;
+  next.identifiers = record.identifiers;
+  next.hover_text = record.hover_text;
+  next.hovers_begin = a_.hovers.size();
+  next.definitions_begin = a_.definitions.size();
+  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
+  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
+  next.hovers_end = a_.hovers.size();
+  next.definitions_end = a_.definitions.size();
+  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses.emplace_back(model_type_uses[i].first, record.model_type_uses[i].second);
+  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  if (!fields.empty()) model_fields_[&item] = fields;
+  next.fields = std::move(fields);
+  model_hovers_[&item] = record.hover_text;
+  s.next->models_by_text.emplace(next.text_hash, s.next->models.size());
+  s.next->models.push_back(std::move(next));
+  return true;
+}
+
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
                                               const Analysis* previous, CheckReuse* reuse) {
   auto analysis = std::make_unique<Analysis>();

@@ -9,6 +9,7 @@
 // the text now is (tests/unit/test_incremental.cpp compares the two after random edits).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,19 @@ struct SignatureRecord {
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
 };
 
+// What checking a model gave (Checker::check_model): its parameters' types and hovers, and the
+// start of its hover. Kept only when it reported nothing and read no more than its names.
+struct ModelRecord {
+  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  uint64_t text_hash = 0;      // the model's text and doc
+  uint64_t environment_hash = 0;
+  std::shared_ptr<const std::vector<std::string>> identifiers;
+  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+  std::map<std::string, ValueType, std::less<>> fields;
+  std::string hover_text;
+};
+
 struct FunctionCache {
   std::string options_key;  // a cache serves only checks with the same options
   uint64_t names_hash = 0;  // every global name, for records that read them all
@@ -73,6 +87,8 @@ struct FunctionCache {
   std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>> interface_words;  // text hash -> its words
   std::vector<SignatureRecord> signatures;
   std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
+  std::vector<ModelRecord> models;
+  std::unordered_multimap<uint64_t, size_t> models_by_text;  // text_hash -> index in models
 };
 
 // Where a function's signature is written: all of an extern fn, a function up to its body.

@@ -66,6 +66,12 @@ void Checker::error(DiagnosticCode code, Span span, std::string message, std::st
   report(code, span, std::move(message)).label(std::move(label));
 }
 
+const FunctionSignature& Checker::signature(const Item* item) const {
+  static const FunctionSignature none;
+  auto found = signatures_.find(item);
+  return found == signatures_.end() ? none : *found->second;
+}
+
 std::string Checker::text(Span span) const { return squash_spaces(a_.file.slice(span)); }
 
 // E0207: an `extern fn`'s target becomes code in the generated module, so it must be a dotted name
@@ -95,11 +101,15 @@ void Checker::run(const Analysis* previous, bool incremental) {
     if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
   if (incremental) prepare_incremental(previous);
   for (const Item& item : a_.program.items) {
-    if (item.kind == Item::Kind::model) check_model(item);
+    if (item.kind == Item::Kind::model) {
+      if (incremental_) recorded_model(item);
+      else check_model(item);
+    }
     if (item.kind == Item::Kind::extern_fn) check_extern_target(item);
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
-      signatures_[&item] = incremental_ ? recorded_signature(item) : signature_of(item);
-      a_.semantics.functions[&item] = {signatures_[&item].parameters, signatures_[&item].result};
+      auto& signature = signatures_[&item];
+      signature = incremental_ ? recorded_signature(item) : std::make_shared<const FunctionSignature>(signature_of(item));
+      a_.semantics.functions[&item] = {signature->parameters, signature->result};
     }
   }
   for (const Item& item : a_.program.items)
@@ -600,6 +610,8 @@ FunctionSignature Checker::signature_of(const Item& item) {
 }
 
 std::string Checker::signature_text(const Item& item) const {
+  // A signature a record gave has its text already: working it out squashes every type's spaces.
+  if (auto known = signature_texts_.find(&item); known != signature_texts_.end()) return known->second;
   std::string out = std::string(item.exported ? "export " : "") + (item.kind == Item::Kind::extern_fn ? "extern fn " : "fn ") + item.name + "(";
   for (size_t i = 0; i < item.parameters.size(); ++i)
     out += (i ? ", " : "") + item.parameters[i].name + ": " + text(item.parameters[i].type.span);
@@ -739,7 +751,7 @@ void Checker::check_initializer(const Expr& init) {
 // Functions
 
 void Checker::check_function(const Item& item) {
-  const FunctionSignature& signature = signatures_[&item];
+  const FunctionSignature& signature = this->signature(&item);
   Scope scope;
   scope.mode = SizeMode::body;
   scope.function = &item;
@@ -875,7 +887,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
 
 std::optional<TensorType> Checker::expected_type(const Expr& e, const Scope& scope) {
   if (&e != returned_ || !scope.function || !scope.function->result) return std::nullopt;
-  const ValueType& result = signatures_[scope.function].result;
+  const ValueType& result = signature(scope.function).result;
   if (!result.is_tensor()) return std::nullopt;
   return result.tensor;
 }
@@ -932,7 +944,7 @@ void Checker::check_return(const Expr& expr, const ValueType& value, Scope& scop
         .help("declare what it returns: `-> " + value.to_string() + "`");
     return;
   }
-  const FunctionSignature& signature = signatures_[fn];
+  const FunctionSignature& signature = this->signature(fn);
   const ValueType& expected = signature.result;
   if (value.kind == ValueType::Kind::python) {
     python_without_as(expr, text(fn->result->span));
@@ -1102,7 +1114,7 @@ void Checker::collect_symbols() {
     }
     a_.symbols.push_back(std::move(symbol));
     if (exported_root(item)) {
-      const FunctionSignature& signature = signatures_[&item];
+      const FunctionSignature& signature = this->signature(&item);
       ExportSignature e;
       e.function = item.name;
       e.name_span = item.name_span;

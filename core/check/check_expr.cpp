@@ -222,7 +222,7 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
     const Item* fn = scope.function;
     for (size_t i = 0; fn && fn->exported && i < fn->parameters.size(); ++i)
       if (fn->parameters[i].name_span == local->second.at) {
-        hover(expr.span, parameter_hover(*fn, i, signatures_[fn]));
+        hover(expr.span, parameter_hover(*fn, i, signature(fn)));
         return local->second.type;
       }
     if (!local->second.type.is_unknown()) hover(expr.span, "```shapescript\n" + name + ": " + local->second.type.to_string() + "\n```");
@@ -1166,7 +1166,7 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
   if (current_)
     uses_[current_].push_back({item.kind == Item::Kind::extern_fn ? Use::Kind::extern_call : Use::Kind::call, expr.operands[0]->span,
                                item.kind == Item::Kind::extern_fn ? item.extern_target : item.name, &item, &expr, std::nullopt});
-  const FunctionSignature& signature = signatures_[&item];
+  const FunctionSignature& signature = this->signature(&item);
   std::vector<std::pair<const Argument*, ValueType>> arguments;
   for (const Argument& argument : expr.arguments) {
     if (argument.keyword || argument.pattern) {
@@ -1468,7 +1468,7 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
   for (const auto& side : pattern.inputs)
     for (const SizeNode& node : side) collect_names(node, pattern_names);
   for (const SizeNode& node : pattern.output) collect_names(node, pattern_names);
-  const FunctionSignature* signature = scope.function ? &signatures_[scope.function] : nullptr;
+  const FunctionSignature* signature = scope.function ? &this->signature(scope.function) : nullptr;
   std::set<std::string> resolvable;
   for (auto& [name, span] : pattern_names) {
     auto local = scope.locals.find(name);

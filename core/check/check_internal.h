@@ -67,6 +67,7 @@ struct Use {
 
 struct FunctionRecord;
 struct SignatureRecord;
+struct ModelRecord;
 
 class Checker {
  public:
@@ -80,7 +81,8 @@ class Checker {
   Analysis& analysis() { return a_; }
   const AnalyzeOptions& options() const { return options_; }
   const std::map<const Item*, std::vector<Use>>& uses() const { return uses_; }
-  const FunctionSignature& signature(const Item* item) { return signatures_[item]; }
+  // A function's or extern fn's signature; an empty one for any other item.
+  const FunctionSignature& signature(const Item* item) const;
   std::string text(Span span) const;
   void report(Diagnostic diagnostic);
   // `report(code, span, message).label(..).note(..)`: reported when the statement ends.
@@ -117,12 +119,17 @@ class Checker {
   void prepare_incremental(const Analysis* previous);
   void check_and_record(const Item& item);
   bool reuse_record(const FunctionRecord& record, const Item& item);
-  FunctionSignature recorded_signature(const Item& item);  // signature_of, or the cache's record moved
-  std::optional<FunctionSignature> reuse_signature(const SignatureRecord& record, const Item& item);
+  // signature_of, or the cache's record: shared when no position in it moved, else a moved copy.
+  std::shared_ptr<const FunctionSignature> recorded_signature(const Item& item);
+  std::shared_ptr<const FunctionSignature> reuse_signature(const SignatureRecord& record, const Item& item);
+  void recorded_model(const Item& item);  // check_model, or the cache's record moved
+  bool reuse_model(const ModelRecord& record, const Item& item);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;
-  std::map<const Item*, FunctionSignature> signatures_;
+  // Shared with the signature records, which outlive this check (function_cache.h).
+  std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;
+  std::unordered_map<const Item*, std::string> signature_texts_;  // signature_text of the signatures records gave
   std::map<const Item*, std::map<std::string, ValueType, std::less<>>> model_fields_;
   // A model's hover, written once all functions are checked (its cost reads the forward): the text
   // so far, and each place its name is used as a type.

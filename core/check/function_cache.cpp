@@ -2,6 +2,8 @@
 #include "check/function_cache.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <cctype>
 #include <unordered_set>
 #include <utility>
@@ -42,20 +44,74 @@ std::vector<std::string> identifiers_in(std::string_view text) {
 }
 
 uint64_t hash_text(std::string_view text, uint64_t seed) {
-  // FNV-1a, seeded: stable across runs, and fast enough for a file's worth of text per edit.
+  // MurmurHash3's mixing, eight bytes a step: the file's text is hashed a few times per edit, and
+  // FNV-1a's byte a step was a tenth of the instructions left.
+  auto mix_word = [](uint64_t h, uint64_t word) {
+    word *= 0x87c37b91114253d5ull;
+    word = std::rotl(word, 31) * 0x4cf5ad432745937full;
+    return std::rotl(h ^ word, 27) * 5 + 0x52dce729;
+  };
   uint64_t h = 1469598103934665603ull ^ (seed * 0x9E3779B97F4A7C15ull);
-  for (char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + i, 8);
+    h = mix_word(h, word);
   }
-  return h ^ text.size();
+  uint64_t tail = 0;
+  if (i < text.size()) std::memcpy(&tail, text.data() + i, text.size() - i);
+  h = mix_word(h, tail) ^ text.size();
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
 }
+
+namespace {
+
+bool stays(Span span, const TextChange& change) {
+  auto moved = change.move(span);
+  return moved && *moved == span;
+}
+
+bool stays(const Axis& axis, const TextChange& change);
+
+bool stays(const SizeOrigin& origin, const TextChange& change) {
+  if (!stays(origin.at, change)) return false;
+  for (const Axis& input : origin.inputs)
+    if (!stays(input, change)) return false;
+  return true;
+}
+
+bool stays(const Axis& axis, const TextChange& change) {
+  return stays(axis.bound_at, change) && (!axis.origin || stays(*axis.origin, change));
+}
+
+bool stays(const ValueType& value, const TextChange& change) {
+  for (const Axis& axis : value.tensor.axes)
+    if (!stays(axis, change)) return false;
+  for (const ValueType& element : value.elements)
+    if (!stays(element, change)) return false;
+  return true;
+}
+
+// True when the edit moves no position in `signature`: then the record's is shared as it is.
+bool stays(const FunctionSignature& signature, const TextChange& change) {
+  for (const ValueType& parameter : signature.parameters)
+    if (!stays(parameter, change)) return false;
+  if (!stays(signature.result, change)) return false;
+  for (auto& [name, binding] : signature.scope_axes)
+    if (!stays(binding.at, change)) return false;
+  return true;
+}
+
+}  // namespace
 
 bool move_spans(Axis& axis, const TextChange& change) {
   auto at = change.move(axis.bound_at);
   if (!at) return false;
   axis.bound_at = *at;
-  if (axis.origin) {
+  // An origin is shared between types: copied only when a position in it moves.
+  if (axis.origin && !stays(*axis.origin, change)) {
     auto origin = std::make_shared<SizeOrigin>(*axis.origin);
     auto origin_at = change.move(origin->at);
     if (!origin_at) return false;
@@ -217,9 +273,9 @@ void Checker::check_and_record(const Item& item) {
   FunctionRecord record;
   record.item = &item;
   record.text_hash = text_hash;
-  record.identifiers = identifiers_in(source);
-  record.environment_hash = environment_hash(record.identifiers);
-  record.position_dependent = std::binary_search(record.identifiers.begin(), record.identifiers.end(), "experts");
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(source));
+  record.environment_hash = environment_hash(*record.identifiers);
+  record.position_dependent = std::binary_search(record.identifiers->begin(), record.identifiers->end(), "experts");
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
   record.hovers_begin = a_.hovers.size();
   record.definitions_begin = a_.definitions.size();
@@ -271,7 +327,7 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   if (record.position_dependent && old.span.begin != item.span.begin) return false;
   if (record.reads_all_names && s.cache->names_hash != s.next->names_hash) return false;
   if (record.suggestion_work && suggestion_work_ + record.suggestion_work >= kSuggestionBudget) return false;
-  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return false;
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
   for (auto& [name, lost] : record.lost_names) {
     FunctionRecord* recording = std::exchange(recording_, nullptr);
     bool now = lost_in_syntax_error(name);
@@ -387,14 +443,14 @@ Span signature_span(const Item& item) {
   return span;
 }
 
-FunctionSignature Checker::recorded_signature(const Item& item) {
+std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item& item) {
   Incremental& s = *incremental_;
   std::string_view text = a_.file.slice(signature_span(item));
   uint64_t text_hash = hash_text(text, static_cast<uint64_t>(item.kind));
   if (s.cache) {
     auto [first, last] = s.cache->signatures_by_text.equal_range(text_hash);
     for (; first != last; ++first)
-      if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return std::move(*signature);
+      if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return signature;
   }
   SignatureRecord record;
   record.item = &item;
@@ -404,47 +460,53 @@ FunctionSignature Checker::recorded_signature(const Item& item) {
   record.definitions_begin = a_.definitions.size();
   FunctionRecord reads;  // what signature_of read beyond the signature's names, noted as a function's check notes it
   recording_ = &reads;
-  FunctionSignature signature = signature_of(item);
+  auto signature = std::make_shared<const FunctionSignature>(signature_of(item));
   recording_ = nullptr;
   record.hovers_end = a_.hovers.size();
   record.definitions_end = a_.definitions.size();
   if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
     return signature;
-  record.identifiers = identifiers_in(text);
-  record.environment_hash = environment_hash(record.identifiers);
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+  record.environment_hash = environment_hash(*record.identifiers);
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
   record.signature = signature;
+  record.text = signature_text(item);
+  signature_texts_[&item] = record.text;
   s.next->signatures_by_text.emplace(text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(record));
   return signature;
 }
 
-std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
+std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
   Incremental& s = *incremental_;
   const Analysis& previous = *s.previous;
   const TextChange& change = s.change;
   Span old_span = signature_span(*record.item), span = signature_span(item);
   auto moved_span = change.move(old_span);
   if (!moved_span || !(*moved_span == span) || record.item->kind != item.kind || previous.file.slice(old_span) != a_.file.slice(span))
-    return std::nullopt;
-  if (!s.interfaces_unchanged && environment_hash(record.identifiers) != record.environment_hash) return std::nullopt;
+    return nullptr;
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return nullptr;
 
   // Everything moved to where the text now is, before any of it is kept.
-  FunctionSignature signature = record.signature;
-  for (ValueType& parameter : signature.parameters)
-    if (!move_spans(parameter, change)) return std::nullopt;
-  if (!move_spans(signature.result, change)) return std::nullopt;
-  for (auto& [name, binding] : signature.scope_axes) {
-    auto at = change.move(binding.at);
-    if (!at) return std::nullopt;
-    binding.at = *at;
+  std::shared_ptr<const FunctionSignature> signature = record.signature;
+  if (!stays(*signature, change)) {
+    auto moved = std::make_shared<FunctionSignature>(*signature);
+    for (ValueType& parameter : moved->parameters)
+      if (!move_spans(parameter, change)) return nullptr;
+    if (!move_spans(moved->result, change)) return nullptr;
+    for (auto& [name, binding] : moved->scope_axes) {
+      auto at = change.move(binding.at);
+      if (!at) return nullptr;
+      binding.at = *at;
+    }
+    signature = std::move(moved);
   }
   std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
                                 previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
   for (HoverFact& hover : hovers) {
     auto at = change.move(hover.span);
-    if (!at) return std::nullopt;
+    if (!at) return nullptr;
     hover.span = *at;
   }
   std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
@@ -452,7 +514,7 @@ std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord&
   for (DefinitionFact& definition : definitions) {
     auto use = change.move(definition.use);
     auto target = change.move(definition.target);
-    if (!use || !target) return std::nullopt;
+    if (!use || !target) return nullptr;
     definition.use = *use;
     definition.target = *target;
   }
@@ -460,7 +522,7 @@ std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord&
   for (auto& [at, model] : record.model_type_uses) {
     auto moved = change.move(at);
     auto global = globals_.find(model);
-    if (!moved || global == globals_.end()) return std::nullopt;
+    if (!moved || global == globals_.end()) return nullptr;
     model_type_uses.emplace_back(*moved, global->second);
   }
 
@@ -471,6 +533,8 @@ std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord&
   next.environment_hash = record.environment_hash;
   next.identifiers = record.identifiers;
   next.signature = signature;
+  next.text = record.text;
+  if (record.item->exported == item.exported) signature_texts_[&item] = record.text;
   next.hovers_begin = a_.hovers.size();
   next.definitions_begin = a_.definitions.size();
   a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
@@ -482,6 +546,101 @@ std::optional<FunctionSignature> Checker::reuse_signature(const SignatureRecord&
   s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(next));
   return signature;
+}
+
+void Checker::recorded_model(const Item& item) {
+  Incremental& s = *incremental_;
+  std::string_view text = a_.file.slice(item.span);
+  uint64_t text_hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind)));
+  if (s.cache) {
+    auto [first, last] = s.cache->models_by_text.equal_range(text_hash);
+    for (; first != last; ++first)
+      if (reuse_model(s.cache->models[first->second], item)) return;
+  }
+  ModelRecord record;
+  record.item = &item;
+  record.text_hash = text_hash;
+  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
+  record.hovers_begin = a_.hovers.size();
+  record.definitions_begin = a_.definitions.size();
+  FunctionRecord reads;  // what check_model read beyond the model's names, noted as a function's check notes it
+  recording_ = &reads;
+  check_model(item);
+  recording_ = nullptr;
+  record.hovers_end = a_.hovers.size();
+  record.definitions_end = a_.definitions.size();
+  if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
+    return;
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+  record.environment_hash = environment_hash(*record.identifiers);
+  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
+    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  if (auto fields = model_fields_.find(&item); fields != model_fields_.end()) record.fields = fields->second;
+  record.hover_text = model_hovers_.at(&item);
+  s.next->models_by_text.emplace(text_hash, s.next->models.size());
+  s.next->models.push_back(std::move(record));
+}
+
+bool Checker::reuse_model(const ModelRecord& record, const Item& item) {
+  Incremental& s = *incremental_;
+  const Analysis& previous = *s.previous;
+  const TextChange& change = s.change;
+  const Item& old = *record.item;
+  auto moved_item = change.move(old.span);
+  if (!moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
+      previous.file.slice(old.span) != a_.file.slice(item.span))
+    return false;
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
+
+  // Everything moved to where the text now is, before any of it is kept.
+  std::map<std::string, ValueType, std::less<>> fields = record.fields;
+  for (auto& [name, type] : fields)
+    if (!move_spans(type, change)) return false;
+  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
+                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
+  for (HoverFact& hover : hovers) {
+    auto at = change.move(hover.span);
+    if (!at) return false;
+    hover.span = *at;
+  }
+  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
+                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
+  for (DefinitionFact& definition : definitions) {
+    auto use = change.move(definition.use);
+    auto target = change.move(definition.target);
+    if (!use || !target) return false;
+    definition.use = *use;
+    definition.target = *target;
+  }
+  std::vector<std::pair<Span, const Item*>> model_type_uses;
+  for (auto& [at, model] : record.model_type_uses) {
+    auto moved = change.move(at);
+    auto global = globals_.find(model);
+    if (!moved || global == globals_.end()) return false;
+    model_type_uses.emplace_back(*moved, global->second);
+  }
+
+  // Kept: as if check_model had run here.
+  ModelRecord next;
+  next.item = &item;
+  next.text_hash = record.text_hash;
+  next.environment_hash = record.environment_hash;
+  next.identifiers = record.identifiers;
+  next.hover_text = record.hover_text;
+  next.hovers_begin = a_.hovers.size();
+  next.definitions_begin = a_.definitions.size();
+  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
+  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
+  next.hovers_end = a_.hovers.size();
+  next.definitions_end = a_.definitions.size();
+  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses.emplace_back(model_type_uses[i].first, record.model_type_uses[i].second);
+  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  if (!fields.empty()) model_fields_[&item] = fields;
+  next.fields = std::move(fields);
+  model_hovers_[&item] = record.hover_text;
+  s.next->models_by_text.emplace(next.text_hash, s.next->models.size());
+  s.next->models.push_back(std::move(next));
+  return true;
 }
 
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,

@@ -9,6 +9,7 @@
 // the text now is (tests/unit/test_incremental.cpp compares the two after random edits).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,7 +32,8 @@ struct FunctionRecord {
   const Item* item = nullptr;  // in the program of the analysis that holds the record
   uint64_t text_hash = 0;      // the function's text and doc
   uint64_t environment_hash = 0;
-  std::vector<std::string> identifiers;  // the words of its text, sorted, each once
+  // The words of its text, sorted, each once; shared by the records that reuse this one.
+  std::shared_ptr<const std::vector<std::string>> identifiers;
   // What else its check read, beyond its text and environment.
   bool reads_files = false;      // a tokenizer's size: never reused
   bool reads_all_names = false;  // did-you-mean over every global name: reused while the names stay
@@ -56,10 +58,24 @@ struct SignatureRecord {
   const Item* item = nullptr;  // in the program of the analysis that holds the record
   uint64_t text_hash = 0;      // the signature's text
   uint64_t environment_hash = 0;
-  std::vector<std::string> identifiers;
-  FunctionSignature signature;
+  std::shared_ptr<const std::vector<std::string>> identifiers;
+  std::shared_ptr<const FunctionSignature> signature;  // the checker's own while no position in it moves
+  std::string text;  // Checker::signature_text: what a symbol and a hover show of it
   size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+};
+
+// What checking a model gave (Checker::check_model): its parameters' types and hovers, and the
+// start of its hover. Kept only when it reported nothing and read no more than its names.
+struct ModelRecord {
+  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  uint64_t text_hash = 0;      // the model's text and doc
+  uint64_t environment_hash = 0;
+  std::shared_ptr<const std::vector<std::string>> identifiers;
+  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+  std::map<std::string, ValueType, std::less<>> fields;
+  std::string hover_text;
 };
 
 struct FunctionCache {
@@ -71,6 +87,8 @@ struct FunctionCache {
   std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>> interface_words;  // text hash -> its words
   std::vector<SignatureRecord> signatures;
   std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
+  std::vector<ModelRecord> models;
+  std::unordered_multimap<uint64_t, size_t> models_by_text;  // text_hash -> index in models
 };
 
 // Where a function's signature is written: all of an extern fn, a function up to its body.

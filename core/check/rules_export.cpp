@@ -44,9 +44,8 @@ bool Checker::exported_root(const Item& item) const {
   if (item.kind != Item::Kind::function) return false;
   if (item.exported) return true;
   if (item.name != options_.model_forward) return false;
-  auto signature = signatures_.find(&item);
-  return signature != signatures_.end() && !signature->second.parameters.empty() &&
-         signature->second.parameters[0].kind == ValueType::Kind::model;
+  const FunctionSignature& signature = this->signature(&item);
+  return !signature.parameters.empty() && signature.parameters[0].kind == ValueType::Kind::model;
 }
 
 void Checker::check_export_rules() {
@@ -54,7 +53,7 @@ void Checker::check_export_rules() {
   const std::string& source = a_.file.text();
   for (const Item& root : a_.program.items) {
     if (!exported_root(root)) continue;
-    const FunctionSignature& signature = signatures_[&root];
+    const FunctionSignature& signature = this->signature(&root);
     for (size_t i = 0; i < signature.parameters.size(); ++i) {
       const ValueType& type = signature.parameters[i];
       if (type.kind == ValueType::Kind::model && !root.exported && i == 0) continue;  // a model forward's weights

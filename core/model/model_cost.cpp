@@ -254,6 +254,33 @@ struct ProgramIndex {
   std::map<std::string, std::vector<const Item*>> forwards;  // by model name, in source order
 };
 
+// A size at the dims' values: SizeExpr::substitute's arithmetic, checked alike, without building a
+// polynomial per term; a size naming a non-dim is substituted, since its terms may still cancel.
+std::optional<int64_t> value_at_dims(const SizeExpr& size, const std::map<std::string, int64_t>& dims) {
+  int64_t total = 0;
+  for (const auto& [monomial, coefficient] : size.terms()) {
+    int64_t term = coefficient;
+    for (const auto& [name, exponent] : monomial) {
+      auto value = dims.find(name);
+      if (value == dims.end()) {
+        SizeBindings values;
+        for (const std::string& variable : size.variables())
+          if (auto v = dims.find(variable); v != dims.end()) values[variable] = SizeExpr::constant(v->second);
+        return size.substitute(values).constant_value();
+      }
+      int64_t power = 1, base = value->second;  // square-and-multiply, as SizeExpr's power
+      for (uint32_t e = exponent; e > 0;) {
+        if (e & 1u) power = checked_product(power, base);
+        e >>= 1;
+        if (e > 0) base = checked_product(base, base);
+      }
+      term = checked_product(term, power);
+    }
+    if (__builtin_add_overflow(total, term, &total)) throw std::overflow_error("size arithmetic overflows int64");
+  }
+  return total;
+}
+
 ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model, ProgramIndex& index) {
   ModelCost cost;
   DimAlgebra& dims = index.dims;
@@ -265,12 +292,7 @@ ModelCost model_cost_or_overflow(const Analysis& analysis, const Item& model, Pr
       auto size = dims.size(axis);
       // The number is the formula at the dims' values; a size the algebra can't write leaves only the number.
       std::optional<int64_t> value;
-      if (size) {
-        SizeBindings values;
-        for (const std::string& name : size->variables())
-          if (auto v = analysis.semantics.dims.find(name); v != analysis.semantics.dims.end()) values[name] = SizeExpr::constant(v->second);
-        value = size->substitute(values).constant_value();
-      }
+      if (size) value = value_at_dims(*size, analysis.semantics.dims);
       if (!size || !value) return ModelCost{};  // an unchecked size: no count at all rather than a wrong one
       count = checked_product(count, *value);
       symbolic *= *size;

@@ -1,14 +1,21 @@
 #include "syntax/source.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ss {
 
 TextChange TextChange::between(std::string_view before, std::string_view after) {
   size_t shorter = std::min(before.size(), after.size());
+  // Whole blocks compared with memcmp first: both loops cover the file on every edit.
+  constexpr size_t kBlock = 64;
   size_t prefix = 0;
+  while (prefix + kBlock <= shorter && std::memcmp(before.data() + prefix, after.data() + prefix, kBlock) == 0) prefix += kBlock;
   while (prefix < shorter && before[prefix] == after[prefix]) ++prefix;
   size_t suffix = 0;
+  while (suffix + kBlock <= shorter - prefix &&
+         std::memcmp(before.data() + before.size() - suffix - kBlock, after.data() + after.size() - suffix - kBlock, kBlock) == 0)
+    suffix += kBlock;
   while (suffix < shorter - prefix && before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix]) ++suffix;
   return {static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix), static_cast<uint32_t>(after.size() - suffix)};
 }

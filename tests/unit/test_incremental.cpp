@@ -64,6 +64,13 @@ std::string describe(const Analysis& a) {
   for (const ExportSignature& e : a.exports) out << "E " << e.function << " " << e.inputs.size() << " " << e.dims.size() << "\n";
   out << "N " << a.not_servable << "\n";
   size_t types = 0, calls = 0;
+  // Signatures, which a check shares with the previous one's records while no position in them moved.
+  for (const Item& item : a.program.items)
+    if (auto f = a.semantics.functions.find(&item); f != a.semantics.functions.end()) {
+      out << "F " << item.name;
+      for (const ValueType& parameter : f->second.parameters) out << " (" << describe(parameter) << ")";
+      out << " -> " << describe(f->second.result) << "\n";
+    }
   for (const Item& item : a.program.items) {
     if (item.kind != Item::Kind::function) continue;
     std::vector<const Expr*> expressions = expressions_of(item);
@@ -372,4 +379,45 @@ fn other(x: [n D]) -> [n D]:
     CHECK(describe(*next) == describe(*fresh));
     previous = std::move(next);
   }
+}
+
+TEST_CASE("the changed region between two texts is the one a byte-by-byte comparison finds", "[incremental]") {
+  // TextChange::between compares blocks first: edits near either end, or near a block's edge, must not fool it.
+  auto naive = [](const std::string& before, const std::string& after) {
+    size_t shorter = std::min(before.size(), after.size()), prefix = 0, suffix = 0;
+    while (prefix < shorter && before[prefix] == after[prefix]) ++prefix;
+    while (suffix < shorter - prefix && before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix]) ++suffix;
+    return TextChange{static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix), static_cast<uint32_t>(after.size() - suffix)};
+  };
+  std::mt19937 random(7);
+  for (int i = 0; i < 2000; ++i) {
+    size_t size = std::uniform_int_distribution<size_t>(0, 400)(random);
+    std::string before(size, 'a');
+    int letters = i % 2 ? 3 : 1;  // one letter: every block matches, across the change too
+    for (char& c : before) c = static_cast<char>('a' + std::uniform_int_distribution<int>(0, letters - 1)(random));
+    std::string after = before;
+    size_t at = std::uniform_int_distribution<size_t>(0, size)(random);
+    size_t removed = std::uniform_int_distribution<size_t>(0, std::min<size_t>(size - at, 70))(random);
+    std::string inserted(std::uniform_int_distribution<size_t>(0, 70)(random), i % 4 < 2 ? 'a' : 'b');
+    after.replace(at, removed, inserted);
+    TextChange fast = TextChange::between(before, after), slow = naive(before, after);
+    INFO(before << " -> " << after);
+    CHECK(fast.begin == slow.begin);
+    CHECK(fast.old_end == slow.old_end);
+    CHECK(fast.new_end == slow.new_end);
+  }
+}
+
+TEST_CASE("hash_text tells apart texts that differ in one byte or in length", "[incremental]") {
+  std::string text(100, 'x');
+  uint64_t h = hash_text(text);
+  CHECK(hash_text(text) == h);
+  CHECK(hash_text(text, 1) != h);
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string changed = text;
+    changed[i] = 'y';
+    CHECK(hash_text(changed) != h);
+    CHECK(hash_text(std::string_view(text).substr(0, i)) != h);
+  }
+  CHECK(hash_text(std::string("ab")) != hash_text(std::string("ab\0", 3)));
 }

@@ -54,8 +54,8 @@ def test_backtracking_threads_the_constraints_state_and_says_how_deep_it_got():
     assert all(sizes[m["a"]] == sizes[m["b"]] == sizes[m["c"]] // 2 for m, _ in found)
     assert len(found) == 4  # a, b: the two 4s either way round; c: either 8
 
-    # Nothing of size 3 for `c`: the search gets two slots deep and no further.
-    sizes = {"w8": 8, "w4": 4, "v4": 4}
+    # Nothing of size 3 for `c`: the search gets two slots deep and no further (a = w8, tried last, only one).
+    sizes = {"w4": 4, "v4": 4, "w8": 8}
     patterns = {"a": 1, "b": 1, "c": 3}
     search = mapping.Backtracking(["a", "b", "c"], lambda slot: list(sizes), binds)
     assert list(search.mappings(0)) == []
@@ -174,7 +174,8 @@ def test_repair_moves_to_the_answer_within_the_budget():
 
 
 def test_repair_stops_when_no_move_helps():
-    verifier = mapping.Verifier(lambda m: (1.0, None), tolerance=0.5, budget=50)
+    # A move must bring the difference under 0.9 of the current one: 0.9 of 1.0 isn't enough.
+    verifier = mapping.Verifier(lambda m: (1.0 if m["a"] == "x" else 0.9, None), tolerance=0.5, budget=50)
     start = {"a": "x"}
     got, difference = mapping.repair(start, verifier.verify(start).difference, lambda m: [{"a": "y"}, {"a": "z"}], verifier)
     assert got == start and difference == 1.0

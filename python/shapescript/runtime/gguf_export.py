@@ -42,11 +42,12 @@ import tempfile
 
 if __package__:  # shapescript.runtime, imported in a Python process: sys.path untouched
     from . import script, weights
-    from . import hf_tokenizer, rotary
+    from . import hf_tokenizer, mapping, rotary
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import script  # noqa: E402
     import hf_tokenizer  # noqa: E402
+    import mapping  # noqa: E402
     import rotary  # noqa: E402
     import weights  # noqa: E402
 
@@ -1559,41 +1560,37 @@ def _bind(pattern, shape, env):
     return env
 
 
-def _assignments(arch_tensors, fields, shape_of, env, reached):
-    """Ways to give each of the architecture's tensors one field whose shape fits, trying the
-    fields in the order the forward uses them first (so a model written in llama.cpp's order is
-    read right the first time). Yields (mapping, env); `reached[0]` becomes the most tensors
-    placed at once, which says where the shapes stop fitting."""
+def _placements(parts):
+    """The search (mapping.Backtracking) for every way to place each part's tensors, part after part:
+    each tensor of a part (its slot, (part, name)) takes one of the part's fields, none twice, whose
+    shape binds its pattern with the sizes bound so far; the fields are tried in the order the forward
+    uses them first (so a model written in llama.cpp's order is read right the first time)."""
+    slots = [(j, name) for j, (tensors, _, _, _) in enumerate(parts) for name, _ in tensors]
+    patterns = {(j, name): pattern for j, (tensors, _, _, _) in enumerate(parts) for name, pattern in tensors}
 
-    def place(j, used, mapping, env):
-        reached[0] = max(reached[0], j)
-        if j == len(arch_tensors):
-            yield dict(mapping), env
-            return
-        name, pattern = arch_tensors[j]
-        for field in fields:
-            if field in used:
-                continue
-            bound = _bind(pattern, shape_of(field), env)
-            if bound is None:
-                continue
-            mapping[name] = field
-            yield from place(j + 1, used | {field}, mapping, bound)
-            del mapping[name]
+    def binds(slot, field, partial, env):
+        j = slot[0]
+        if any(other[0] == j and taken == field for other, taken in partial.items()):
+            return None
+        return _bind(patterns[slot], parts[j][2](field), env)
 
-    yield from place(0, frozenset(), {}, env)
+    return mapping.Backtracking(slots, lambda slot: parts[slot[0]][1], binds)
 
 
-def _place_parts(parts, env, reached, j=0, placements=()):
-    """Every way to place each part's tensors (_assignments), part after part, sizes bound as they go:
-    yields ([(llama.cpp's name -> field, its blocks or None)], env). reached[j][0] becomes the most of
-    part j's tensors placed at once."""
-    if j == len(parts):
-        yield list(placements), env
-        return
-    tensors, fields, shape_of, blocks = parts[j]
-    for mapping, bound in _assignments(tensors, fields, shape_of, env, reached[j]):
-        yield from _place_parts(parts, bound, reached, j + 1, placements + ((mapping, blocks),))
+def _place_parts(parts, env, search):
+    """Every placement of the parts' tensors (`search`: _placements(parts)): yields ([(llama.cpp's
+    name -> field, its blocks or None)], env)."""
+    for placed, bound in search.mappings(env):
+        yield [({name: placed[(j, name)] for name, _ in tensors}, blocks) for j, (tensors, _, _, blocks) in enumerate(parts)], bound
+
+
+def _reached(parts, search):
+    """The most of each part's tensors placed at once, which says where the shapes stop fitting."""
+    reached, start = [], 0
+    for tensors, _, _, _ in parts:
+        reached.append(max(0, min(len(tensors), search.deepest - start)))
+        start += len(tensors)
+    return reached
 
 
 def file_tensors(model, placements, params):
@@ -1601,13 +1598,13 @@ def file_tensors(model, placements, params):
     (llama.cpp's name -> field, the blocks it is in, or None for a tensor outside the blocks)."""
     tensors = {"token_embd.weight": params[model.embedding]}
     for i in range(model.layers):
-        for mapping, blocks in placements:
+        for named, blocks in placements:
             if blocks is not None and i in blocks:
-                for name, field in mapping.items():
+                for name, field in named.items():
                     tensors[f"blk.{i}.{name}"] = params[field][model.slices[i][field]]
-    for mapping, blocks in placements:
+    for named, blocks in placements:
         if blocks is None:
-            tensors.update({name: params[field] for name, field in mapping.items()})
+            tensors.update({name: params[field] for name, field in named.items()})
     if model.output_layer and model.output_layer != model.embedding:  # an encoder has none
         tensors["output.weight"] = params[model.output_layer]
     return tensors
@@ -1694,46 +1691,50 @@ def match(arch, model, params, order, ids, logits, budget=400):
         parts = [(block_tensors, in_order(model.stacked), one_block, range(model.layers))]
         parts += [(tensors, in_order(fields), one_block, blocks) for tensors, fields, blocks in runs]
         parts.append((arch.other, in_order(model.others), whole, None))
-        planned.append((parts, [[0] for _ in parts], first_blocks))
+        planned.append((parts, _placements(parts), first_blocks))
 
     def readings():
-        for parts, reached, first_blocks in planned:
-            for placements, env2 in _place_parts(parts, env, reached):
+        for parts, search, first_blocks in planned:
+            for placements, env2 in _place_parts(parts, env, search):
                 tensors = file_tensors(model, placements, params)
                 for variant in arch.variants(env2):
                     yield placements, tensors, {**env2, **variant, "eps": eps, "blocks": model.layers, "first_blocks": first_blocks,
                                                 "computes": {_call_kind(call) for call in model.calls}}
 
-    tried, best = 0, None
-    for placements, tensors, hp in itertools.islice(readings(), budget):
+    def difference(reading):
+        """How far the reading's reference logits are from the compiled forward's, and the
+        hyperparameters as fitted."""
+        _, tensors, hp = reading
         with torch.no_grad():
             prepared = arch.prepare(tensors, hp)
             hp = arch.fit(prepared, hp, ids, logits)
             expected = arch.reference(prepared, hp, ids)
-        difference = ((expected - logits).abs().max() / logits.abs().max()).item()
-        tried += 1
-        if difference < 1e-6:
-            return placements, hp
-        if best is None or difference < best[0]:
-            best = (difference, arch.describe(hp))
+        return ((expected - logits).abs().max() / logits.abs().max()).item(), hp
+
+    verifier = mapping.Verifier(difference, 1e-6, budget)
+    agreeing = verifier.first_agreeing(readings())
+    if agreeing:
+        return agreeing.mapping[0], agreeing.detail
     # Where the shapes stopped fitting: the first part of the first plan that no reading placed whole.
-    parts, reached, _ = planned[0]
-    short = [j for j, (part, (got,)) in enumerate(zip(parts, reached)) if got < len(part[0])]
+    parts, search, _ = planned[0]
+    reached = _reached(parts, search)
+    short = [j for j, (part, got) in enumerate(zip(parts, reached)) if got < len(part[0])]
     if short:
         j = short[0]
         tensors, _, _, blocks = parts[j]
-        got = reached[j][0]
+        got = reached[j]
         where = f"of its blocks{model.where_blocks()} " if j == 0 else f"of its {_blocks_said(list(blocks))} " if blocks is not None else ""
         prefix = "blk.N." if blocks is not None else ""
         raise Refusal(f"its fields' shapes don't fit `{arch.name}`'s tensors: no field {where}is left with "
                       f"the shape of `{prefix}{tensors[got][0]}`", "shapes", len(tensors) - got)
+    best = verifier.nearest
     if best is None:
         raise Refusal(f"no number of heads fits its widths: `{arch.name}` needs heads of an even size that divides {model.width}", "heads")
     blocks = f" (its blocks{model.where_blocks()})" if model.where_blocks() else ""
     raise Refusal(
-        f"it computes something else: of {_plural(tried, 'reading')} of its fields as `{arch.name}`'s tensors, the nearest "
-        f"({best[1]}) gives logits that differ by {best[0]:.2g} of their largest value{blocks}", "computes",
-        best[0]
+        f"it computes something else: of {_plural(verifier.tried, 'reading')} of its fields as `{arch.name}`'s tensors, the nearest "
+        f"({arch.describe(best.detail)}) gives logits that differ by {best.difference:.2g} of their largest value{blocks}", "computes",
+        best.difference
     )
 
 

@@ -40,9 +40,10 @@ import tempfile
 import sys
 
 if __package__:  # shapescript.runtime, in a user's process (shapescript.export): sys.path untouched
-    from . import rotary, script
+    from . import mapping, rotary, script
 else:  # a file the CLI runs with `python -I`, whose folder holds the runtime's modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import mapping  # noqa: E402
     import rotary  # noqa: E402
     import script  # noqa: E402
 
@@ -358,6 +359,9 @@ def _join(name, *notes):
 
 
 class Search:
+    """The model's params (slots) and the folder's readings (candidates) ranked by names, places and
+    roles, searched by mapping.py: a greedy first mapping, then local moves, each run by the forward."""
+
     def __init__(self, params, order, readings, sources, run, expected, tied):
         self.params = params  # name -> shape, the model's
         self.order = order  # the params in the order the forward reads them
@@ -386,47 +390,65 @@ class Search:
             ranked.sort(key=lambda x: -x[0])
             self.candidates[name] = [r for _, r in ranked]
             self.scores[name] = [s for s, _ in ranked]
-        self.tried = 0
-        self.best = (math.inf, None)
-        self.best_logits, self.best_agreeing, self.agreeing = None, 0, 0
-        self.mappings = []  # (difference, assignment) of every mapping run
+        self.verifier = mapping.Verifier(self.compare, TOLERANCE, BUDGET, nearness=self.nearness)
+
+    @staticmethod
+    def nearness(trial):
+        """Nearest: agreeing, else agreeing on the longest run of first positions (right weights, a
+        position-dependent difference), else the smallest difference."""
+        return trial.difference >= TOLERANCE, -trial.detail[0], trial.difference
+
+    @property
+    def tried(self):
+        return self.verifier.tried
+
+    @property
+    def best(self):
+        nearest = self.verifier.nearest
+        return (nearest.difference, nearest.mapping) if nearest else (math.inf, None)
+
+    @property
+    def best_logits(self):
+        return self.verifier.nearest.detail[1] if self.verifier.nearest else None
 
     def unexplained(self):
         return [n for n, c in self.candidates.items() if not c]
 
-    def difference(self, assignment):
-        self.tried += 1
+    def compare(self, assignment):
+        """The mapping's largest difference from transformers' logits, and (how many first positions
+        agree, the logits) for the nearest's bookkeeping."""
         got = self.run({name: r.tensor for name, r in assignment.items()})
-        d, self.agreeing = math.inf, 0
+        d, agreeing = math.inf, 0
         if got.shape == self.expected.shape:
             per_position = (got - self.expected).abs().amax(dim=(0, 2)) / self.expected.abs().max()
             d = per_position.max().item()
-            self.agreeing = int((per_position < TOLERANCE).long().cumprod(0).sum())
-        self.mappings.append((d, dict(assignment)))
-        # Nearest: agreeing, else agreeing on the longest run of first positions (right weights,
-        # a position-dependent difference), else the smallest difference.
-        if (d >= TOLERANCE, -self.agreeing, d) < (self.best[0] >= TOLERANCE, -self.best_agreeing, self.best[0]):
-            self.best, self.best_agreeing, self.best_logits = (d, dict(assignment)), self.agreeing, got
-        return d
+            agreeing = int((per_position < TOLERANCE).long().cumprod(0).sum())
+        return d, (agreeing, got)
+
+    def difference(self, assignment):
+        return self.verifier.verify(dict(assignment)).difference
 
     def score_of(self, name, reading):
         return next((s for r, s in zip(self.candidates[name], self.scores[name]) if r is reading), -math.inf)
 
+    def cost(self, assignment):
+        """How far names and places rank a move from the mapping."""
+        return lambda move: sum(self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items())
+
     def runner_up(self, assignment):
         """The nearest mapping run other than `assignment`; when it was the only one, the alternative
         names rank closest to it (one param's reading changed, or two swapped) is run to say the margin."""
-        others = [(d, a) for d, a in self.mappings if any(a.get(n) is not r for n, r in assignment.items())]
-        if not others:
-            moves = list(itertools.islice(self.moves(assignment), 1000))
-            if moves:
-                self.difference({**assignment, **min(moves, key=lambda move: sum(
-                    self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items()))})
-                others = [self.mappings[-1]]
-        if not others:
+        def closest():
+            move = min(itertools.islice(self.moves(assignment), 1000), key=self.cost(assignment), default=None)
+            if move:
+                yield {**assignment, **move}
+
+        other = self.verifier.runner_up(assignment, alternatives=closest())
+        if other is None:
             return None
-        d, other = min(others, key=lambda x: x[0])
-        changed = [f"{n} <- {other[n].text} instead of {r.text}" for n, r in assignment.items() if other.get(n) is not r]
-        return {"mapping": "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else ""), "difference": d}
+        changed = [f"{n} <- {other.mapping[n].text} instead of {r.text}" for n, r in assignment.items() if other.mapping.get(n) is not r]
+        return {"mapping": "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else ""),
+                "difference": other.difference}
 
     def holders(self, assignment):
         """The readings that use each of the folder's tensors (by key: a layer's tensor is in its own
@@ -438,10 +460,10 @@ class Search:
                     used.setdefault(key, []).append(r)
         return used
 
-    def free(self, reading, assignment, without=()):
-        """Whether the reading's sources are left: unused, a tied embedding used once, or a fused
-        tensor whose other pieces of the same split are all that is used of it."""
-        used = self.holders({n: r for n, r in assignment.items() if n not in without})
+    def free(self, reading, assignment):
+        """Whether the reading's sources are left by the (partial) mapping: unused, a tied embedding
+        used once, or a fused tensor whose other pieces of the same split are all that is used of it."""
+        used = self.holders(assignment)
 
         def other_pieces(r):
             return reading.partition and r.partition == reading.partition and r.part != reading.part
@@ -449,37 +471,15 @@ class Search:
         return all(key not in used or (self.tied(s) and len(used[key]) < 2) or all(other_pieces(r) for r in used[key])
                    for s in reading.sources for key in s.keys)
 
-    def greedy(self):
-        pairs = []
-        for name, candidates in self.candidates.items():
-            for rank, r in enumerate(candidates):
-                pairs.append((rank, -self.scores[name][rank], name, r))
-        pairs.sort(key=lambda x: x[:2])
-        assignment = {}
-        for _, _, name, r in pairs:
-            if name not in assignment and self.free(r, assignment):
-                assignment[name] = r
-        for name, candidates in self.candidates.items():  # tied or shared readings, when nothing else is left
-            if name not in assignment and candidates:
-                assignment[name] = candidates[0]
-        return assignment
+    def admits(self, name, reading, partial):
+        return self.free(reading, partial)
 
     def moves(self, assignment):
+        """One param's reading changed, two swapped (mapping.local_moves), or two params' rows
+        permuted together (q and k of an interleaved rotary)."""
+        yield from mapping.local_moves(assignment, self.candidates, self.admits,
+                                       lambda theirs, wanted: any(s in theirs.sources for s in wanted.sources))
         names = list(self.candidates)
-        for name in names:
-            for r in self.candidates[name][:12]:
-                if r is assignment[name]:
-                    continue
-                if self.free(r, assignment, without=(name,)):
-                    yield {name: r}
-                    continue
-                # Swap with the parameter holding its source, if it can take this one's reading.
-                for other in names:
-                    if other != name and any(s in assignment[other].sources for s in r.sources):
-                        old = assignment[name]
-                        if any(c is old for c in self.candidates[other]):
-                            yield {name: r, other: old}
-        # Two parameters' rows permuted together (q and k of an interleaved rotary).
         permutable = {}
         for name in names:
             mine = assignment[name]
@@ -499,33 +499,18 @@ class Search:
         biases of one shape that the ranking nearly tied costs one forward, not one per param before
         it), then the rest in their own order (a swap the names rank far, Gemma 2's pre- and
         post-feed-forward norms, is still reached within the budget)."""
-        moves = list(itertools.islice(self.moves(assignment), 5000))
-        key = lambda move: sum(self.score_of(n, assignment[n]) - self.score_of(n, r) for n, r in move.items())
-        closest = sorted(range(len(moves)), key=lambda i: key(moves[i]))[:first]
-        chosen = set(closest)
-        return [moves[i] for i in closest] + [m for i, m in enumerate(moves) if i not in chosen]
+        return mapping.closest_first(self.moves(assignment), self.cost(assignment), first)
 
     def search(self):
-        assignment = self.greedy()
+        assignment = mapping.greedy(self.candidates, self.scores, self.admits)
         current = self.difference(assignment)
         progress(f"first mapping: largest difference {current:.2e} of the largest logit")
         # Logits that agree on the first two positions or more and then differ come from the right
         # weights (a wrong reading shows from position 0, a wrong rotary pairing from 1): what
         # differs depends on the position (a sliding window, the rotary base), which no reading repairs.
-        while current >= TOLERANCE and self.tried < BUDGET and self.agreeing < 2:
-            improved = False
-            for move in self.ranked_moves(assignment):
-                if self.tried >= BUDGET:
-                    break
-                trial = {**assignment, **move}
-                d = self.difference(trial)
-                if d < current * 0.9 or d < TOLERANCE:
-                    assignment, current, improved = trial, d, True
-                    progress(f"  {', '.join(f'{n} <- {r.text}' for n, r in move.items())}: largest difference {d:.2e}")
-                    break
-            if not improved:
-                break
-        return assignment, current
+        return mapping.repair(
+            assignment, current, self.ranked_moves, self.verifier, going=lambda: self.verifier.trials[-1].detail[0] < 2,
+            on_move=lambda move, d: progress(f"  {', '.join(f'{n} <- {r.text}' for n, r in move.items())}: largest difference {d:.2e}"))
 
 
 def order_items(params, order):

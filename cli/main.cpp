@@ -179,7 +179,7 @@ int run_command(int argc, char** argv) {
   run_command->add_option("--color", run_options.color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
 
   ss::VerifyOptions verify_options;
-  CLI::App* verify_command = app.add_subcommand("verify", "run every artifact of a model's forward in its engine (.pt2, AOTInductor, transformers, vLLM, llama.cpp) and compare");
+  CLI::App* verify_command = app.add_subcommand("verify", "run every artifact of a model's forward in its engine (.pt2, AOTInductor, ONNX, transformers, vLLM, llama.cpp) and compare");
   verify_command->add_option("file", verify_options.file, "the ShapeScript file")->required();
   verify_command->add_option("--fn", verify_options.function, "the model's forward (default: forward)");
   verify_command->add_option("--weights", verify_options.weights, "a checkpoint for the model's weights (default: the initializers)");

@@ -32,7 +32,9 @@ const std::vector<ExportTarget>& export_targets() {
       {.key = "onnx",
        .option = "--onnx",
        .help = "write an `export fn` (or, with --fn, a model's forward) as an ONNX FILE, its dynamic axes named by its dims",
+       .what = "the ONNX model",
        .as = " as an ONNX model",
+       .artifact = "model.onnx",
        .write = write_program},
   };
   return targets;

@@ -232,6 +232,8 @@ int run_verify(const VerifyOptions& options, const char* argv0) {
       if (status != 0) {
         // A model that is none of llama.cpp's architectures has no GGUF file to check.
         if (a.key == "gguf" && said.find("isn't an architecture llama.cpp has") != std::string::npos) entry["skip"] = said;
+        // A Python without a package the target needs (run_export.py's exit status 3, said so) has no artifact to check.
+        else if (said.find(" has no module named '") != std::string::npos) entry["skip"] = said;
         else entry["error"] = "export failed: " + said;
       } else if (a.key == "gguf") {
         entry["architecture"] = gguf_architecture(read_text(out));

@@ -108,7 +108,7 @@ def test_verify_passes_with_the_folder(imported):
     print(result.stdout, result.stderr)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = table(result.stdout)
-    served = [".pt2 (torch.export)", "AOTInductor", "transformers (--hf)"] + (["vLLM (--hf)"] if zoo.hf_class == "BertModel" else [])
+    served = [".pt2 (torch.export)", "AOTInductor", "ONNX (--onnx)", "transformers (--hf)"] + (["vLLM (--hf)"] if zoo.hf_class == "BertModel" else [])
     for engine in served:
         difference, _, outcome = rows[engine]
         assert outcome.startswith("pass") and float(difference) < TOLERANCE, (engine, rows[engine])

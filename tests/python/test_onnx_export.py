@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import torch
 
-from conftest import EXAMPLES, PYTHON, ROOT, cli
+from conftest import EXAMPLES, PYTHON, ROOT, cli, fresh_python
 from test_gguf_export import random_checkpoint
 
 import onnx  # scripts/setup.sh installs it, with onnxscript (torch.onnx's exporter)
@@ -88,3 +88,14 @@ def test_every_runtime_target_has_the_one_interface_and_an_unknown_one_is_a_bad_
                          capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr == f"error: invalid export spec {spec}: `target` must be one of pt2, aoti, hf, gguf, onnx, not 'tflite'\n"
+
+
+def test_a_python_without_onnx_is_told_what_to_install_and_nothing_is_written(tmp_path):
+    shutil.copy(EXAMPLES / "patches.ss", tmp_path)
+    # torch and einops lent; `onnx` shadowed by a module that isn't there, as in a Python without it
+    python = fresh_python(tmp_path, lend_packages=True,
+                          modules={"onnx.py": "raise ModuleNotFoundError(\"No module named 'onnx'\", name='onnx')\n"})
+    result = cli("export", "patches.ss", "--onnx", "p.onnx", "--python", python, cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert f"error: {python} has no module named 'onnx'; install it with: {python} -m pip install onnx onnxscript" in result.stderr
+    assert not (tmp_path / "p.onnx").exists()

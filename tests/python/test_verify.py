@@ -16,7 +16,7 @@ import torch
 import shapescript
 from conftest import EXAMPLES, VLLM_VENV, cli, model_class, unit_scale_weights
 
-ENGINES = [".pt2 (torch.export)", "AOTInductor", "transformers (--hf)", "vLLM (--hf)", "llama.cpp (--gguf)"]
+ENGINES = [".pt2 (torch.export)", "AOTInductor", "ONNX (--onnx)", "transformers (--hf)", "vLLM (--hf)", "llama.cpp (--gguf)"]
 
 
 def verify(*args, cwd):

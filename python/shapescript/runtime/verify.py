@@ -173,6 +173,23 @@ def run_aoti(path, spec, inputs):
     return timed(run, inputs)
 
 
+def run_onnx(path, spec, inputs):
+    """The --onnx file in onnx's reference evaluator: its own implementation of every ONNX operator (numpy)."""
+    import onnx
+    import torch
+    from onnx.reference import ReferenceEvaluator
+
+    model = onnx.load(path)
+    names = [value.name for value in model.graph.input]
+    evaluator = ReferenceEvaluator(model)
+
+    def run(*given):
+        given = given if spec.get("kind") == "encoder" or spec["takes_positions"] else given[:1]
+        return torch.from_numpy(evaluator.run(None, {name: value.numpy() for name, value in zip(names, given)})[0])
+
+    return timed(run, inputs)
+
+
 def run_transformers(path, spec, inputs):
     import torch
     from transformers import AutoModelForCausalLM
@@ -355,6 +372,7 @@ def verify(spec):
 
     attempt(".pt2 (torch.export)", "pt2", lambda p: run_pt2(p, spec, inputs))
     attempt("AOTInductor", "aoti", lambda p: run_aoti(p, spec, inputs))
+    attempt("ONNX (--onnx)", "onnx", lambda p: run_onnx(p, spec, inputs))
     if encoder:
         # The encoder's own class in transformers, from the folder its weights came from.
         folder = spec.get("reference_folder")

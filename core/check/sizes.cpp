@@ -407,6 +407,15 @@ UnifyResult unify_sizes(const SizeExpr& pattern, const SizeExpr& actual, SizeBin
   }
 
   const std::string& v = remaining.front();
+  // The usual pattern is the unknown itself (`n`): its value is the actual size, with no bindings
+  // copied and no algebra, as the general case below would find.
+  if (pattern.is_monomial() && pattern.terms().begin()->second == 1 &&
+      pattern.terms().begin()->first == SizeExpr::Monomial{{v, 1u}}) {
+    auto value = actual.constant_value();
+    if (value && *value < 0) return make_result(UnifyStatus::mismatch, v, actual);  // sizes are never negative
+    bindings.insert_or_assign(v, actual);
+    return make_result(UnifyStatus::bound, v, actual);
+  }
   // Rename v to a name no identifier can have, so a binding's value or `actual` that reuses the
   // name v (the caller's own v) is not confused with the unknown.
   const std::string fresh = "$" + v;

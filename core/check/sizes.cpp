@@ -79,6 +79,7 @@ std::optional<SizeExpr::Monomial> divide_monomials(const SizeExpr::Monomial& m, 
 }
 
 SizeExpr power(SizeExpr base, uint32_t exponent) {
+  if (exponent == 1) return base;  // the usual case: no multiplication by the constant 1
   // Square-and-multiply: a handful of multiplications even for large exponents.
   SizeExpr result = SizeExpr::constant(1);
   while (exponent > 0) {
@@ -278,14 +279,29 @@ int64_t SizeExpr::coefficient_gcd() const {
 }
 
 SizeExpr SizeExpr::substitute(const SizeBindings& values) const {
+  // Most substitutions bind none of the size's variables: the size itself, shared, not rebuilt.
+  bool binds_any = false;
+  for (const auto& [m, c] : terms())
+    for (const auto& [v, p] : m) binds_any = binds_any || values.count(v);
+  if (!binds_any) return *this;
   SizeExpr result;
   for (const auto& [m, c] : terms()) {
-    SizeExpr term = constant(c);
+    // The variables left free stay in the term's monomial (a sorted subsequence stays sorted); each
+    // bound one multiplies the term by its value, in name order as before.
+    Monomial kept;
+    std::vector<std::pair<const SizeExpr*, uint32_t>> bound;
     for (const auto& [v, p] : m) {
       auto it = values.find(v);
-      SizeExpr base = it != values.end() ? it->second : variable(v);
-      term = term * power(std::move(base), p);
+      if (it == values.end()) kept.emplace_back(v, p);
+      else bound.emplace_back(&it->second, p);
     }
+    if (bound.empty()) {
+      result.add_term(m, c);
+      continue;
+    }
+    SizeExpr term;
+    term.add_term(kept, c);
+    for (const auto& [value, p] : bound) term = term * power(*value, p);
     result += term;
   }
   return result;
@@ -391,6 +407,15 @@ UnifyResult unify_sizes(const SizeExpr& pattern, const SizeExpr& actual, SizeBin
   }
 
   const std::string& v = remaining.front();
+  // The usual pattern is the unknown itself (`n`): its value is the actual size, with no bindings
+  // copied and no algebra, as the general case below would find.
+  if (pattern.is_monomial() && pattern.terms().begin()->second == 1 &&
+      pattern.terms().begin()->first == SizeExpr::Monomial{{v, 1u}}) {
+    auto value = actual.constant_value();
+    if (value && *value < 0) return make_result(UnifyStatus::mismatch, v, actual);  // sizes are never negative
+    bindings.insert_or_assign(v, actual);
+    return make_result(UnifyStatus::bound, v, actual);
+  }
   // Rename v to a name no identifier can have, so a binding's value or `actual` that reuses the
   // name v (the caller's own v) is not confused with the unknown.
   const std::string fresh = "$" + v;

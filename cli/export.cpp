@@ -632,7 +632,7 @@ int run_export(const ExportOptions& options) {
   const ExportTarget& target = options.target();
   AnalyzeOptions analyze_options;
   read_named_files(analyze_options);
-  if (target.key == "hf") {
+  if (target.serving) {
     // --vllm makes the serving rules errors; --hf alone reports them as what vLLM would refuse.
     analyze_options.serving_severity = options.vllm ? Severity::error : Severity::information;
     if (!options.function.empty()) analyze_options.serving_function = options.function;
@@ -687,9 +687,8 @@ int write_program(const ExportOptions& options, const Analysis& analysis, const 
   GeneratedModule module = generate_python(analysis, PythonImports::left_out);
   nlohmann::json spec = export_spec(analysis, *signature, module, staged.path().string(), std::string(target.key), options.weights);
   spec["target"] = target.key;
-  const bool aoti = target.key == "aoti";
   std::cerr << "exporting `" << signature->function << "` with " << choose_python(options.python)
-            << (aoti ? " (AOTInductor: compiling C++, this takes a while)" : "") << "...\n";
+            << (target.slow.empty() ? "" : " (" + std::string(target.slow) + ")") << "...\n";
   const std::string failed = "error: exporting `" + signature->function + "` failed: ";
   int status = 1;
   auto result = run_runtime(kExportScript, spec, options, failed, true, RuntimeMode::quiet, &status);

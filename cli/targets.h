@@ -26,6 +26,8 @@ struct ExportTarget {
   bool folder = false;        // a folder, swapped in whole
   bool encoders = true;       // verify writes it for an encoder's forward too
   bool tokenizer = false;     // it carries a tokenizer (--tokenizer)
+  bool serving = false;       // a served model: the serving rules are checked (--vllm, --tp)
+  std::string_view slow;      // said while a program's writer runs, when it takes a while
   TargetWriter write = nullptr;
 };
 

@@ -124,6 +124,15 @@ class Checker {
   std::shared_ptr<const FunctionSignature> reuse_signature(const SignatureRecord& record, const Item& item);
   void recorded_model(const Item& item);  // check_model, or the cache's record moved
   bool reuse_model(const ModelRecord& record, const Item& item);
+  // What every kind of record carries of the previous check, moved by the edit: its hovers,
+  // definitions and uses of models as types (false when one can't be moved: checked again).
+  struct MovedFacts {
+    std::vector<HoverFact> hovers;
+    std::vector<DefinitionFact> definitions;
+    std::vector<std::pair<Span, const Item*>> model_type_uses;
+  };
+  template <class Record>
+  bool move_facts(const Analysis& previous, const Record& record, const TextChange& change, MovedFacts& moved) const;
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;

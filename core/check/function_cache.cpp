@@ -315,6 +315,33 @@ void Checker::check_and_record(const Item& item) {
   s.next->functions.push_back(std::move(record));
 }
 
+template <class Record>
+bool Checker::move_facts(const Analysis& previous, const Record& record, const TextChange& change, MovedFacts& moved) const {
+  moved.hovers.assign(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
+                      previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
+  for (HoverFact& hover : moved.hovers) {
+    auto span = change.move(hover.span);
+    if (!span) return false;
+    hover.span = *span;
+  }
+  moved.definitions.assign(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
+                           previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
+  for (DefinitionFact& definition : moved.definitions) {
+    auto use = change.move(definition.use);
+    auto target = change.move(definition.target);
+    if (!use || !target) return false;
+    definition.use = *use;
+    definition.target = *target;
+  }
+  for (auto& [at, model] : record.model_type_uses) {
+    auto span = change.move(at);
+    auto global = globals_.find(model);
+    if (!span || global == globals_.end()) return false;
+    moved.model_type_uses.emplace_back(*span, global->second);
+  }
+  return true;
+}
+
 bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   Incremental& s = *incremental_;
   const Analysis& previous = *s.previous;
@@ -339,22 +366,9 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
   std::vector<Diagnostic> diagnostics = record.diagnostics;
   for (Diagnostic& d : diagnostics)
     if (!move_spans(d, change)) return false;
-  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
-                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
-  for (HoverFact& hover : hovers) {
-    auto span = change.move(hover.span);
-    if (!span) return false;
-    hover.span = *span;
-  }
-  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
-                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
-  for (DefinitionFact& definition : definitions) {
-    auto use = change.move(definition.use);
-    auto target = change.move(definition.target);
-    if (!use || !target) return false;
-    definition.use = *use;
-    definition.target = *target;
-  }
+  MovedFacts facts;
+  if (!move_facts(previous, record, change, facts)) return false;
+  auto& [hovers, definitions, model_type_uses] = facts;
   std::vector<InlayFact> inlays(previous.inlays.begin() + static_cast<std::ptrdiff_t>(record.inlays_begin),
                                 previous.inlays.begin() + static_cast<std::ptrdiff_t>(record.inlays_end));
   for (InlayFact& inlay : inlays) {
@@ -399,13 +413,6 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
     }
     if (recorded.expr >= 0) use.expr = expressions[static_cast<size_t>(recorded.expr)];
     uses.push_back(std::move(use));
-  }
-  std::vector<std::pair<Span, const Item*>> model_type_uses;
-  for (auto& [at, model] : record.model_type_uses) {
-    auto span = change.move(at);
-    auto global = globals_.find(model);
-    if (!span || global == globals_.end()) return false;
-    model_type_uses.emplace_back(*span, global->second);
   }
 
   // Kept: as if the function had been checked here.
@@ -502,29 +509,9 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const Signatur
     }
     signature = std::move(moved);
   }
-  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
-                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
-  for (HoverFact& hover : hovers) {
-    auto at = change.move(hover.span);
-    if (!at) return nullptr;
-    hover.span = *at;
-  }
-  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
-                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
-  for (DefinitionFact& definition : definitions) {
-    auto use = change.move(definition.use);
-    auto target = change.move(definition.target);
-    if (!use || !target) return nullptr;
-    definition.use = *use;
-    definition.target = *target;
-  }
-  std::vector<std::pair<Span, const Item*>> model_type_uses;
-  for (auto& [at, model] : record.model_type_uses) {
-    auto moved = change.move(at);
-    auto global = globals_.find(model);
-    if (!moved || global == globals_.end()) return nullptr;
-    model_type_uses.emplace_back(*moved, global->second);
-  }
+  MovedFacts facts;
+  if (!move_facts(previous, record, change, facts)) return nullptr;
+  auto& [hovers, definitions, model_type_uses] = facts;
 
   // Kept: as if signature_of had run here.
   SignatureRecord next;
@@ -596,29 +583,9 @@ bool Checker::reuse_model(const ModelRecord& record, const Item& item) {
   std::map<std::string, ValueType, std::less<>> fields = record.fields;
   for (auto& [name, type] : fields)
     if (!move_spans(type, change)) return false;
-  std::vector<HoverFact> hovers(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
-                                previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
-  for (HoverFact& hover : hovers) {
-    auto at = change.move(hover.span);
-    if (!at) return false;
-    hover.span = *at;
-  }
-  std::vector<DefinitionFact> definitions(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
-                                          previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
-  for (DefinitionFact& definition : definitions) {
-    auto use = change.move(definition.use);
-    auto target = change.move(definition.target);
-    if (!use || !target) return false;
-    definition.use = *use;
-    definition.target = *target;
-  }
-  std::vector<std::pair<Span, const Item*>> model_type_uses;
-  for (auto& [at, model] : record.model_type_uses) {
-    auto moved = change.move(at);
-    auto global = globals_.find(model);
-    if (!moved || global == globals_.end()) return false;
-    model_type_uses.emplace_back(*moved, global->second);
-  }
+  MovedFacts facts;
+  if (!move_facts(previous, record, change, facts)) return false;
+  auto& [hovers, definitions, model_type_uses] = facts;
 
   // Kept: as if check_model had run here.
   ModelRecord next;

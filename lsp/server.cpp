@@ -123,7 +123,7 @@ struct Server::Check {
   std::shared_ptr<Document> document;
   std::string path, text;
   SyntaxTree old_tree;  // a copy of the document's edited tree
-  std::shared_ptr<const Analysis> previous;  // the last analysis, whose functions an incremental check reuses
+  std::shared_ptr<Analysis> previous;  // the last analysis, whose functions an incremental check takes
   int64_t version = 0;
   uint64_t generation = 0;
   AnalyzeOptions options;
@@ -519,7 +519,7 @@ void Server::start_check(const std::shared_ptr<Document>& document) {
   if (document->tree.get()) check->old_tree = SyntaxTree(ts_tree_copy(document->tree.get()));
   check->version = document->version;
   check->generation = generation_;
-  if (options_.incremental) check->previous = document->analysis;
+  if (options_.incremental) check->previous = std::move(document->analysis);
   check->options.serving_severity = style_.serving.core;
   read_named_files(check->options);
   document->checking = true;
@@ -562,14 +562,23 @@ void Server::finish_check(uv_work_t* work, int status) {
   Server* self = check->server;
   // Checking incrementally, the opening check is a full one: it says nothing of what an edit's costs.
   bool opening = self->options_.incremental && !check->previous;
-  self->release_later(std::move(check->previous));
   std::erase(self->checks_, check.get());
   auto document = check->document;
   document->checking = false;
+  // A check that didn't run leaves the analysis it took as it was: the document has it back.
+  bool ran = !check->skipped && status != UV_ECANCELED;
+  if (!ran && !document->analysis) document->analysis = std::move(check->previous);
+  self->release_later(std::move(check->previous));
   if (self->exiting_ || document->closed || status == UV_ECANCELED) return;
   bool fresh = !check->skipped && check->version == document->version && check->generation == self->generation_;
   if (!fresh) {
     spdlog::debug("dropped a stale check of {} version {}", document->uri, check->version);
+    // Not shown, but what the next check starts from: the one it took from is gone.
+    if (check->result && check->error.empty() && !document->analysis) {
+      document->analysis = std::move(check->result);
+      document->analysis_version = check->version;
+      document->analysis_generation = check->generation;
+    }
   } else {
     if (!check->error.empty() || !check->result) {
       spdlog::error("checking {} failed: {}", document->uri, check->error);

@@ -61,7 +61,9 @@ class Server {
     TextDocument text;
     SyntaxTree tree;  // the last parse, edited since with every change
     std::atomic<int64_t> latest_version{0};
-    std::shared_ptr<const Analysis> analysis;
+    // Its last analysis; a check takes it (analyze_incremental takes the previous one apart), and
+    // requests wait for the check's.
+    std::shared_ptr<Analysis> analysis;
     int64_t analysis_version = -1;
     uint64_t analysis_generation = 0;
     uv_timer_t* timer = nullptr;

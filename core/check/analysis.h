@@ -112,8 +112,8 @@ struct Analysis {
   // when the checker has typed the program; null when the program has errors that stop the checker.
   std::shared_ptr<const ModelLayout> model;
   // What checking each function produced, for the next check of the same document to reuse; only
-  // from analyze_incremental, whose next call needs this analysis alive.
-  std::shared_ptr<const FunctionCache> function_cache;
+  // from analyze_incremental, whose next call takes this analysis apart.
+  std::shared_ptr<FunctionCache> function_cache;
 
   bool has_errors() const;
   const Item* find_item(std::string_view name) const;
@@ -154,7 +154,9 @@ struct CheckReuse {
 // Checks a new version of the file `previous` checked (null: none), checking again only the
 // functions an edit can reach: a body that changed, and those whose names reach a changed dim,
 // model or signature. The result is the one analyze_tree gives, and keeps what the next call reuses.
+// `previous` is taken apart: what the edit left alone (items, their types, hovers) is moved out of
+// it rather than copied, so afterwards it is only to be destroyed.
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
-                                              const Analysis* previous, CheckReuse* reuse = nullptr);
+                                              Analysis* previous, CheckReuse* reuse = nullptr);
 
 }  // namespace ss

@@ -94,7 +94,7 @@ void Checker::check_extern_target(const Item& item) {
       .help("name the torch or math function, as in `extern fn erfc(x: Real) -> NonNeg = \"torch.special.erfc\"`");
 }
 
-void Checker::run(const Analysis* previous, bool incremental) {
+void Checker::run(Analysis* previous, bool incremental) {
   report_syntax_errors();
   declare_globals();
   for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)

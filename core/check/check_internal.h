@@ -75,7 +75,8 @@ class Checker {
   ~Checker();
   // With `previous` (which may hold no cache), functions the edit since can't reach are not
   // checked again but taken from it (check.cpp), and the analysis keeps a cache for the next.
-  void run(const Analysis* previous = nullptr, bool incremental = false);
+  // `previous` is taken apart (analyze_incremental).
+  void run(Analysis* previous = nullptr, bool incremental = false);
   CheckReuse reuse() const { return reuse_; }
 
   Analysis& analysis() { return a_; }
@@ -116,23 +117,22 @@ class Checker {
   std::shared_ptr<Incremental> incremental_;  // shared_ptr: complete only in function_cache.cpp
   FunctionRecord* recording_ = nullptr;  // the function being checked, while its record is kept
   CheckReuse reuse_;
-  void prepare_incremental(const Analysis* previous);
+  void prepare_incremental(Analysis* previous);
   void check_and_record(const Item& item);
-  bool reuse_record(const FunctionRecord& record, const Item& item);
+  bool reuse_record(FunctionRecord& record, const Item& item);
   // signature_of, or the cache's record: shared when no position in it moved, else a moved copy.
   std::shared_ptr<const FunctionSignature> recorded_signature(const Item& item);
-  std::shared_ptr<const FunctionSignature> reuse_signature(const SignatureRecord& record, const Item& item);
+  std::shared_ptr<const FunctionSignature> reuse_signature(SignatureRecord& record, const Item& item);
   void recorded_model(const Item& item);  // check_model, or the cache's record moved
-  bool reuse_model(const ModelRecord& record, const Item& item);
-  // What every kind of record carries of the previous check, moved by the edit: its hovers,
-  // definitions and uses of models as types (false when one can't be moved: checked again).
-  struct MovedFacts {
-    std::vector<HoverFact> hovers;
-    std::vector<DefinitionFact> definitions;
-    std::vector<std::pair<Span, const Item*>> model_type_uses;
-  };
+  bool reuse_model(ModelRecord& record, const Item& item);
+  // What every kind of record carries of the previous check: its hovers, definitions and uses of
+  // models as types. Whether each can be moved by the edit (false: checked again), with the models
+  // those uses now name; then taking them out of the previous analysis into this one, moved.
+  using ModelTypeUses = std::vector<std::pair<Span, const Item*>>;
   template <class Record>
-  bool move_facts(const Analysis& previous, const Record& record, const TextChange& change, MovedFacts& moved) const;
+  bool can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses) const;
+  template <class Record>
+  void take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;

@@ -94,6 +94,17 @@ bool stays(const ValueType& value, const TextChange& change) {
   return true;
 }
 
+bool can_move(Span span, const TextChange& change) { return change.move(span).has_value(); }
+
+bool can_move(const Axis& axis, const TextChange& change) {
+  if (!can_move(axis.bound_at, change)) return false;
+  if (!axis.origin) return true;
+  if (!can_move(axis.origin->at, change)) return false;
+  for (const Axis& input : axis.origin->inputs)
+    if (!can_move(input, change)) return false;
+  return true;
+}
+
 // True when the edit moves no position in `signature`: then the record's is shared as it is.
 bool stays(const FunctionSignature& signature, const TextChange& change) {
   for (const ValueType& parameter : signature.parameters)
@@ -155,6 +166,24 @@ bool move_spans(Diagnostic& diagnostic, const TextChange& change) {
   return true;
 }
 
+bool can_move(const ValueType& value, const TextChange& change) {
+  for (const Axis& axis : value.tensor.axes)
+    if (!can_move(axis, change)) return false;
+  for (const ValueType& element : value.elements)
+    if (!can_move(element, change)) return false;
+  return true;
+}
+
+bool can_move(const CallFacts& facts, const TextChange& change) {
+  for (const Axis& axis : facts.works_across)
+    if (!can_move(axis, change)) return false;
+  return change.move(facts.callee_span).has_value();
+}
+
+RecordedItem RecordedItem::of(const Item& item, Span span) {
+  return {item.kind, span, item.doc, item.exported, item.body.get()};
+}
+
 }  // namespace ss
 
 // ---------------------------------------------------------------------------------------------
@@ -163,8 +192,8 @@ bool move_spans(Diagnostic& diagnostic, const TextChange& change) {
 namespace ss {
 
 struct Checker::Incremental {
-  const Analysis* previous = nullptr;
-  const FunctionCache* cache = nullptr;  // the previous analysis's, when its options match
+  Analysis* previous = nullptr;  // taken apart as its records are reused
+  FunctionCache* cache = nullptr;  // the previous analysis's, when its options match
   std::shared_ptr<FunctionCache> next;
   TextChange change;
   // Each global name's interface: what a function that names it can see of it.
@@ -190,7 +219,7 @@ uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x9E3779B97F4A7C15ull + 
 
 }  // namespace
 
-void Checker::prepare_incremental(const Analysis* previous) {
+void Checker::prepare_incremental(Analysis* previous) {
   incremental_ = std::make_shared<Incremental>();
   Incremental& s = *incremental_;
   s.previous = previous;
@@ -271,7 +300,7 @@ void Checker::check_and_record(const Item& item) {
   }
   ++reuse_.checked;
   FunctionRecord record;
-  record.item = &item;
+  record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(source));
   record.environment_hash = environment_hash(*record.identifiers);
@@ -316,37 +345,45 @@ void Checker::check_and_record(const Item& item) {
 }
 
 template <class Record>
-bool Checker::move_facts(const Analysis& previous, const Record& record, const TextChange& change, MovedFacts& moved) const {
-  moved.hovers.assign(previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_begin),
-                      previous.hovers.begin() + static_cast<std::ptrdiff_t>(record.hovers_end));
-  for (HoverFact& hover : moved.hovers) {
-    auto span = change.move(hover.span);
-    if (!span) return false;
-    hover.span = *span;
-  }
-  moved.definitions.assign(previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_begin),
-                           previous.definitions.begin() + static_cast<std::ptrdiff_t>(record.definitions_end));
-  for (DefinitionFact& definition : moved.definitions) {
-    auto use = change.move(definition.use);
-    auto target = change.move(definition.target);
-    if (!use || !target) return false;
-    definition.use = *use;
-    definition.target = *target;
-  }
+bool Checker::can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses) const {
+  for (size_t i = record.hovers_begin; i < record.hovers_end; ++i)
+    if (!can_move(previous.hovers[i].span, change)) return false;
+  for (size_t i = record.definitions_begin; i < record.definitions_end; ++i)
+    if (!can_move(previous.definitions[i].use, change) || !can_move(previous.definitions[i].target, change)) return false;
   for (auto& [at, model] : record.model_type_uses) {
     auto span = change.move(at);
     auto global = globals_.find(model);
     if (!span || global == globals_.end()) return false;
-    moved.model_type_uses.emplace_back(*span, global->second);
+    model_type_uses.emplace_back(*span, global->second);
   }
   return true;
 }
 
-bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
+// `record` was moved out of the previous cache: its ranges are the previous analysis's until set here.
+template <class Record>
+void Checker::take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses) {
+  size_t begin = record.hovers_begin, end = record.hovers_end;
+  record.hovers_begin = a_.hovers.size();
+  for (size_t i = begin; i < end; ++i) {
+    HoverFact& hover = a_.hovers.emplace_back(std::move(previous.hovers[i]));
+    hover.span = *change.move(hover.span);
+  }
+  record.hovers_end = a_.hovers.size();
+  begin = record.definitions_begin, end = record.definitions_end;
+  record.definitions_begin = a_.definitions.size();
+  for (size_t i = begin; i < end; ++i)
+    a_.definitions.push_back({*change.move(previous.definitions[i].use), *change.move(previous.definitions[i].target)});
+  record.definitions_end = a_.definitions.size();
+  for (size_t i = 0; i < model_type_uses.size(); ++i) record.model_type_uses[i].first = model_type_uses[i].first;
+  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+}
+
+bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   Incremental& s = *incremental_;
-  const Analysis& previous = *s.previous;
-  const Item& old = *record.item;
+  Analysis& previous = *s.previous;
+  const RecordedItem& old = record.item;
   const TextChange& change = s.change;
+  if (record.taken) return false;
   auto moved_item = change.move(old.span);
   if (!moved_item || !(*moved_item == item.span) || old.doc != item.doc || old.exported != item.exported ||
       previous.file.slice(old.span) != a_.file.slice(item.span))
@@ -362,43 +399,44 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
     if (now != lost) return false;
   }
 
-  // Everything moved to where the text now is, before any of it is kept.
+  // Whether everything can be moved to where the text now is, before any of it is taken.
   std::vector<Diagnostic> diagnostics = record.diagnostics;
   for (Diagnostic& d : diagnostics)
     if (!move_spans(d, change)) return false;
-  MovedFacts facts;
-  if (!move_facts(previous, record, change, facts)) return false;
-  auto& [hovers, definitions, model_type_uses] = facts;
-  std::vector<InlayFact> inlays(previous.inlays.begin() + static_cast<std::ptrdiff_t>(record.inlays_begin),
-                                previous.inlays.begin() + static_cast<std::ptrdiff_t>(record.inlays_end));
-  for (InlayFact& inlay : inlays) {
-    auto offset = change.move_offset(inlay.offset);
-    if (!offset) return false;
-    inlay.offset = *offset;
+  ModelTypeUses model_type_uses;
+  if (!can_take_facts(previous, record, change, model_type_uses)) return false;
+  for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
+    if (!change.move_offset(previous.inlays[i].offset)) return false;
+  // An item taken as it was (relower_tree) has the very expressions the record's types are keyed
+  // by; one lowered again has new ones, found by their place in the walk.
+  bool same_nodes = item.body && item.body.get() == old.body;
+  std::vector<const Expr*> expressions;
+  if (!same_nodes) {
+    expressions = expressions_of(item);
+    if (expressions.size() != record.expression_count) return false;
   }
-  std::vector<const Expr*> expressions = expressions_of(item);
-  if (expressions.size() != record.expression_count) return false;
-  std::vector<std::pair<const Expr*, ValueType>> types;
-  std::vector<std::pair<const Expr*, CallFacts>> calls;
+  auto now = [&](size_t i, const Expr* before) { return same_nodes ? before : expressions[i]; };
+  std::vector<decltype(previous.semantics.types)::iterator> types;
+  std::vector<decltype(previous.semantics.calls)::iterator> calls;
   types.reserve(record.typed.size());
   calls.reserve(record.called.size());
   for (auto& [i, old_expr] : record.typed) {
     auto type = previous.semantics.types.find(old_expr);
-    if (type == previous.semantics.types.end()) return false;
-    types.emplace_back(expressions[i], type->second);
-    if (!move_spans(types.back().second, change)) return false;
+    if (type == previous.semantics.types.end() || !can_move(type->second, change)) return false;
+    types.push_back(type);
   }
+  std::vector<const Item*> callees;  // each call's function, in this program
   for (auto& [i, old_expr] : record.called) {
     auto facts = previous.semantics.calls.find(old_expr);
-    if (facts == previous.semantics.calls.end()) return false;
-    calls.emplace_back(expressions[i], facts->second);
-    CallFacts& moved = calls.back().second;
-    if (!move_spans(moved, change)) return false;
-    if (moved.function) {
-      auto callee = globals_.find(moved.function->name);
-      if (callee == globals_.end()) return false;
-      moved.function = callee->second;
+    if (facts == previous.semantics.calls.end() || !can_move(facts->second, change)) return false;
+    const Item* callee = nullptr;
+    if (facts->second.function) {
+      auto global = globals_.find(facts->second.function->name);
+      if (global == globals_.end()) return false;
+      callee = global->second;
     }
+    calls.push_back(facts);
+    callees.push_back(callee);
   }
   std::vector<Use> uses;
   for (const RecordedUse& recorded : record.uses) {
@@ -411,33 +449,50 @@ bool Checker::reuse_record(const FunctionRecord& record, const Item& item) {
       if (callee == globals_.end()) return false;
       use.callee = callee->second;
     }
-    if (recorded.expr >= 0) use.expr = expressions[static_cast<size_t>(recorded.expr)];
     uses.push_back(std::move(use));
   }
+  // A use names its call by its place in the walk.
+  bool uses_name_calls = std::any_of(record.uses.begin(), record.uses.end(), [](const RecordedUse& use) { return use.expr >= 0; });
+  if (uses_name_calls && same_nodes) expressions = expressions_of(item);
+  for (size_t i = 0; i < uses.size(); ++i)
+    if (record.uses[i].expr >= 0) uses[i].expr = expressions[static_cast<size_t>(record.uses[i].expr)];
 
-  // Kept: as if the function had been checked here.
-  FunctionRecord next = record;
-  next.item = &item;
+  // Taken: as if the function had been checked here.
+  for (size_t k = 0; k < types.size(); ++k) {
+    auto node = previous.semantics.types.extract(types[k]);
+    node.key() = now(record.typed[k].first, node.key());
+    move_spans(node.mapped(), change);
+    auto inserted = a_.semantics.types.insert(std::move(node));
+    if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
+  }
+  for (size_t k = 0; k < calls.size(); ++k) {
+    auto node = previous.semantics.calls.extract(calls[k]);
+    node.key() = now(record.called[k].first, node.key());
+    move_spans(node.mapped(), change);
+    node.mapped().function = callees[k];
+    auto inserted = a_.semantics.calls.insert(std::move(node));
+    if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
+  }
+  FunctionRecord next = std::move(record);
+  record.taken = true;
+  next.item = RecordedItem::of(item, item.span);
   next.diagnostics = diagnostics;
   for (size_t i = 0; i < uses.size(); ++i) next.uses[i].use.span = uses[i].span;
-  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses[i].first = model_type_uses[i].first;
-  for (auto& [i, expr] : next.typed) expr = expressions[i];
-  for (auto& [i, expr] : next.called) expr = expressions[i];
-  next.hovers_begin = a_.hovers.size();
-  next.definitions_begin = a_.definitions.size();
+  if (!same_nodes) {
+    for (auto& [i, expr] : next.typed) expr = expressions[i];
+    for (auto& [i, expr] : next.called) expr = expressions[i];
+  }
+  take_facts(previous, next, change, model_type_uses);
+  size_t inlays_begin = next.inlays_begin, inlays_end = next.inlays_end;
   next.inlays_begin = a_.inlays.size();
-  a_.diagnostics.insert(a_.diagnostics.end(), std::make_move_iterator(diagnostics.begin()), std::make_move_iterator(diagnostics.end()));
-  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
-  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
-  a_.inlays.insert(a_.inlays.end(), std::make_move_iterator(inlays.begin()), std::make_move_iterator(inlays.end()));
-  next.hovers_end = a_.hovers.size();
-  next.definitions_end = a_.definitions.size();
+  for (size_t i = inlays_begin; i < inlays_end; ++i) {
+    InlayFact& inlay = a_.inlays.emplace_back(std::move(previous.inlays[i]));
+    inlay.offset = *change.move_offset(inlay.offset);
+  }
   next.inlays_end = a_.inlays.size();
-  for (auto& [expr, type] : types) a_.semantics.types.insert_or_assign(expr, std::move(type));
-  for (auto& [expr, facts] : calls) a_.semantics.calls.insert_or_assign(expr, std::move(facts));
+  a_.diagnostics.insert(a_.diagnostics.end(), std::make_move_iterator(diagnostics.begin()), std::make_move_iterator(diagnostics.end()));
   if (!uses.empty()) uses_[&item] = std::move(uses);
-  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
-  suggestion_work_ += record.suggestion_work;
+  suggestion_work_ += next.suggestion_work;
   s.next->by_text.emplace(next.text_hash, s.next->functions.size());
   s.next->functions.push_back(std::move(next));
   return true;
@@ -460,7 +515,7 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
       if (auto signature = reuse_signature(s.cache->signatures[first->second], item)) return signature;
   }
   SignatureRecord record;
-  record.item = &item;
+  record.item = RecordedItem::of(item, signature_span(item));
   record.text_hash = text_hash;
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
   record.hovers_begin = a_.hovers.size();
@@ -485,17 +540,18 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
   return signature;
 }
 
-std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const SignatureRecord& record, const Item& item) {
+std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecord& record, const Item& item) {
   Incremental& s = *incremental_;
-  const Analysis& previous = *s.previous;
+  Analysis& previous = *s.previous;
   const TextChange& change = s.change;
-  Span old_span = signature_span(*record.item), span = signature_span(item);
+  Span old_span = record.item.span, span = signature_span(item);
   auto moved_span = change.move(old_span);
-  if (!moved_span || !(*moved_span == span) || record.item->kind != item.kind || previous.file.slice(old_span) != a_.file.slice(span))
+  if (record.taken || !moved_span || !(*moved_span == span) || record.item.kind != item.kind ||
+      previous.file.slice(old_span) != a_.file.slice(span))
     return nullptr;
   if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return nullptr;
 
-  // Everything moved to where the text now is, before any of it is kept.
+  // Everything moved to where the text now is, before any of it is taken.
   std::shared_ptr<const FunctionSignature> signature = record.signature;
   if (!stays(*signature, change)) {
     auto moved = std::make_shared<FunctionSignature>(*signature);
@@ -509,27 +565,16 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(const Signatur
     }
     signature = std::move(moved);
   }
-  MovedFacts facts;
-  if (!move_facts(previous, record, change, facts)) return nullptr;
-  auto& [hovers, definitions, model_type_uses] = facts;
+  ModelTypeUses model_type_uses;
+  if (!can_take_facts(previous, record, change, model_type_uses)) return nullptr;
 
-  // Kept: as if signature_of had run here.
-  SignatureRecord next;
-  next.item = &item;
-  next.text_hash = record.text_hash;
-  next.environment_hash = record.environment_hash;
-  next.identifiers = record.identifiers;
+  // Taken: as if signature_of had run here.
+  if (record.item.exported == item.exported) signature_texts_[&item] = record.text;
+  SignatureRecord next = std::move(record);
+  record.taken = true;
+  next.item = RecordedItem::of(item, span);
   next.signature = signature;
-  next.text = record.text;
-  if (record.item->exported == item.exported) signature_texts_[&item] = record.text;
-  next.hovers_begin = a_.hovers.size();
-  next.definitions_begin = a_.definitions.size();
-  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
-  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
-  next.hovers_end = a_.hovers.size();
-  next.definitions_end = a_.definitions.size();
-  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses.emplace_back(model_type_uses[i].first, record.model_type_uses[i].second);
-  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  take_facts(previous, next, change, model_type_uses);
   s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(next));
   return signature;
@@ -545,7 +590,7 @@ void Checker::recorded_model(const Item& item) {
       if (reuse_model(s.cache->models[first->second], item)) return;
   }
   ModelRecord record;
-  record.item = &item;
+  record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
   record.hovers_begin = a_.hovers.size();
@@ -568,53 +613,42 @@ void Checker::recorded_model(const Item& item) {
   s.next->models.push_back(std::move(record));
 }
 
-bool Checker::reuse_model(const ModelRecord& record, const Item& item) {
+bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   Incremental& s = *incremental_;
-  const Analysis& previous = *s.previous;
+  Analysis& previous = *s.previous;
   const TextChange& change = s.change;
-  const Item& old = *record.item;
+  const RecordedItem& old = record.item;
   auto moved_item = change.move(old.span);
-  if (!moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
+  if (record.taken || !moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
       previous.file.slice(old.span) != a_.file.slice(item.span))
     return false;
   if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
 
-  // Everything moved to where the text now is, before any of it is kept.
+  // Everything moved to where the text now is, before any of it is taken.
   std::map<std::string, ValueType, std::less<>> fields = record.fields;
   for (auto& [name, type] : fields)
     if (!move_spans(type, change)) return false;
-  MovedFacts facts;
-  if (!move_facts(previous, record, change, facts)) return false;
-  auto& [hovers, definitions, model_type_uses] = facts;
+  ModelTypeUses model_type_uses;
+  if (!can_take_facts(previous, record, change, model_type_uses)) return false;
 
-  // Kept: as if check_model had run here.
-  ModelRecord next;
-  next.item = &item;
-  next.text_hash = record.text_hash;
-  next.environment_hash = record.environment_hash;
-  next.identifiers = record.identifiers;
-  next.hover_text = record.hover_text;
-  next.hovers_begin = a_.hovers.size();
-  next.definitions_begin = a_.definitions.size();
-  a_.hovers.insert(a_.hovers.end(), std::make_move_iterator(hovers.begin()), std::make_move_iterator(hovers.end()));
-  a_.definitions.insert(a_.definitions.end(), definitions.begin(), definitions.end());
-  next.hovers_end = a_.hovers.size();
-  next.definitions_end = a_.definitions.size();
-  for (size_t i = 0; i < model_type_uses.size(); ++i) next.model_type_uses.emplace_back(model_type_uses[i].first, record.model_type_uses[i].second);
-  model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+  // Taken: as if check_model had run here.
+  ModelRecord next = std::move(record);
+  record.taken = true;
+  next.item = RecordedItem::of(item, item.span);
+  take_facts(previous, next, change, model_type_uses);
   if (!fields.empty()) model_fields_[&item] = fields;
   next.fields = std::move(fields);
-  model_hovers_[&item] = record.hover_text;
+  model_hovers_[&item] = next.hover_text;
   s.next->models_by_text.emplace(next.text_hash, s.next->models.size());
   s.next->models.push_back(std::move(next));
   return true;
 }
 
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
-                                              const Analysis* previous, CheckReuse* reuse) {
+                                              Analysis* previous, CheckReuse* reuse) {
   auto analysis = std::make_unique<Analysis>();
   analysis->file = std::move(file);
-  // The items an edit left alone are copied from the previous program rather than lowered again.
+  // The items an edit left alone are taken from the previous program rather than lowered again.
   analysis->program = previous ? relower_tree(analysis->file, tree, previous->file, previous->program) : lower_tree(analysis->file, tree);
   Checker checker(*analysis, options);
   checker.run(previous, true);

@@ -28,8 +28,22 @@ struct RecordedUse {
   std::ptrdiff_t expr = -1;    // the expression's index in expressions_of(function), or -1
 };
 
+// What a record needs of the item it was made from, kept by value: the next check takes the item
+// itself out of the previous program (relower_tree) before it looks at the records.
+struct RecordedItem {
+  Item::Kind kind = Item::Kind::function;
+  Span span;  // the item's; a signature record's, signature_span
+  std::string doc;
+  bool exported = false;
+  // Its body, by address: the same object when the next program took the item as it was, whose
+  // expressions are then the very ones the record's types are keyed by.
+  const Block* body = nullptr;
+  static RecordedItem of(const Item& item, Span span);
+};
+
 struct FunctionRecord {
-  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  RecordedItem item;
+  bool taken = false;  // moved into the next check's cache
   uint64_t text_hash = 0;      // the function's text and doc
   uint64_t environment_hash = 0;
   // The words of its text, sorted, each once; shared by the records that reuse this one.
@@ -55,7 +69,8 @@ struct FunctionRecord {
 // is. It reads the signature's text and the dims and models it names; one that reported anything
 // or read more (every name, a syntax error) is not kept.
 struct SignatureRecord {
-  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  RecordedItem item;
+  bool taken = false;  // moved into the next check's cache
   uint64_t text_hash = 0;      // the signature's text
   uint64_t environment_hash = 0;
   std::shared_ptr<const std::vector<std::string>> identifiers;
@@ -68,7 +83,8 @@ struct SignatureRecord {
 // What checking a model gave (Checker::check_model): its parameters' types and hovers, and the
 // start of its hover. Kept only when it reported nothing and read no more than its names.
 struct ModelRecord {
-  const Item* item = nullptr;  // in the program of the analysis that holds the record
+  RecordedItem item;
+  bool taken = false;  // moved into the next check's cache
   uint64_t text_hash = 0;      // the model's text and doc
   uint64_t environment_hash = 0;
   std::shared_ptr<const std::vector<std::string>> identifiers;
@@ -102,6 +118,10 @@ std::vector<const Expr*> expressions_of(const Item& function);
 std::vector<std::string> identifiers_in(std::string_view text);
 
 uint64_t hash_text(std::string_view text, uint64_t seed = 0);
+
+// Whether every position in a value can be moved to where the text now is (move_spans would succeed).
+bool can_move(const ValueType& value, const TextChange& change);
+bool can_move(const CallFacts& facts, const TextChange& change);
 
 // Moves every position in a value to where the text now is; false when one can't be moved.
 bool move_spans(Diagnostic& diagnostic, const TextChange& change);

@@ -56,7 +56,7 @@ class Lowering {
 
   // The lowering of an earlier version of the file, and what changed since.
   struct Earlier {
-    const Program& program;
+    Program& program;  // its unchanged items are taken out
     TextChange change;
     std::vector<uint32_t> lowering_errors;  // where its too_deep and number_too_large errors begin, sorted
   };
@@ -579,21 +579,23 @@ class Lowering {
     if (now.end < change.begin) before = now;
     else if (now.begin > change.new_end) before = {now.begin - change.new_end + change.old_end, now.end - change.new_end + change.old_end};
     else return std::nullopt;
-    const std::vector<Item>& items = earlier.program.items;
+    std::vector<Item>& items = earlier.program.items;
     while (next < items.size() && items[next].span.begin < before.begin) ++next;
     if (next == items.size() || !(items[next].span == before)) return std::nullopt;
-    const Item& old = items[next];
+    Item& old = items[next];
     if (ts_node_has_error(node) || item_kind(type(node)) != old.kind) return std::nullopt;
     auto error = std::lower_bound(earlier.lowering_errors.begin(), earlier.lowering_errors.end(), before.begin);
     if (error != earlier.lowering_errors.end() && *error < before.end) return std::nullopt;
-    Item item = copy_moved(old, now.begin - before.begin);
+    Item item = std::move(old);
+    old.name = item.name;  // what the previous analysis's calls of it still say they called
+    move(item, now.begin - before.begin);
     item.doc = doc_comment_at(item.span.begin);
     for (Item::Param& param : item.params) param.doc = doc_comment_at(param.span.begin);
     return item;
   }
 
  public:
-  void lower_again(TSNode root, const Program& previous, TextChange change) {
+  void lower_again(TSNode root, Program& previous, TextChange change) {
     Earlier earlier{previous, change, {}};
     for (const SyntaxError& error : previous.syntax_errors)
       if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large)
@@ -603,8 +605,10 @@ class Lowering {
   }
 
  private:
-  // Copies of the AST with every position moved by `delta` bytes (modulo 2^32, so backwards too);
-  // a span of no position (Span{}, what an absent node lowers to) stays as it is.
+  // Every position in a piece of the AST moved by `delta` bytes (modulo 2^32, so backwards too), in
+  // place: an unchanged item is taken out of the previous program as it is, not copied, so its
+  // expressions keep their addresses (the checker's records find their types by them). A span of
+  // no position (Span{}, what an absent node lowers to) stays as it is.
   static void move(Span& at, uint32_t delta) {
     if (at == Span{}) return;
     at.begin += delta;
@@ -625,107 +629,61 @@ class Lowering {
       if (node.element->bound) move(*node.element->bound, delta);
     }
   }
-  static ExprPtr copy_moved(const ExprPtr& expr, uint32_t delta) {
-    if (!expr) return nullptr;
-    auto copy = std::make_unique<Expr>();
-    copy->kind = expr->kind;
-    copy->span = expr->span;
-    move(copy->span, delta);
-    copy->text = expr->text;
-    copy->text_span = expr->text_span;
-    move(copy->text_span, delta);
-    copy->number = expr->number;
-    copy->is_integer = expr->is_integer;
-    copy->operands.reserve(expr->operands.size());
-    for (const ExprPtr& operand : expr->operands) copy->operands.push_back(copy_moved(operand, delta));
-    copy->arguments.reserve(expr->arguments.size());
-    for (const Argument& argument : expr->arguments) {
-      Argument& moved = copy->arguments.emplace_back();
-      moved.keyword = argument.keyword;
-      moved.keyword_span = argument.keyword_span;
-      move(moved.keyword_span, delta);
-      moved.value = copy_moved(argument.value, delta);
+  static void move(Expr* expr, uint32_t delta) {
+    if (!expr) return;
+    move(expr->span, delta);
+    move(expr->text_span, delta);
+    for (const ExprPtr& operand : expr->operands) move(operand.get(), delta);
+    for (Argument& argument : expr->arguments) {
+      move(argument.keyword_span, delta);
+      move(argument.value.get(), delta);
       if (argument.pattern) {
-        moved.pattern = argument.pattern;
-        move(moved.pattern->span, delta);
-        for (auto& input : moved.pattern->inputs)
+        move(argument.pattern->span, delta);
+        for (auto& input : argument.pattern->inputs)
           for (SizeNode& size : input) move(size, delta);
-        for (SizeNode& size : moved.pattern->output) move(size, delta);
+        for (SizeNode& size : argument.pattern->output) move(size, delta);
       }
-      moved.span = argument.span;
-      move(moved.span, delta);
+      move(argument.span, delta);
     }
-    copy->piped = expr->piped;
-    copy->index = expr->index;
-    for (SizeNode& size : copy->index) move(size, delta);
-    if (expr->type) {
-      copy->type = std::make_unique<TypeNode>(*expr->type);
-      move(*copy->type, delta);
-    }
-    return copy;
+    for (SizeNode& size : expr->index) move(size, delta);
+    if (expr->type) move(*expr->type, delta);
   }
-  static std::unique_ptr<Block> copy_moved(const std::unique_ptr<Block>& block, uint32_t delta) {
-    if (!block) return nullptr;
-    auto copy = std::make_unique<Block>();
-    copy->span = block->span;
-    move(copy->span, delta);
-    copy->statements.reserve(block->statements.size());
-    for (const Statement& statement : block->statements) {
-      Statement& moved = copy->statements.emplace_back();
-      moved.kind = statement.kind;
-      moved.span = statement.span;
-      move(moved.span, delta);
-      moved.targets = statement.targets;
-      for (auto& target : moved.targets) move(target.second, delta);
-      moved.value = copy_moved(statement.value, delta);
-      moved.end = copy_moved(statement.end, delta);
-      moved.variable = statement.variable;
-      moved.variable_span = statement.variable_span;
-      move(moved.variable_span, delta);
-      for (const auto& [condition, body] : statement.branches)
-        moved.branches.emplace_back(copy_moved(condition, delta), copy_moved(body, delta));
-      moved.body = copy_moved(statement.body, delta);
+  static void move(Block* block, uint32_t delta) {
+    if (!block) return;
+    move(block->span, delta);
+    for (Statement& statement : block->statements) {
+      move(statement.span, delta);
+      for (auto& target : statement.targets) move(target.second, delta);
+      move(statement.value.get(), delta);
+      move(statement.end.get(), delta);
+      move(statement.variable_span, delta);
+      for (auto& [condition, body] : statement.branches) {
+        move(condition.get(), delta);
+        move(body.get(), delta);
+      }
+      move(statement.body.get(), delta);
     }
-    return copy;
   }
-  static Item copy_moved(const Item& item, uint32_t delta) {
-    Item copy;
-    copy.kind = item.kind;
-    copy.span = item.span;
-    move(copy.span, delta);
-    copy.name = item.name;
-    copy.name_span = item.name_span;
-    move(copy.name_span, delta);
-    copy.dim_value = item.dim_value;
-    if (copy.dim_value) move(*copy.dim_value, delta);
-    copy.parameters = item.parameters;
-    for (Parameter& parameter : copy.parameters) {
+  static void move(Item& item, uint32_t delta) {
+    if (delta == 0) return;
+    move(item.span, delta);
+    move(item.name_span, delta);
+    if (item.dim_value) move(*item.dim_value, delta);
+    for (Parameter& parameter : item.parameters) {
       move(parameter.name_span, delta);
       move(parameter.type, delta);
       move(parameter.span, delta);
     }
-    copy.result = item.result;
-    if (copy.result) move(*copy.result, delta);
-    copy.extern_target = item.extern_target;
-    copy.extern_target_span = item.extern_target_span;
-    move(copy.extern_target_span, delta);
-    copy.exported = item.exported;
-    copy.export_span = item.export_span;
-    move(copy.export_span, delta);
-    copy.body = copy_moved(item.body, delta);
-    copy.params.reserve(item.params.size());
-    for (const Item::Param& param : item.params) {
-      Item::Param& moved = copy.params.emplace_back();
-      moved.name = param.name;
-      moved.name_span = param.name_span;
-      move(moved.name_span, delta);
-      moved.type = param.type;
-      move(moved.type, delta);
-      moved.init = copy_moved(param.init, delta);
-      moved.span = param.span;
-      move(moved.span, delta);
+    if (item.result) move(*item.result, delta);
+    move(item.extern_target_span, delta);
+    move(item.export_span, delta);
+    move(item.body.get(), delta);
+    for (Item::Param& param : item.params) {
+      move(param.name_span, delta);
+      move(param.type, delta);
+      move(param.init.get(), delta);
+      move(param.span, delta);
     }
-    return copy;
   }
 };
 
@@ -739,7 +697,7 @@ Program lower_tree(const SourceFile& file, const SyntaxTree& tree) {
   return program;
 }
 
-Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, const Program& previous) {
+Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, Program& previous) {
   if (!tree.get() || tree.gave_up()) return lower_tree(file, tree);
   Program program;
   Lowering(file, program).lower_again(ts_tree_root_node(tree.get()), previous, TextChange::between(previous_file.text(), file.text()));

@@ -40,9 +40,11 @@ SyntaxTree parse_source(const std::string& text, const SyntaxTree* previous = nu
 Program lower_tree(const SourceFile& file, const SyntaxTree& tree);
 
 // lower_tree for a new version of `previous_file`, whose lowering was `previous`: a top-level item
-// the edit left alone (the same text, no syntax error, away from the changed bytes) is copied from
-// `previous`, moved to where it now is, instead of lowered again. The result is lower_tree's.
-Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, const Program& previous);
+// the edit left alone (the same text, no syntax error, away from the changed bytes) is taken out
+// of `previous` as it is, its positions moved to where it now is, instead of lowered again; its
+// nodes keep their addresses. The result is lower_tree's; what is left of `previous` is only to
+// be destroyed.
+Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, Program& previous);
 
 // parse_source + lower_tree.
 Program parse_program(const SourceFile& file);

@@ -222,7 +222,7 @@ std::string edit_one_line(const std::string& text, std::mt19937& random) {
   return text.substr(0, begin) + replacement + text.substr(end);
 }
 
-std::unique_ptr<Analysis> incremental(const std::string& text, const Analysis* previous, CheckReuse* reuse = nullptr) {
+std::unique_ptr<Analysis> incremental(const std::string& text, Analysis* previous, CheckReuse* reuse = nullptr) {
   SyntaxTree tree = parse_source(text);
   AnalyzeOptions options;
   options.serving_severity = Severity::warning;

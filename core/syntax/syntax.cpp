@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cstring>
 #include <string_view>
-#include <unordered_map>
 
 extern "C" const TSLanguage* tree_sitter_shapescript();
 
@@ -50,9 +49,88 @@ uint64_t parse_time_limit_us(size_t bytes) { return 2'000'000 + static_cast<uint
 
 namespace {
 
+// The grammar's node kinds that the lowering tells apart, read by symbol id rather than by
+// comparing ts_node_type's string at every node. A symbol maps to a kind by its name, so two
+// symbols of one name (the keyword `model` and the item `model`) are one kind, as the names were.
+enum class Sym : uint8_t {
+  other, error, comment, number, identifier, string, scaled_size, unknown_size, group_size, binary_size,
+  tensor_type, element_type, keyword_argument, axis_pattern, parenthesized_expression, binary_expression,
+  unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
+  return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
+  parameter, dim_item, python_import, extern_fn, function, model, param_decl,
+};
+
+struct Symbols {
+  std::vector<Sym> by_symbol;  // indexed by TSSymbol, for the grammar's own symbols
+  Symbols() {
+    static constexpr std::pair<Sym, const char*> names[] = {
+        {Sym::error, "ERROR"}, {Sym::comment, "comment"}, {Sym::number, "number"}, {Sym::identifier, "identifier"},
+        {Sym::string, "string"}, {Sym::scaled_size, "scaled_size"}, {Sym::unknown_size, "unknown_size"},
+        {Sym::group_size, "group_size"}, {Sym::binary_size, "binary_size"}, {Sym::tensor_type, "tensor_type"},
+        {Sym::element_type, "element_type"}, {Sym::keyword_argument, "keyword_argument"},
+        {Sym::axis_pattern, "axis_pattern"}, {Sym::parenthesized_expression, "parenthesized_expression"},
+        {Sym::binary_expression, "binary_expression"}, {Sym::unary_expression, "unary_expression"},
+        {Sym::pipe_expression, "pipe_expression"}, {Sym::call, "call"}, {Sym::attribute, "attribute"},
+        {Sym::subscript, "subscript"}, {Sym::lambda, "lambda"}, {Sym::as_expression, "as_expression"},
+        {Sym::assignment, "assignment"}, {Sym::return_statement, "return_statement"},
+        {Sym::for_statement, "for_statement"}, {Sym::if_statement, "if_statement"}, {Sym::elif_clause, "elif_clause"},
+        {Sym::else_clause, "else_clause"}, {Sym::expression_statement, "expression_statement"},
+        {Sym::parameter, "parameter"}, {Sym::dim_item, "dim_item"}, {Sym::python_import, "python_import"},
+        {Sym::extern_fn, "extern_fn"}, {Sym::function, "function"}, {Sym::model, "model"}, {Sym::param_decl, "param_decl"},
+    };
+    const TSLanguage* language = tree_sitter_shapescript();
+    by_symbol.resize(ts_language_symbol_count(language), Sym::other);
+    for (TSSymbol symbol = 0; symbol < by_symbol.size(); ++symbol) {
+      const char* name = ts_language_symbol_name(language, symbol);
+      if (!name) continue;
+      for (const auto& [sym, wanted] : names)
+        if (std::strcmp(name, wanted) == 0) by_symbol[symbol] = sym;
+    }
+  }
+  Sym operator()(TSSymbol symbol) const {
+    if (symbol < by_symbol.size()) return by_symbol[symbol];
+    return symbol == static_cast<TSSymbol>(-1) ? Sym::error : Sym::other;  // ts_builtin_sym_error: "ERROR"
+  }
+};
+
+// Field ids, looked up once: by name, tree-sitter compares strings on every call.
+struct Fields {
+  TSFieldId arguments, attribute, axes, body, bound, condition, element, end, export_, function, index, init, input,
+      left, module, name, object, operand, operator_, output, over, parameter, parameters, result, right, start,
+      target, targets, type, value, variable;
+  Fields() {
+    const TSLanguage* language = tree_sitter_shapescript();
+    auto id = [language](const char* name) {
+      return ts_language_field_id_for_name(language, name, static_cast<uint32_t>(std::strlen(name)));
+    };
+    arguments = id("arguments"), attribute = id("attribute"), axes = id("axes"), body = id("body");
+    bound = id("bound"), condition = id("condition"), element = id("element"), end = id("end");
+    export_ = id("export"), function = id("function"), index = id("index"), init = id("init");
+    input = id("input"), left = id("left"), module = id("module"), name = id("name"), object = id("object");
+    operand = id("operand"), operator_ = id("operator"), output = id("output"), over = id("over");
+    parameter = id("parameter"), parameters = id("parameters"), result = id("result"), right = id("right");
+    start = id("start"), target = id("target"), targets = id("targets"), type = id("type");
+    value = id("value"), variable = id("variable");
+  }
+};
+
+const Symbols& symbols() {
+  static const Symbols table;  // built once, thread-safe
+  return table;
+}
+const Fields& fields() {
+  static const Fields table;
+  return table;
+}
+
 class Lowering {
  public:
   Lowering(const SourceFile& file, Program& program) : file_(file), program_(program) {}
+  ~Lowering() {
+    if (has_cursor_) ts_tree_cursor_delete(&cursor_);
+  }
+  Lowering(const Lowering&) = delete;
+  Lowering& operator=(const Lowering&) = delete;
 
   // The lowering of an earlier version of the file, and what changed since.
   struct Earlier {
@@ -64,7 +142,9 @@ class Lowering {
   void source_file(TSNode root, const Earlier* earlier = nullptr) {
     collect_errors(root);
     size_t next_earlier = 0;  // items come in source order in both versions
-    for (TSNode child : named_children(root)) {
+    Children top(*this, root);
+    for (size_t i = 0; i < top.size(); ++i) {
+      TSNode child = top[i].node;
       too_deep_reported_ = false;
       if (earlier)
         if (auto item = copy_unchanged(child, *earlier, next_earlier)) {
@@ -78,6 +158,8 @@ class Lowering {
  private:
   const SourceFile& file_;
   Program& program_;
+  const Symbols& symbols_ = symbols();
+  const Fields& fields_ = fields();
   // How many expressions, sizes and blocks enclose the node being lowered; past kMaxNesting a
   // node becomes an error node (one E0104 an item), so no later recursive walk can go deeper.
   mutable int depth_ = 0;
@@ -98,54 +180,77 @@ class Lowering {
   static Span span(TSNode node) { return {ts_node_start_byte(node), ts_node_end_byte(node)}; }
   std::string text(TSNode node) const { return std::string(file_.slice(span(node))); }
   static std::string_view type(TSNode node) { return ts_node_type(node); }
-  // Field ids are looked up once per name: by name, tree-sitter compares strings on every call.
-  static TSNode field(TSNode node, const char* name) {
-    thread_local std::unordered_map<std::string_view, TSFieldId> ids;  // the server checks on several threads
-    auto it = ids.find(name);
-    if (it == ids.end())
-      it = ids.emplace(name, ts_language_field_id_for_name(tree_sitter_shapescript(), name, static_cast<uint32_t>(std::strlen(name)))).first;
-    return it->second ? ts_node_child_by_field_id(node, it->second) : TSNode{};
-  }
+  Sym kind(TSNode node) const { return ts_node_is_null(node) ? Sym::other : symbols_(ts_node_symbol(node)); }
   static bool present(TSNode node) { return !ts_node_is_null(node) && !ts_node_is_missing(node); }
 
-  // Every named child, with a cursor: ts_node_named_child(i) walks from the first child each
-  // time, which made a file of many items quadratic.
-  static std::vector<TSNode> named_children(TSNode node) {
-    std::vector<TSNode> result;
-    result.reserve(ts_node_named_child_count(node));  // one allocation, not one per doubling
-    TSTreeCursor cursor = ts_tree_cursor_new(node);
-    if (ts_tree_cursor_goto_first_child(&cursor)) {
-      do {
-        TSNode child = ts_tree_cursor_current_node(&cursor);
-        if (ts_node_is_named(child)) result.push_back(child);
-      } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  // The first child in field `id`, or a null node.
+  static TSNode field(TSNode node, TSFieldId id) { return id ? ts_node_child_by_field_id(node, id) : TSNode{}; }
+
+  // A named child of a node, as tree-sitter's cursor visits it (through hidden nodes).
+  struct Child {
+    TSNode node;
+    Sym sym;
+    // What the lowering reads: not a comment, not an ERROR.
+    bool lowered() const { return sym != Sym::comment && sym != Sym::error; }
+  };
+  // The children of every node being lowered, a frame per node on one stack, so that walking the
+  // tree allocates nothing once the stack has grown to the deepest path's needs; and one cursor,
+  // reset per node (a new cursor allocates a stack of its own).
+  mutable std::vector<Child> kids_;
+  mutable TSTreeCursor cursor_{};
+  mutable bool has_cursor_ = false;
+
+  // Pushes `node`'s named children onto `kids_`; with a field id, only its children in that field
+  // (named or not).
+  void collect(TSNode node, TSFieldId only_field) const {
+    if (has_cursor_) {
+      ts_tree_cursor_reset(&cursor_, node);
+    } else {
+      cursor_ = ts_tree_cursor_new(node);
+      has_cursor_ = true;
     }
-    ts_tree_cursor_delete(&cursor);
-    return result;
+    if (!ts_tree_cursor_goto_first_child(&cursor_)) return;
+    do {
+      if (only_field) {
+        if (ts_tree_cursor_current_field_id(&cursor_) == only_field)
+          kids_.push_back({ts_tree_cursor_current_node(&cursor_), Sym::other});
+        continue;
+      }
+      TSNode child = ts_tree_cursor_current_node(&cursor_);
+      if (ts_node_is_named(child)) kids_.push_back({child, symbols_(ts_node_symbol(child))});
+    } while (ts_tree_cursor_goto_next_sibling(&cursor_));
   }
 
-  // Every named child that is not a comment and not an ERROR.
-  static std::vector<TSNode> children(TSNode node) {
-    std::vector<TSNode> result = named_children(node);
-    std::erase_if(result, [](TSNode child) {
-      std::string_view kind = type(child);
-      return kind == "comment" || kind == "ERROR";
-    });
-    return result;
-  }
-
-  static std::vector<TSNode> field_all(TSNode node, const char* name) {
-    std::vector<TSNode> result;
-    TSTreeCursor cursor = ts_tree_cursor_new(node);
-    if (ts_tree_cursor_goto_first_child(&cursor)) {
-      do {
-        const char* field_name = ts_tree_cursor_current_field_name(&cursor);
-        if (field_name && std::strcmp(field_name, name) == 0) result.push_back(ts_tree_cursor_current_node(&cursor));
-      } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  // The named children of one node (or its children in one field): a frame on `kids_`, popped
+  // when it goes out of scope. Lowering a child pushes frames above it, so children are handed
+  // out by value, not by reference.
+  class Children {
+   public:
+    Children(const Lowering& lowering, TSNode node, TSFieldId only_field = 0) : kids_(lowering.kids_), begin_(kids_.size()) {
+      if (!ts_node_is_null(node)) lowering.collect(node, only_field);
+      end_ = kids_.size();
     }
-    ts_tree_cursor_delete(&cursor);
-    return result;
-  }
+    ~Children() { kids_.resize(begin_); }
+    Children(const Children&) = delete;
+    Children& operator=(const Children&) = delete;
+    size_t size() const { return end_ - begin_; }
+    Child operator[](size_t i) const { return kids_[begin_ + i]; }
+    // How many children are lowered (Child::lowered), and the first of them.
+    size_t lowered_count() const {
+      size_t n = 0;
+      for (size_t i = begin_; i < end_; ++i) n += kids_[i].lowered();
+      return n;
+    }
+    std::optional<Child> first_lowered() const {
+      for (size_t i = begin_; i < end_; ++i)
+        if (kids_[i].lowered()) return kids_[i];
+      return std::nullopt;
+    }
+
+   private:
+    std::vector<Child>& kids_;
+    size_t begin_, end_;
+  };
 
   // ERROR and MISSING nodes in source order; a cursor walk, since the tree may be deeper than
   // kMaxNesting.
@@ -204,11 +309,11 @@ class Lowering {
   SizeNode lower_size(TSNode node) const {
     SizeNode size;
     size.span = span(node);
-    std::string_view kind = type(node);
-    if (!present(node) || kind == "ERROR") return size;
+    Sym sym = kind(node);
+    if (!present(node) || sym == Sym::error) return size;
     Deeper deeper(depth_);
     if (too_deep(node)) return size;
-    if (kind == "number") {
+    if (sym == Sym::number) {
       std::string t = text(node);
       if (t.find_first_not_of("0123456789") != std::string::npos) {  // a float is no size
         size.kind = SizeNode::Kind::number;
@@ -218,10 +323,10 @@ class Lowering {
       if (!value) return size;  // an error node: E0105 says why
       size.kind = SizeNode::Kind::number;
       size.number = *value;
-    } else if (kind == "identifier") {
+    } else if (sym == Sym::identifier) {
       size.kind = SizeNode::Kind::name;
       size.name = text(node);
-    } else if (kind == "scaled_size") {
+    } else if (sym == Sym::scaled_size) {
       std::string t = text(node);
       size_t digits = t.find_first_not_of("0123456789");
       auto factor = parse_integer(std::string_view(t).substr(0, digits), {size.span.begin, size.span.begin + static_cast<uint32_t>(digits)});
@@ -229,20 +334,24 @@ class Lowering {
       size.kind = SizeNode::Kind::scaled;
       size.number = *factor;
       size.name = t.substr(digits);
-    } else if (kind == "unknown_size") {
+    } else if (sym == Sym::unknown_size) {
       size.kind = SizeNode::Kind::unknown;
-      TSNode name = field(node, "name");
+      TSNode name = field(node, fields_.name);
       if (present(name)) size.name = text(name);
-    } else if (kind == "group_size") {
+    } else if (sym == Sym::group_size) {
       size.kind = SizeNode::Kind::group;
-      for (TSNode child : children(node)) size.children.push_back(lower_size(child));
-    } else if (kind == "binary_size") {
+      Children c(*this, node);
+      size.children.reserve(c.lowered_count());
+      for (size_t i = 0; i < c.size(); ++i)
+        if (Child child = c[i]; child.lowered()) size.children.push_back(lower_size(child.node));
+    } else if (sym == Sym::binary_size) {
       size.kind = SizeNode::Kind::binary;
-      TSNode op = field(node, "operator");
+      TSNode op = field(node, fields_.operator_);
       std::string written = present(op) ? text(op) : "*";
       size.op = written == "//" ? SizeNode::kFloorDivide : written[0];
-      size.children.push_back(lower_size(field(node, "left")));
-      size.children.push_back(lower_size(field(node, "right")));
+      size.children.reserve(2);
+      size.children.push_back(lower_size(field(node, fields_.left)));
+      size.children.push_back(lower_size(field(node, fields_.right)));
     }
     return size;
   }
@@ -250,21 +359,24 @@ class Lowering {
   std::vector<SizeNode> lower_sizes(TSNode node) const {
     std::vector<SizeNode> sizes;
     if (!present(node)) return sizes;
-    for (TSNode child : children(node)) sizes.push_back(lower_size(child));
+    Children c(*this, node);
+    sizes.reserve(c.lowered_count());
+    for (size_t i = 0; i < c.size(); ++i)
+      if (Child child = c[i]; child.lowered()) sizes.push_back(lower_size(child.node));
     return sizes;
   }
 
   ElementTypeNode lower_element(TSNode node) const {
     ElementTypeNode element;
     element.span = span(node);
-    TSNode name = field(node, "name");
+    TSNode name = field(node, fields_.name);
     if (present(name)) {
       element.name = text(name);
       element.name_span = span(name);
     }
-    TSNode bound = field(node, "bound");
+    TSNode bound = field(node, fields_.bound);
     if (present(bound)) element.bound = lower_size(bound);
-    TSNode over = field(node, "over");
+    TSNode over = field(node, fields_.over);
     if (present(over)) {
       element.over = text(over);
       element.over_span = span(over);
@@ -276,14 +388,15 @@ class Lowering {
     TypeNode result;
     result.span = span(node);
     if (!present(node)) return result;
-    if (type(node) == "tensor_type") {
+    Sym sym = kind(node);
+    if (sym == Sym::tensor_type) {
       result.is_tensor = true;
-      TSNode axes = field(node, "axes");
+      TSNode axes = field(node, fields_.axes);
       result.axes = lower_sizes(axes);
       if (present(axes)) result.axes_span = span(axes);
-      TSNode element = field(node, "element");
+      TSNode element = field(node, fields_.element);
       if (present(element)) result.element = lower_element(element);
-    } else if (type(node) == "element_type") {
+    } else if (sym == Sym::element_type) {
       result.element = lower_element(node);
     }
     return result;
@@ -292,8 +405,11 @@ class Lowering {
   AxisPattern lower_pattern(TSNode node) const {
     AxisPattern pattern;
     pattern.span = span(node);
-    for (TSNode input : field_all(node, "input")) pattern.inputs.push_back(lower_sizes(input));
-    pattern.output = lower_sizes(field(node, "output"));
+    if (fields_.input) {
+      Children inputs(*this, node, fields_.input);
+      for (size_t i = 0; i < inputs.size(); ++i) pattern.inputs.push_back(lower_sizes(inputs[i].node));
+    }
+    pattern.output = lower_sizes(field(node, fields_.output));
     return pattern;
   }
 
@@ -306,21 +422,24 @@ class Lowering {
   std::vector<Argument> lower_arguments(TSNode list) const {
     std::vector<Argument> arguments;
     if (!present(list)) return arguments;
-    for (TSNode child : children(list)) {
+    Children c(*this, list);
+    arguments.reserve(c.lowered_count());
+    for (size_t i = 0; i < c.size(); ++i) {
+      Child child = c[i];
+      if (!child.lowered()) continue;
       Argument argument;
-      argument.span = span(child);
-      std::string_view kind = type(child);
-      if (kind == "keyword_argument") {
-        TSNode name = field(child, "name");
+      argument.span = span(child.node);
+      if (child.sym == Sym::keyword_argument) {
+        TSNode name = field(child.node, fields_.name);
         if (present(name)) {
           argument.keyword = text(name);
           argument.keyword_span = span(name);
         }
-        argument.value = lower_expr(field(child, "value"));
-      } else if (kind == "axis_pattern") {
-        argument.pattern = lower_pattern(child);
+        argument.value = lower_expr(field(child.node, fields_.value));
+      } else if (child.sym == Sym::axis_pattern) {
+        argument.pattern = lower_pattern(child.node);
       } else {
-        argument.value = lower_expr(child);
+        argument.value = lower_expr(child.node);
       }
       arguments.push_back(std::move(argument));
     }
@@ -331,21 +450,23 @@ class Lowering {
     if (!present(node)) return error_expr(node);
     // Parentheses add no node, so they are unwrapped here, in a loop, not by recursion.
     Span outer = span(node);
-    while (type(node) == "parenthesized_expression") {
-      std::vector<TSNode> inner = children(node);
-      if (inner.empty() || !present(inner[0])) return error_expr(node);
-      node = inner[0];
+    while (kind(node) == Sym::parenthesized_expression) {
+      Children inner(*this, node);
+      std::optional<Child> first = inner.first_lowered();
+      if (!first || !present(first->node)) return error_expr(node);
+      node = first->node;
     }
     Deeper deeper(depth_);
     if (too_deep(node)) return error_expr(node);
-    std::string_view kind = type(node);
+    Sym sym = kind(node);
+    const Fields& f = fields_;
     auto expr = std::make_unique<Expr>();
     expr->span = outer;
-    if (kind == "identifier") {
+    if (sym == Sym::identifier) {
       expr->kind = Expr::Kind::name;
       expr->text = text(node);
       expr->text_span = expr->span;
-    } else if (kind == "number") {
+    } else if (sym == Sym::number) {
       expr->kind = Expr::Kind::number;
       std::string t = text(node);
       expr->is_integer = t.find_first_not_of("0123456789") == std::string::npos;
@@ -355,28 +476,29 @@ class Lowering {
       } catch (...) {
         expr->number = 0;
       }
-    } else if (kind == "string") {
+    } else if (sym == Sym::string) {
       expr->kind = Expr::Kind::string;
-      std::string t = text(node);
+      std::string_view t = file_.slice(span(node));
       expr->text = t.size() >= 2 ? t.substr(1, t.size() - 2) : t;
-    } else if (kind == "binary_expression") {
+    } else if (sym == Sym::binary_expression) {
       expr->kind = Expr::Kind::binary;
-      TSNode op = field(node, "operator");
+      TSNode op = field(node, f.operator_);
       expr->text = present(op) ? text(op) : "?";
       expr->text_span = present(op) ? span(op) : expr->span;
-      expr->operands.push_back(lower_expr(field(node, "left")));
-      expr->operands.push_back(lower_expr(field(node, "right")));
-    } else if (kind == "unary_expression") {
+      expr->operands.reserve(2);
+      expr->operands.push_back(lower_expr(field(node, f.left)));
+      expr->operands.push_back(lower_expr(field(node, f.right)));
+    } else if (sym == Sym::unary_expression) {
       expr->kind = Expr::Kind::unary;
-      TSNode op = field(node, "operator");
+      TSNode op = field(node, f.operator_);
       expr->text = present(op) ? text(op) : "-";
-      expr->operands.push_back(lower_expr(field(node, "operand")));
-    } else if (kind == "pipe_expression") {
+      expr->operands.push_back(lower_expr(field(node, f.operand)));
+    } else if (sym == Sym::pipe_expression) {
       // `x |> f(a)` is `f(x, a)` and `x |> f` is `f(x)`; the call keeps the piped flag for messages.
-      ExprPtr value = lower_expr(field(node, "value"));
-      TSNode function = field(node, "function");
+      ExprPtr value = lower_expr(field(node, f.value));
+      TSNode function = field(node, f.function);
       ExprPtr call;
-      if (present(function) && type(function) == "call") {
+      if (present(function) && kind(function) == Sym::call) {
         call = lower_expr(function);
       } else {
         call = std::make_unique<Expr>();
@@ -391,34 +513,34 @@ class Lowering {
       call->arguments.insert(call->arguments.begin(), std::move(first));
       call->piped = true;
       return call;
-    } else if (kind == "call") {
+    } else if (sym == Sym::call) {
       expr->kind = Expr::Kind::call;
-      expr->operands.push_back(lower_expr(field(node, "function")));
-      expr->arguments = lower_arguments(field(node, "arguments"));
-    } else if (kind == "attribute") {
+      expr->operands.push_back(lower_expr(field(node, f.function)));
+      expr->arguments = lower_arguments(field(node, f.arguments));
+    } else if (sym == Sym::attribute) {
       expr->kind = Expr::Kind::attribute;
-      expr->operands.push_back(lower_expr(field(node, "object")));
-      TSNode name = field(node, "attribute");
+      expr->operands.push_back(lower_expr(field(node, f.object)));
+      TSNode name = field(node, f.attribute);
       if (present(name)) {
         expr->text = text(name);
         expr->text_span = span(name);
       }
-    } else if (kind == "subscript") {
+    } else if (sym == Sym::subscript) {
       expr->kind = Expr::Kind::subscript;
-      expr->operands.push_back(lower_expr(field(node, "value")));
-      expr->index = lower_sizes(field(node, "index"));
-    } else if (kind == "lambda") {
+      expr->operands.push_back(lower_expr(field(node, f.value)));
+      expr->index = lower_sizes(field(node, f.index));
+    } else if (sym == Sym::lambda) {
       expr->kind = Expr::Kind::lambda;
-      TSNode parameter = field(node, "parameter");
+      TSNode parameter = field(node, f.parameter);
       if (present(parameter)) {
         expr->text = text(parameter);
         expr->text_span = span(parameter);
       }
-      expr->operands.push_back(lower_expr(field(node, "body")));
-    } else if (kind == "as_expression") {
+      expr->operands.push_back(lower_expr(field(node, f.body)));
+    } else if (sym == Sym::as_expression) {
       expr->kind = Expr::Kind::as;
-      expr->operands.push_back(lower_expr(field(node, "value")));
-      expr->type = std::make_unique<TypeNode>(lower_type(field(node, "type")));
+      expr->operands.push_back(lower_expr(field(node, f.value)));
+      expr->type = std::make_unique<TypeNode>(lower_type(field(node, f.type)));
     }
     return expr;
   }
@@ -429,46 +551,59 @@ class Lowering {
     block->span = span(node);
     Deeper deeper(depth_);
     if (too_deep(node)) return block;
-    for (TSNode child : children(node)) block->statements.push_back(lower_statement(child));
+    Children c(*this, node);
+    block->statements.reserve(c.lowered_count());
+    for (size_t i = 0; i < c.size(); ++i)
+      if (Child child = c[i]; child.lowered()) block->statements.push_back(lower_statement(child.node));
     return block;
   }
 
   Statement lower_statement(TSNode node) const {
     Statement statement;
     statement.span = span(node);
-    std::string_view kind = type(node);
-    if (kind == "assignment") {
+    Sym sym = kind(node);
+    const Fields& f = fields_;
+    if (sym == Sym::assignment) {
       statement.kind = Statement::Kind::assign;
-      TSNode targets = field(node, "targets");
-      if (present(targets))
-        for (TSNode target : children(targets)) statement.targets.emplace_back(text(target), span(target));
-      statement.value = lower_expr(field(node, "value"));
-    } else if (kind == "return_statement") {
+      TSNode targets = field(node, f.targets);
+      if (present(targets)) {
+        Children t(*this, targets);
+        statement.targets.reserve(t.lowered_count());
+        for (size_t i = 0; i < t.size(); ++i)
+          if (Child target = t[i]; target.lowered()) statement.targets.emplace_back(text(target.node), span(target.node));
+      }
+      statement.value = lower_expr(field(node, f.value));
+    } else if (sym == Sym::return_statement) {
       statement.kind = Statement::Kind::return_;
-      statement.value = lower_expr(field(node, "value"));
-    } else if (kind == "for_statement") {
+      statement.value = lower_expr(field(node, f.value));
+    } else if (sym == Sym::for_statement) {
       statement.kind = Statement::Kind::for_;
-      TSNode variable = field(node, "variable");
+      TSNode variable = field(node, f.variable);
       if (present(variable)) {
         statement.variable = text(variable);
         statement.variable_span = span(variable);
       }
-      statement.value = lower_expr(field(node, "start"));
-      statement.end = lower_expr(field(node, "end"));
-      statement.body = lower_block(field(node, "body"));
-    } else if (kind == "if_statement") {
+      statement.value = lower_expr(field(node, f.start));
+      statement.end = lower_expr(field(node, f.end));
+      statement.body = lower_block(field(node, f.body));
+    } else if (sym == Sym::if_statement) {
       statement.kind = Statement::Kind::if_;
-      statement.branches.emplace_back(lower_expr(field(node, "condition")), lower_block(field(node, "body")));
-      for (TSNode clause : children(node)) {
-        if (type(clause) == "elif_clause")
-          statement.branches.emplace_back(lower_expr(field(clause, "condition")), lower_block(field(clause, "body")));
-        else if (type(clause) == "else_clause")
-          statement.body = lower_block(field(clause, "body"));
+      Children c(*this, node);
+      statement.branches.emplace_back(lower_expr(field(node, f.condition)), lower_block(field(node, f.body)));
+      for (size_t i = 0; i < c.size(); ++i) {
+        Child clause = c[i];
+        if (!clause.lowered()) continue;
+        if (clause.sym == Sym::elif_clause) {
+          statement.branches.emplace_back(lower_expr(field(clause.node, f.condition)), lower_block(field(clause.node, f.body)));
+        } else if (clause.sym == Sym::else_clause) {
+          statement.body = lower_block(field(clause.node, f.body));
+        }
       }
-    } else if (kind == "expression_statement") {
+    } else if (sym == Sym::expression_statement) {
       statement.kind = Statement::Kind::expression;
-      std::vector<TSNode> inner = children(node);
-      statement.value = inner.empty() ? error_expr(node) : lower_expr(inner[0]);
+      Children c(*this, node);
+      std::optional<Child> inner = c.first_lowered();
+      statement.value = inner ? lower_expr(inner->node) : error_expr(node);
     }
     return statement;
   }
@@ -476,79 +611,85 @@ class Lowering {
   std::vector<Parameter> lower_parameters(TSNode list) const {
     std::vector<Parameter> parameters;
     if (!present(list)) return parameters;
-    for (TSNode child : children(list)) {
-      if (type(child) != "parameter") continue;
+    Children c(*this, list);
+    parameters.reserve(c.lowered_count());
+    for (size_t i = 0; i < c.size(); ++i) {
+      Child child = c[i];
+      if (!child.lowered() || child.sym != Sym::parameter) continue;
       Parameter parameter;
-      parameter.span = span(child);
-      TSNode name = field(child, "name");
+      parameter.span = span(child.node);
+      TSNode name = field(child.node, fields_.name);
       if (present(name)) {
         parameter.name = text(name);
         parameter.name_span = span(name);
       }
-      parameter.type = lower_type(field(child, "type"));
+      parameter.type = lower_type(field(child.node, fields_.type));
       parameters.push_back(std::move(parameter));
     }
     return parameters;
   }
 
   std::optional<Item> lower_item(TSNode node) const {
-    std::string_view kind = type(node);
+    Sym sym = kind(node);
+    const Fields& f = fields_;
     Item item;
     item.span = span(node);
-    TSNode name = field(node, "name");
+    TSNode name = field(node, f.name);
     if (present(name)) {
       item.name = text(name);
       item.name_span = span(name);
     }
     item.doc = doc_comment(node);
-    if (kind == "dim_item") {
+    if (sym == Sym::dim_item) {
       item.kind = Item::Kind::dim;
-      TSNode value = field(node, "value");
+      TSNode value = field(node, f.value);
       if (present(value)) item.dim_value = lower_size(value);
-    } else if (kind == "python_import") {
+    } else if (sym == Sym::python_import) {
       item.kind = Item::Kind::python_import;
-      TSNode module = field(node, "module");
+      TSNode module = field(node, f.module);
       if (!present(module)) return std::nullopt;
       item.name = text(module);
       item.name_span = span(module);
-    } else if (kind == "extern_fn") {
+    } else if (sym == Sym::extern_fn) {
       item.kind = Item::Kind::extern_fn;
-      item.parameters = lower_parameters(field(node, "parameters"));
-      TSNode result = field(node, "result");
+      item.parameters = lower_parameters(field(node, f.parameters));
+      TSNode result = field(node, f.result);
       if (present(result)) item.result = lower_type(result);
-      TSNode target = field(node, "target");
+      TSNode target = field(node, f.target);
       if (present(target)) {
         std::string t = text(target);
         item.extern_target = t.size() >= 2 ? t.substr(1, t.size() - 2) : t;
         item.extern_target_span = span(target);
       }
-    } else if (kind == "function") {
+    } else if (sym == Sym::function) {
       item.kind = Item::Kind::function;
-      TSNode exported = field(node, "export");
+      TSNode exported = field(node, f.export_);
       if (present(exported)) {
         item.exported = true;
         item.export_span = span(exported);
       }
-      item.parameters = lower_parameters(field(node, "parameters"));
-      TSNode result = field(node, "result");
+      item.parameters = lower_parameters(field(node, f.parameters));
+      TSNode result = field(node, f.result);
       if (present(result)) item.result = lower_type(result);
-      item.body = lower_block(field(node, "body"));
-    } else if (kind == "model") {
+      item.body = lower_block(field(node, f.body));
+    } else if (sym == Sym::model) {
       item.kind = Item::Kind::model;
-      TSNode body = field(node, "body");
+      TSNode body = field(node, f.body);
       if (present(body)) {
-        for (TSNode child : children(body)) {
-          if (type(child) != "param_decl") continue;
+        Children b(*this, body);
+        for (size_t i = 0; i < b.size(); ++i) {
+          Child child = b[i];
+          if (!child.lowered() || child.sym != Sym::param_decl) continue;
           Item::Param param;
-          param.span = span(child);
-          param.doc = doc_comment(child);
-          TSNode param_name = field(child, "name");
+          param.span = span(child.node);
+          param.doc = doc_comment(child.node);
+          TSNode param_name = field(child.node, f.name);
           if (present(param_name)) {
             param.name = text(param_name);
             param.name_span = span(param_name);
           }
-          param.type = lower_type(field(child, "type"));
-          TSNode init = field(child, "init");
+          param.type = lower_type(field(child.node, f.type));
+          TSNode init = field(child.node, f.init);
           if (present(init)) param.init = lower_expr(init);
           item.params.push_back(std::move(param));
         }
@@ -560,12 +701,12 @@ class Lowering {
     return item;
   }
 
-  static std::optional<Item::Kind> item_kind(std::string_view node_type) {
-    if (node_type == "dim_item") return Item::Kind::dim;
-    if (node_type == "python_import") return Item::Kind::python_import;
-    if (node_type == "extern_fn") return Item::Kind::extern_fn;
-    if (node_type == "function") return Item::Kind::function;
-    if (node_type == "model") return Item::Kind::model;
+  static std::optional<Item::Kind> item_kind(Sym sym) {
+    if (sym == Sym::dim_item) return Item::Kind::dim;
+    if (sym == Sym::python_import) return Item::Kind::python_import;
+    if (sym == Sym::extern_fn) return Item::Kind::extern_fn;
+    if (sym == Sym::function) return Item::Kind::function;
+    if (sym == Sym::model) return Item::Kind::model;
     return std::nullopt;
   }
 
@@ -583,7 +724,7 @@ class Lowering {
     while (next < items.size() && items[next].span.begin < before.begin) ++next;
     if (next == items.size() || !(items[next].span == before)) return std::nullopt;
     Item& old = items[next];
-    if (ts_node_has_error(node) || item_kind(type(node)) != old.kind) return std::nullopt;
+    if (ts_node_has_error(node) || item_kind(kind(node)) != old.kind) return std::nullopt;
     auto error = std::lower_bound(earlier.lowering_errors.begin(), earlier.lowering_errors.end(), before.begin);
     if (error != earlier.lowering_errors.end() && *error < before.end) return std::nullopt;
     Item item = std::move(old);

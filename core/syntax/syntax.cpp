@@ -199,10 +199,21 @@ class Lowering {
   mutable std::vector<Child> kids_;
   mutable TSTreeCursor cursor_{};
   mutable bool has_cursor_ = false;
+  static constexpr uint32_t kFewChildren = 4;
 
   // Pushes `node`'s named children onto `kids_`; with a field id, only its children in that field
   // (named or not).
   void collect(TSNode node, TSFieldId only_field) const {
+    if (!only_field) {
+      uint32_t count = ts_node_named_child_count(node);
+      if (count <= kFewChildren) {
+        for (uint32_t i = 0; i < count; ++i) {
+          TSNode child = ts_node_named_child(node, i);
+          kids_.push_back({child, symbols_(ts_node_symbol(child))});
+        }
+        return;
+      }
+    }
     if (has_cursor_) {
       ts_tree_cursor_reset(&cursor_, node);
     } else {

@@ -27,6 +27,9 @@
 #include <vector>
 
 #include <malloc.h>
+#ifdef SHAPESCRIPT_MIMALLOC
+#include <mimalloc.h>
+#endif
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -258,8 +261,24 @@ std::vector<double> time_runs(int runs, const std::function<void()>& body) {
   return out;
 }
 
-// Bytes the allocator has handed out and not taken back.
+// Bytes the allocator has handed out and not taken back. Under mimalloc (the allocator of the
+// executables where it is installed: CMakeLists.txt) glibc's heap is empty, and mimalloc keeps no
+// such count in a release build, so its pages are visited: blocks in use times their size class.
+#ifdef SHAPESCRIPT_MIMALLOC
+size_t heap_in_use() {
+  size_t bytes = 0;
+  mi_heap_visit_blocks(
+      mi_heap_get_default(), false,
+      [](const mi_heap_t*, const mi_heap_area_t* area, void*, size_t, void* total) {
+        *static_cast<size_t*>(total) += area->used * area->block_size;
+        return true;
+      },
+      &bytes);
+  return bytes;
+}
+#else
 size_t heap_in_use() { return mallinfo2().uordblks + mallinfo2().hblkhd; }
+#endif
 
 double seconds_of(const std::function<void()>& body) {
   auto start = Clock::now();
@@ -438,7 +457,7 @@ int main(int argc, char** argv) {
   std::printf("  %-44s %10.2f\n", "parse (tree-sitter, ss::parse_source)", p);
   std::printf("  %-44s %10.2f\n", "parse + lower to AST (ss::parse_program)", l);
   std::printf("  %-44s %10.2f\n", "whole check (ss::analyze)", c);
-  std::printf("  %-44s %10.2f x   (aim: within 3x)\n", "check / parse", c / p);
-  std::printf("  %s\n", c <= 3 * p ? "within the aim" : "NOT within the aim");
+  std::printf("  %-44s %10.2f x   (aim: within 2x)\n", "check / parse", c / p);
+  std::printf("  %s\n", c <= 2 * p ? "within the aim" : "NOT within the aim");
   return 0;
 }

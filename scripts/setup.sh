@@ -7,7 +7,7 @@ venv=${SHAPESCRIPT_VENV:-$HOME/.cache/shapescript/venv}
 build=${SHAPESCRIPT_BUILD:-$root/build}
 
 apt_packages=(cmake ninja-build g++ pkg-config libtree-sitter-dev nlohmann-json3-dev libuv1-dev
-  libspdlog-dev libfmt-dev catch2 pybind11-dev libcli11-dev neovim clang libclang-rt-14-dev)
+  libspdlog-dev libfmt-dev catch2 pybind11-dev libcli11-dev libmimalloc-dev neovim clang libclang-rt-14-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,7 +5,8 @@
 //   --log-file PATH   log there instead of stderr (stdout is the protocol's)
 //   --log-level L     trace, debug, info (default), warn, error, off
 //   --debounce-ms N   wait this long after an edit before checking (default 30) when the
-//                     document's recent checks took longer; check at once when they were faster
+//                     document's recent checks took longer and the edit came sooner after the
+//                     last than they take (typing); else check at once
 //   --full-check      check the whole file after each edit, not only the functions it reaches
 // A first argument `lsp` is skipped, so the CLI may pass its own argv through.
 // Returns 0 after `shutdown` then `exit`, 1 otherwise, 2 for bad options.

@@ -449,11 +449,22 @@ void Server::did_change(const json& params) {
   const json& version = member(params.at("textDocument"), "version");
   document->version = version.is_number_integer() ? version.get<int64_t>() : document->version + 1;
   document->latest_version = document->version;
-  // While checks take less than the cap, an edit is checked at once: edits made during a check
-  // coalesce into the one after it (check_again). Slower checks wait the cap, so that typing
-  // doesn't start checks whose results it has already made stale.
-  uint64_t debounce = document->check_ms < static_cast<double>(options_.debounce_ms) ? 0 : options_.debounce_ms;
+  // An edit is checked at once, and edits made during a check coalesce into the one after it
+  // (check_again). Only when checks take longer than the cap and this edit came sooner after the
+  // last than a check takes (someone typing) does it wait the cap, so that each keystroke doesn't
+  // start a check the next one makes stale; someone who edits and looks isn't kept waiting.
+  auto now = Clock::now();
+  std::optional<double> since_last_edit;
+  if (document->last_edit) since_last_edit = std::chrono::duration<double, std::milli>(now - *document->last_edit).count();
+  document->last_edit = now;
+  uint64_t debounce = edit_debounce_ms(document->check_ms, since_last_edit, options_.debounce_ms);
   schedule(document, document->waiting.empty() ? debounce : 0);
+}
+
+uint64_t edit_debounce_ms(double check_ms, std::optional<double> since_last_edit_ms, uint64_t cap_ms) {
+  bool slow = check_ms >= static_cast<double>(cap_ms);
+  bool typing = since_last_edit_ms && *since_last_edit_ms < check_ms;
+  return slow && typing ? cap_ms : 0;
 }
 
 void Server::did_close(const json& params) {

@@ -1,15 +1,18 @@
 // The server: JSON-RPC dispatch, open documents, and the scheduling of checks.
 //
-// Checking runs on libuv's thread pool, at most one check per document at a time, at once while
-// the document's recent checks are faster than the debounce cap, else after the cap. A check works on a snapshot (text, a copy of the edited tree, the version); when it
+// Checking runs on libuv's thread pool, at most one check per document at a time: at once, unless
+// the document's recent checks are slower than the debounce cap and edits come faster than they
+// finish, then after the cap. A check works on a snapshot (text, a copy of the edited tree, the version); when it
 // finishes, its result is kept only if the document has not changed since, and requests that need
 // the current version's analysis wait for it.
 #pragma once
 #include <uv.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,8 +25,15 @@
 
 namespace ss::lsp {
 
+// How long an edit waits before its check: the cap when the document's checks take at least the
+// cap (`check_ms`, a moving average) and the edit came sooner after the last than a check takes;
+// else 0. Edits made during a check coalesce into the next one whatever this says.
+uint64_t edit_debounce_ms(double check_ms, std::optional<double> since_last_edit_ms, uint64_t cap_ms);
+
 struct ServerOptions {
-  uint64_t debounce_ms = 30;  // the wait after an edit when checks take longer than this; none when they are faster
+  // The wait after an edit when checks take longer than this and edits come faster than checks
+  // finish (someone typing); none otherwise.
+  uint64_t debounce_ms = 30;
   // Check again only the functions an edit can reach, reusing the last analysis for the rest
   // (analyze_incremental); off (--full-check), every check checks the whole file.
   bool incremental = true;
@@ -71,6 +81,7 @@ class Server {
     bool check_again = false;    // the document changed while it was
     bool closed = false;
     double check_ms = 0;         // what its checks take, a moving average: whether an edit waits
+    std::optional<std::chrono::steady_clock::time_point> last_edit;  // ... and when the last came
     std::vector<Waiting> waiting;
   };
   struct Check;

@@ -80,6 +80,17 @@ struct Frames {
 std::string frame(std::string_view body) { return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body); }
 }  // namespace
 
+TEST_CASE("an edit waits only when checks are slow and edits come faster than they finish") {
+  CHECK(edit_debounce_ms(5, 1, 30) == 0);      // fast checks: never
+  CHECK(edit_debounce_ms(5, std::nullopt, 30) == 0);
+  CHECK(edit_debounce_ms(45, std::nullopt, 30) == 0);  // the first edit: nothing to coalesce with
+  CHECK(edit_debounce_ms(45, 500, 30) == 0);   // slow checks, but someone edits and looks
+  CHECK(edit_debounce_ms(45, 60, 30) == 0);
+  CHECK(edit_debounce_ms(45, 20, 30) == 30);   // typing faster than checks finish: wait the cap
+  CHECK(edit_debounce_ms(30, 10, 30) == 30);
+  CHECK(edit_debounce_ms(45, 20, 0) == 0);     // --debounce-ms 0
+}
+
 TEST_CASE("frames split anywhere are put back together") {
   Frames f;
   std::string stream = frame("{\"a\":1}") + "content-length: 7\r\nContent-Type: x\r\n\r\n{\"b\":2}" + frame("{}");

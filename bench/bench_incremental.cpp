@@ -6,6 +6,7 @@
 //     FILE       a program, as `bench_check --lines N --dump FILE` writes
 //     --edits K  edits to time (default 200): a body line gains or loses a trailing comment
 //     --only X   time only that, and print nothing else (for `perf record`)
+//     --serving  check the serving rules too (at information), as the language server does by default
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,15 +56,17 @@ std::string join(const std::vector<std::string>& lines) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_incremental FILE [--edits K] [--only incremental|full]\n");
+    std::fprintf(stderr, "usage: bench_incremental FILE [--edits K] [--only incremental|full] [--serving]\n");
     return 2;
   }
   std::string path = argv[1], only;
   int edits = 200;
+  bool serving = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--edits" && i + 1 < argc) edits = std::atoi(argv[++i]);
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--serving") serving = true;
   }
   std::ifstream in(path);
   std::stringstream buffer;
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   ss::AnalyzeOptions options;
+  if (serving) options.serving_severity = ss::Severity::information;
   std::string text = join(lines);
   ss::SyntaxTree tree = ss::parse_source(text);
   std::unique_ptr<ss::Analysis> previous = ss::analyze_incremental(ss::SourceFile(path, text), tree, options, nullptr);

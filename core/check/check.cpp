@@ -692,10 +692,13 @@ std::string Checker::describe_as_language_model(const ModelLayout& layout) const
 
 void Checker::add_model_hovers() {
   std::vector<const Item*> models;
-  for (auto& [item, text] : model_hovers_) models.push_back(item);
-  std::map<const Item*, ModelCost> costs = model_costs(a_, models);
-  for (auto& [item, text] : model_hovers_) {
-    const ModelCost& cost = costs.at(item);
+  for (const Item& item : a_.program.items)
+    if (model_hovers_.count(&item)) models.push_back(&item);
+  std::vector<ModelCost> costs = costs_of(models);
+  for (size_t i = 0; i < models.size(); ++i) {
+    const Item* item = models[i];
+    std::string& text = model_hovers_.at(item);
+    const ModelCost& cost = costs[i];
     if (cost.parameter_formula) {
       std::string formula = format_size_formula(*cost.parameter_formula);
       text += "\n\n**" + group_thousands(cost.parameters) + " parameters**";

@@ -299,10 +299,12 @@ void Checker::check_and_record(const Item& item) {
       if (reuse_record(s.cache->functions[first->second], item)) return;
   }
   ++reuse_.checked;
+  checked_again_.insert(item.name);
   FunctionRecord record;
   record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(source));
+  function_words_[&item] = record.identifiers;
   record.environment_hash = environment_hash(*record.identifiers);
   record.position_dependent = std::binary_search(record.identifiers->begin(), record.identifiers->end(), "experts");
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
@@ -493,6 +495,7 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   a_.diagnostics.insert(a_.diagnostics.end(), std::make_move_iterator(diagnostics.begin()), std::make_move_iterator(diagnostics.end()));
   if (!uses.empty()) uses_[&item] = std::move(uses);
   suggestion_work_ += next.suggestion_work;
+  function_words_[&item] = next.identifiers;
   s.next->by_text.emplace(next.text_hash, s.next->functions.size());
   s.next->functions.push_back(std::move(next));
   return true;
@@ -578,6 +581,54 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
   s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(next));
   return signature;
+}
+
+std::vector<ModelCost> Checker::costs_of(const std::vector<const Item*>& models) {
+  Incremental* s = incremental_.get();
+  if (s && s->cache && s->interfaces_unchanged && s->cache->model_costs && s->cache->model_costs->size() == models.size() &&
+      std::none_of(checked_again_.begin(), checked_again_.end(),
+                   [&](const std::string& name) { return s->cache->model_cost_reads.count(name) > 0; })) {
+    s->next->model_costs = s->cache->model_costs;  // a model's cost holds no position: nothing to move
+    s->next->model_cost_reads = s->cache->model_cost_reads;
+    return *s->next->model_costs;
+  }
+  std::map<const Item*, ModelCost> by_model = model_costs(a_, models);
+  std::vector<ModelCost> costs;
+  for (const Item* model : models) costs.push_back(std::move(by_model.at(model)));
+  if (s) {
+    s->next->model_costs = costs;
+    s->next->model_cost_reads = model_cost_reads();
+  }
+  return costs;
+}
+
+// The functions a model's cost may read (model_cost.cpp): every function taking a model first (its
+// forward candidates, by signature), and every function their text names, followed. A name, not
+// a call: it may read more than it needs, never less.
+std::unordered_set<std::string> Checker::model_cost_reads() const {
+  std::unordered_map<std::string_view, std::vector<const Item*>> functions;
+  for (const Item& item : a_.program.items)
+    if (item.kind == Item::Kind::function || item.kind == Item::Kind::extern_fn) functions[item.name].push_back(&item);
+  std::unordered_set<std::string> reads;
+  std::vector<const Item*> queue;
+  auto reach = [&](std::string_view name) {
+    auto it = functions.find(name);
+    if (it == functions.end() || !reads.insert(std::string(name)).second) return;
+    queue.insert(queue.end(), it->second.begin(), it->second.end());
+  };
+  for (const auto& [item, types] : a_.semantics.functions)
+    if (!types.parameters.empty() && types.parameters[0].kind == ValueType::Kind::model) reach(item->name);
+  while (!queue.empty()) {
+    const Item* item = queue.back();
+    queue.pop_back();
+    auto words = function_words_.find(item);  // every function's, checked or reused, but an extern fn's
+    if (words != function_words_.end()) {
+      for (const std::string& word : *words->second) reach(word);
+    } else {
+      for (const std::string& word : identifiers_in(a_.file.slice(item->span))) reach(word);
+    }
+  }
+  return reads;
 }
 
 void Checker::recorded_model(const Item& item) {

@@ -256,9 +256,12 @@ void Checker::prepare_incremental(Analysis* previous) {
   }
   s.next->names_hash = names;
   s.next->interfaces_hash = interfaces;
-  if (s.cache) {  // most of the previous check's types and calls come back: no rehashing as they do
+  if (s.cache) {  // most of the previous check's facts come back: no rehashing or regrowing as they do
     a_.semantics.types.reserve(previous->semantics.types.size());
     a_.semantics.calls.reserve(previous->semantics.calls.size());
+    a_.hovers.reserve(previous->hovers.size());
+    a_.definitions.reserve(previous->definitions.size());
+    a_.inlays.reserve(previous->inlays.size());
   }
   s.interfaces_unchanged = s.cache && s.cache->interfaces_hash == interfaces;
 }

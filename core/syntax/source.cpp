@@ -20,24 +20,6 @@ TextChange TextChange::between(std::string_view before, std::string_view after) 
   return {static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix), static_cast<uint32_t>(after.size() - suffix)};
 }
 
-std::optional<uint32_t> TextChange::move_offset(uint32_t offset) const {
-  if (offset <= begin) return offset;
-  if (offset > old_end) return offset - old_end + new_end;
-  return std::nullopt;
-}
-
-std::optional<Span> TextChange::move(Span span) const {
-  if (span == Span{}) return span;  // no position at all
-  if (span.empty()) {
-    // A point where text was inserted could belong before it or after it: not movable.
-    if (span.begin < begin) return span;
-    if (span.begin > old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
-    return std::nullopt;
-  }
-  if (span.end <= begin) return span;
-  if (span.begin >= old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
-  return std::nullopt;
-}
 
 SourceFile::SourceFile(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
   line_starts_.push_back(0);

@@ -22,8 +22,24 @@ struct Span {
 struct TextChange {
   uint32_t begin = 0, old_end = 0, new_end = 0;
   static TextChange between(std::string_view before, std::string_view after);
-  std::optional<Span> move(Span span) const;
-  std::optional<uint32_t> move_offset(uint32_t offset) const;
+  // Inline: an incremental check moves every position of what it reuses, millions an edit.
+  std::optional<Span> move(Span span) const {
+    if (span == Span{}) return span;  // no position at all
+    if (span.empty()) {
+      // A point where text was inserted could belong before it or after it: not movable.
+      if (span.begin < begin) return span;
+      if (span.begin > old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
+      return std::nullopt;
+    }
+    if (span.end <= begin) return span;
+    if (span.begin >= old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
+    return std::nullopt;
+  }
+  std::optional<uint32_t> move_offset(uint32_t offset) const {
+    if (offset <= begin) return offset;
+    if (offset > old_end) return offset - old_end + new_end;
+    return std::nullopt;
+  }
 };
 
 // Zero-based line, zero-based column counted in bytes.

@@ -152,8 +152,6 @@ class Checker {
   std::vector<ModelCost> costs_of(const std::vector<const Item*>& models);  // model_costs, or the cache's
   std::unordered_set<std::string> model_cost_reads() const;
   std::unordered_set<std::string> checked_again_;  // functions check_and_record checked, by name
-  // The words of each function's text, as its record holds them (incremental checks).
-  std::unordered_map<const Item*, std::shared_ptr<const std::vector<std::string>>> function_words_;
   std::string describe_as_language_model(const ModelLayout& layout) const;
   std::map<const Item*, std::vector<Use>> uses_;
   const Item* current_ = nullptr;  // the function being checked

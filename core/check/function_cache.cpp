@@ -307,7 +307,6 @@ void Checker::check_and_record(const Item& item) {
   record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(source));
-  function_words_[&item] = record.identifiers;
   record.environment_hash = environment_hash(*record.identifiers);
   record.position_dependent = std::binary_search(record.identifiers->begin(), record.identifiers->end(), "experts");
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
@@ -498,7 +497,6 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   a_.diagnostics.insert(a_.diagnostics.end(), std::make_move_iterator(diagnostics.begin()), std::make_move_iterator(diagnostics.end()));
   if (!uses.empty()) uses_[&item] = std::move(uses);
   suggestion_work_ += next.suggestion_work;
-  function_words_[&item] = next.identifiers;
   s.next->by_text.emplace(next.text_hash, s.next->functions.size());
   s.next->functions.push_back(std::move(next));
   return true;
@@ -591,8 +589,9 @@ std::vector<ModelCost> Checker::costs_of(const std::vector<const Item*>& models)
   if (s && s->cache && s->interfaces_unchanged && s->cache->model_costs && s->cache->model_costs->size() == models.size() &&
       std::none_of(checked_again_.begin(), checked_again_.end(),
                    [&](const std::string& name) { return s->cache->model_cost_reads.count(name) > 0; })) {
-    s->next->model_costs = s->cache->model_costs;  // a model's cost holds no position: nothing to move
-    s->next->model_cost_reads = s->cache->model_cost_reads;
+    // Taken, as the records are: a model's cost holds no position, so nothing moves.
+    s->next->model_costs = std::exchange(s->cache->model_costs, std::nullopt);
+    s->next->model_cost_reads = std::move(s->cache->model_cost_reads);
     return *s->next->model_costs;
   }
   std::map<const Item*, ModelCost> by_model = model_costs(a_, models);
@@ -612,6 +611,11 @@ std::unordered_set<std::string> Checker::model_cost_reads() const {
   std::unordered_map<std::string_view, std::vector<const Item*>> functions;
   for (const Item& item : a_.program.items)
     if (item.kind == Item::Kind::function || item.kind == Item::Kind::extern_fn) functions[item.name].push_back(&item);
+  // Each function's words as its record holds them, found by where the function starts: read only
+  // here, when the costs are worked out again, rather than noted for every function on every edit.
+  std::unordered_map<uint32_t, const std::vector<std::string>*> recorded_words;
+  if (incremental_)
+    for (const FunctionRecord& record : incremental_->next->functions) recorded_words[record.item.span.begin] = record.identifiers.get();
   std::unordered_set<std::string> reads;
   std::vector<const Item*> queue;
   auto reach = [&](std::string_view name) {
@@ -624,8 +628,8 @@ std::unordered_set<std::string> Checker::model_cost_reads() const {
   while (!queue.empty()) {
     const Item* item = queue.back();
     queue.pop_back();
-    auto words = function_words_.find(item);  // every function's, checked or reused, but an extern fn's
-    if (words != function_words_.end()) {
+    auto words = item->kind == Item::Kind::function ? recorded_words.find(item->span.begin) : recorded_words.end();
+    if (words != recorded_words.end()) {
       for (const std::string& word : *words->second) reach(word);
     } else {
       for (const std::string& word : identifiers_in(a_.file.slice(item->span))) reach(word);

@@ -273,7 +273,7 @@ class Lowering {
       bool descend = false;
       if (ts_node_is_missing(node))
         program_.syntax_errors.push_back({SyntaxError::Kind::missing, span(node), std::string(type(node))});
-      else if (type(node) == "ERROR")
+      else if (kind(node) == Sym::error)
         program_.syntax_errors.push_back({SyntaxError::Kind::unreadable, span(node), {}});
       else
         descend = ts_node_has_error(node);

@@ -134,7 +134,8 @@ class Checker {
   // those uses now name; then taking them out of the previous analysis into this one, moved.
   using ModelTypeUses = std::vector<std::pair<Span, const Item*>>;
   template <class Record>
-  bool can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses) const;
+  bool can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses,
+                      bool ask_positions = true) const;  // false: the record's placement says every position can move
   template <class Record>
   void take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;

@@ -180,6 +180,60 @@ bool can_move(const CallFacts& facts, const TextChange& change) {
   return change.move(facts.callee_span).has_value();
 }
 
+void widen(PositionBounds& bounds, uint32_t offset) {
+  bounds.first = std::min(bounds.first, offset);
+  bounds.last = std::max(bounds.last, offset);
+}
+
+void widen(PositionBounds& bounds, Span span) {
+  if (span == Span{}) return;  // no position: move leaves it as it is
+  widen(bounds, span.begin);
+  widen(bounds, span.end);
+}
+
+namespace {
+
+void widen(PositionBounds& bounds, const Axis& axis) {
+  widen(bounds, axis.bound_at);
+  if (!axis.origin) return;
+  widen(bounds, axis.origin->at);
+  for (const Axis& input : axis.origin->inputs) widen(bounds, input);
+}
+
+}  // namespace
+
+void widen(PositionBounds& bounds, const ValueType& value) {
+  for (const Axis& axis : value.tensor.axes) widen(bounds, axis);
+  for (const ValueType& element : value.elements) widen(bounds, element);
+}
+
+void widen(PositionBounds& bounds, const CallFacts& facts) {
+  for (const Axis& axis : facts.works_across) widen(bounds, axis);
+  widen(bounds, facts.callee_span);
+}
+
+void widen(PositionBounds& bounds, const Diagnostic& diagnostic) {
+  widen(bounds, diagnostic.primary.span);
+  for (const Label& label : diagnostic.secondary) widen(bounds, label.span);
+  for (const Fix& fix : diagnostic.fixes)
+    for (const TextEdit& edit : fix.edits) widen(bounds, edit.span);
+}
+
+// Strictly apart, so that an empty span or an offset at either end of the edit, which TextChange
+// may refuse to move, is never taken for one that stays or shifts.
+Placement placement(PositionBounds positions, const TextChange& change) {
+  if (positions.empty() || positions.last < change.begin) return Placement::after;
+  if (positions.first > change.old_end) return Placement::before;
+  return Placement::among;
+}
+
+PositionBounds moved_bounds(PositionBounds positions, const TextChange& change) {
+  if (positions.empty()) return positions;
+  // A position past the edit's start that could be moved lay past its end, so it shifted.
+  auto moved = [&](uint32_t offset) { return offset <= change.begin ? offset : offset - change.old_end + change.new_end; };
+  return {moved(positions.first), moved(positions.last)};
+}
+
 RecordedItem RecordedItem::of(const Item& item, Span span) {
   return {item.kind, span, item.doc, item.exported, item.body.get()};
 }
@@ -208,6 +262,17 @@ struct Checker::Incremental {
 Checker::~Checker() = default;
 
 namespace {
+
+// The positions of a record's hovers, definitions and model-type uses, which every kind of record has.
+template <class Record>
+void widen_by_facts(PositionBounds& bounds, const Analysis& analysis, const Record& record) {
+  for (size_t i = record.hovers_begin; i < record.hovers_end; ++i) widen(bounds, analysis.hovers[i].span);
+  for (size_t i = record.definitions_begin; i < record.definitions_end; ++i) {
+    widen(bounds, analysis.definitions[i].use);
+    widen(bounds, analysis.definitions[i].target);
+  }
+  for (auto& [at, model] : record.model_type_uses) widen(bounds, at);
+}
 
 std::string options_key(const AnalyzeOptions& options, const SourceFile& file) {
   std::string key = options.serving_severity ? std::to_string(static_cast<int>(*options.serving_severity)) : "-";
@@ -331,8 +396,15 @@ void Checker::check_and_record(const Item& item) {
     if (a_.semantics.types.count(expressions[i])) record.typed.emplace_back(i, expressions[i]);
     if (a_.semantics.calls.count(expressions[i])) record.called.emplace_back(i, expressions[i]);
   }
+  for (const Diagnostic& d : record.diagnostics) widen(record.positions, d);
+  widen_by_facts(record.positions, a_, record);
+  for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
+    widen(record.positions, a_.inlays[i].offset);
+  for (auto& [i, expr] : record.typed) widen(record.positions, a_.semantics.types.at(expr));
+  for (auto& [i, expr] : record.called) widen(record.positions, a_.semantics.calls.at(expr));
   if (auto uses = uses_.find(&item); uses != uses_.end() && !uses->second.empty()) {
     for (const Use& use : uses->second) {
+      widen(record.positions, use.span);
       RecordedUse recorded{use, use.callee ? use.callee->name : "", -1};
       recorded.use.callee = nullptr;
       recorded.use.expr = nullptr;
@@ -349,11 +421,14 @@ void Checker::check_and_record(const Item& item) {
 }
 
 template <class Record>
-bool Checker::can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses) const {
-  for (size_t i = record.hovers_begin; i < record.hovers_end; ++i)
-    if (!can_move(previous.hovers[i].span, change)) return false;
-  for (size_t i = record.definitions_begin; i < record.definitions_end; ++i)
-    if (!can_move(previous.definitions[i].use, change) || !can_move(previous.definitions[i].target, change)) return false;
+bool Checker::can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses,
+                             bool ask_positions) const {
+  if (ask_positions) {
+    for (size_t i = record.hovers_begin; i < record.hovers_end; ++i)
+      if (!can_move(previous.hovers[i].span, change)) return false;
+    for (size_t i = record.definitions_begin; i < record.definitions_end; ++i)
+      if (!can_move(previous.definitions[i].use, change) || !can_move(previous.definitions[i].target, change)) return false;
+  }
   for (auto& [at, model] : record.model_type_uses) {
     auto span = change.move(at);
     auto global = globals_.find(model);
@@ -403,14 +478,19 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     if (now != lost) return false;
   }
 
-  // Whether everything can be moved to where the text now is, before any of it is taken.
+  // Whether everything can be moved to where the text now is, before any of it is taken: asked of
+  // each position only when the edit lies among them.
+  const Placement where = placement(record.positions, change);
+  const bool among = where == Placement::among, moves = where != Placement::after;
   std::vector<Diagnostic> diagnostics = record.diagnostics;
-  for (Diagnostic& d : diagnostics)
-    if (!move_spans(d, change)) return false;
+  if (moves)
+    for (Diagnostic& d : diagnostics)
+      if (!move_spans(d, change)) return false;
   ModelTypeUses model_type_uses;
-  if (!can_take_facts(previous, record, change, model_type_uses)) return false;
-  for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
-    if (!change.move_offset(previous.inlays[i].offset)) return false;
+  if (!can_take_facts(previous, record, change, model_type_uses, among)) return false;
+  if (among)
+    for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
+      if (!change.move_offset(previous.inlays[i].offset)) return false;
   // An item taken as it was (relower_tree) has the very expressions the record's types are keyed
   // by; one lowered again has new ones, found by their place in the walk.
   bool same_nodes = item.body && item.body.get() == old.body;
@@ -426,13 +506,13 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   calls.reserve(record.called.size());
   for (auto& [i, old_expr] : record.typed) {
     auto type = previous.semantics.types.find(old_expr);
-    if (type == previous.semantics.types.end() || !can_move(type->second, change)) return false;
+    if (type == previous.semantics.types.end() || (among && !can_move(type->second, change))) return false;
     types.push_back(type);
   }
   std::vector<const Item*> callees;  // each call's function, in this program
   for (auto& [i, old_expr] : record.called) {
     auto facts = previous.semantics.calls.find(old_expr);
-    if (facts == previous.semantics.calls.end() || !can_move(facts->second, change)) return false;
+    if (facts == previous.semantics.calls.end() || (among && !can_move(facts->second, change))) return false;
     const Item* callee = nullptr;
     if (facts->second.function) {
       auto global = globals_.find(facts->second.function->name);
@@ -465,14 +545,14 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   for (size_t k = 0; k < types.size(); ++k) {
     auto node = previous.semantics.types.extract(types[k]);
     node.key() = now(record.typed[k].first, node.key());
-    move_spans(node.mapped(), change);
+    if (moves) move_spans(node.mapped(), change);
     auto inserted = a_.semantics.types.insert(std::move(node));
     if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
   }
   for (size_t k = 0; k < calls.size(); ++k) {
     auto node = previous.semantics.calls.extract(calls[k]);
     node.key() = now(record.called[k].first, node.key());
-    move_spans(node.mapped(), change);
+    if (moves) move_spans(node.mapped(), change);
     node.mapped().function = callees[k];
     auto inserted = a_.semantics.calls.insert(std::move(node));
     if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
@@ -481,6 +561,7 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   record.taken = true;
   next.item = RecordedItem::of(item, item.span);
   next.diagnostics = diagnostics;
+  next.positions = moved_bounds(next.positions, change);
   for (size_t i = 0; i < uses.size(); ++i) next.uses[i].use.span = uses[i].span;
   if (!same_nodes) {
     for (auto& [i, expr] : next.typed) expr = expressions[i];
@@ -537,6 +618,10 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
   record.signature = signature;
+  for (const ValueType& parameter : signature->parameters) widen(record.positions, parameter);
+  widen(record.positions, signature->result);
+  for (auto& [name, binding] : signature->scope_axes) widen(record.positions, binding.at);
+  widen_by_facts(record.positions, a_, record);
   record.text = signature_text(item);
   signature_texts_[&item] = record.text;
   s.next->signatures_by_text.emplace(text_hash, s.next->signatures.size());
@@ -555,9 +640,11 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
     return nullptr;
   if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return nullptr;
 
-  // Everything moved to where the text now is, before any of it is taken.
+  // Everything moved to where the text now is, before any of it is taken; asked of each position
+  // only when the edit lies among them.
+  const Placement where = placement(record.positions, change);
   std::shared_ptr<const FunctionSignature> signature = record.signature;
-  if (!stays(*signature, change)) {
+  if (where != Placement::after && !stays(*signature, change)) {
     auto moved = std::make_shared<FunctionSignature>(*signature);
     for (ValueType& parameter : moved->parameters)
       if (!move_spans(parameter, change)) return nullptr;
@@ -570,7 +657,7 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
     signature = std::move(moved);
   }
   ModelTypeUses model_type_uses;
-  if (!can_take_facts(previous, record, change, model_type_uses)) return nullptr;
+  if (!can_take_facts(previous, record, change, model_type_uses, where == Placement::among)) return nullptr;
 
   // Taken: as if signature_of had run here.
   if (record.item.exported == item.exported) signature_texts_[&item] = record.text;
@@ -578,6 +665,7 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
   record.taken = true;
   next.item = RecordedItem::of(item, span);
   next.signature = signature;
+  next.positions = moved_bounds(next.positions, change);
   take_facts(previous, next, change, model_type_uses);
   s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(next));

@@ -23,6 +23,12 @@
 
 namespace ss {
 
+// The first and last position (offset) a record's facts hold; none while first > last.
+struct PositionBounds {
+  uint32_t first = UINT32_MAX, last = 0;
+  bool empty() const { return first > last; }
+};
+
 // A use (check_internal.h) with its pointers as the names and positions that survive a re-lowering.
 struct RecordedUse {
   Use use;                     // callee and expr null
@@ -65,6 +71,9 @@ struct FunctionRecord {
   // and itself: a reuse copies those without looking up every expression.
   size_t expression_count = 0;
   std::vector<std::pair<size_t, const Expr*>> typed, called;
+  // The first and last position any of those facts holds: an edit wholly after them moves none, one
+  // wholly before them moves all alike, and neither is checked position by position.
+  PositionBounds positions;
 };
 
 // What working out a function's signature gave (Checker::signature_of), kept as a function's check
@@ -80,6 +89,7 @@ struct SignatureRecord {
   std::string text;  // Checker::signature_text: what a symbol and a hover show of it
   size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+  PositionBounds positions;  // of the signature and those facts, as a function record's
 };
 
 // What checking a model gave (Checker::check_model): its parameters' types and hovers, and the
@@ -135,5 +145,19 @@ bool move_spans(Diagnostic& diagnostic, const TextChange& change);
 bool move_spans(ValueType& value, const TextChange& change);
 bool move_spans(Axis& axis, const TextChange& change);
 bool move_spans(CallFacts& facts, const TextChange& change);
+
+// Widens `bounds` to every position in a fact, as move_spans would move them (Span{} is none).
+void widen(PositionBounds& bounds, uint32_t offset);
+void widen(PositionBounds& bounds, Span span);
+void widen(PositionBounds& bounds, const ValueType& value);
+void widen(PositionBounds& bounds, const CallFacts& facts);
+void widen(PositionBounds& bounds, const Diagnostic& diagnostic);
+
+// Where an edit lies against a record's positions: after them all (nothing moves), before them all
+// (each moves by the same amount, and can), or among them (each must be asked).
+enum class Placement { after, before, among };
+Placement placement(PositionBounds positions, const TextChange& change);
+// A record's bounds once every position in it was moved: they still hold what they held.
+PositionBounds moved_bounds(PositionBounds positions, const TextChange& change);
 
 }  // namespace ss

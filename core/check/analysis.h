@@ -87,7 +87,8 @@ struct FunctionTypes {
 
 struct Semantics {
   std::unordered_map<const Expr*, ValueType> types;
-  std::map<const Item*, FunctionTypes> functions;
+  // Shared with the checker's signatures (and the records that keep them), not copied for each check.
+  std::unordered_map<const Item*, std::shared_ptr<const FunctionTypes>> functions;
   std::unordered_map<const Expr*, CallFacts> calls;
   std::map<std::string, int64_t> dims;  // dim values
 };

@@ -109,7 +109,7 @@ void Checker::run(Analysis* previous, bool incremental) {
     if (item.kind == Item::Kind::extern_fn || item.kind == Item::Kind::function) {
       auto& signature = signatures_[&item];
       signature = incremental_ ? recorded_signature(item) : std::make_shared<const FunctionSignature>(signature_of(item));
-      a_.semantics.functions[&item] = {signature->parameters, signature->result};
+      a_.semantics.functions[&item] = signature;
     }
   }
   for (const Item& item : a_.program.items)

@@ -48,10 +48,9 @@ struct Scope {
   std::vector<std::pair<std::string, std::map<std::string, Local, std::less<>>>> blocks;
 };
 
-struct FunctionSignature {
+// Its parameters and result (unknown when none is declared) are what Semantics::functions shares.
+struct FunctionSignature : FunctionTypes {
   std::vector<std::string> names;
-  std::vector<ValueType> parameters;
-  ValueType result;  // unknown when none is declared
   SizeVariableSet generics;
   SizeVariableSet result_only;  // generic axes only the result mentions: solved from the returned value
   std::map<std::string, AxisBinding, std::less<>> scope_axes;

@@ -712,7 +712,7 @@ std::unordered_set<std::string> Checker::model_cost_reads() const {
     queue.insert(queue.end(), it->second.begin(), it->second.end());
   };
   for (const auto& [item, types] : a_.semantics.functions)
-    if (!types.parameters.empty() && types.parameters[0].kind == ValueType::Kind::model) reach(item->name);
+    if (!types->parameters.empty() && types->parameters[0].kind == ValueType::Kind::model) reach(item->name);
   while (!queue.empty()) {
     const Item* item = queue.back();
     queue.pop_back();

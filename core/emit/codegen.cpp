@@ -315,8 +315,8 @@ class Generator : public PythonWriter {
     // The generic axes the inputs carry: the only sizes a function body can read from shapes.
     signature_axes_.clear();
     if (types != a_.semantics.functions.end())
-      for (size_t i = 0; i < types->second.parameters.size(); ++i)
-        if (const ValueType& t = types->second.parameters[i]; t.is_tensor() && kept(i))
+      for (size_t i = 0; i < types->second->parameters.size(); ++i)
+        if (const ValueType& t = types->second->parameters[i]; t.is_tensor() && kept(i))
           for (const Axis& axis : t.tensor.axes)
             for (const std::string& v : axis.size.variables()) signature_axes_.insert(v);
     std::vector<std::string> parameters;
@@ -329,7 +329,7 @@ class Generator : public PythonWriter {
     std::vector<std::pair<std::string, const ValueType*>> typed;
     if (types != a_.semantics.functions.end())
       for (size_t i = 0; i < item.parameters.size(); ++i)
-        if (kept(i)) typed.push_back({python_name(item.parameters[i].name), &types->second.parameters[i]});
+        if (kept(i)) typed.push_back({python_name(item.parameters[i].name), &types->second->parameters[i]});
     anchor_ = anchor_of(typed);
     std::string body;
     if (!item.body) {

@@ -577,8 +577,8 @@ class HfGenerator : public PythonWriter {
       if (!(i < positions.size() && positions[i]) && (!version || version->takes[i])) {
         inputs.push_back(python_name(fn.parameters[i].name));
         locals_.insert(fn.parameters[i].name);
-        if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
-          typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
+        if (types != a_.semantics.functions.end() && i < types->second->parameters.size())
+          typed.push_back({python_name(fn.parameters[i].name), &types->second->parameters[i]});
       }
     Anchor saved_anchor = anchor_;
     anchor_ = anchor_of(typed);
@@ -1452,8 +1452,8 @@ class HfGenerator : public PythonWriter {
       if (!kept(i)) continue;
       parameters.push_back(python_name(fn.parameters[i].name));
       locals_.insert(fn.parameters[i].name);
-      if (types != a_.semantics.functions.end() && i < types->second.parameters.size())
-        typed.push_back({python_name(fn.parameters[i].name), &types->second.parameters[i]});
+      if (types != a_.semantics.functions.end() && i < types->second->parameters.size())
+        typed.push_back({python_name(fn.parameters[i].name), &types->second->parameters[i]});
     }
     if (version && !prepare) parameters.push_back("_prepared");
     Anchor saved_anchor = anchor_;

@@ -158,11 +158,11 @@ class Planner {
       if (argument.keyword || argument.pattern || !argument.value) return {};
       positional.push_back(argument.value.get());
     }
-    if (positional.size() != types->second.parameters.size()) return {};
+    if (positional.size() != types->second->parameters.size()) return {};
     std::vector<bool> mask(positional.size(), false);
     bool any = false;
     for (size_t i = 0; i < positional.size(); ++i) {
-      const ValueType& parameter = types->second.parameters[i];
+      const ValueType& parameter = types->second->parameters[i];
       const ValueType* argument = type_of(*positional[i]);
       // A model value's dtype is the caller's; a plain number (`rope(q, pos, 10000)`) is a float32 tensor either way.
       if (!parameter.is_tensor() || !argument) continue;
@@ -325,7 +325,7 @@ class Planner {
     for (size_t i = 0; i < item.parameters.size(); ++i) {
       bool same = mask[i] && bindings[item.parameters[i].name] == 1;
       scope.variables[item.parameters[i].name] = same;
-      const ValueType& type = types->second.parameters[i];
+      const ValueType& type = types->second->parameters[i];
       if (same && type.is_tensor())
         for (const Axis& axis : type.tensor.axes)
           for (const std::string& v : axis.size.variables()) scope.axes.insert(v);
@@ -404,7 +404,7 @@ class Planner {
       });
       if (reads_hoisted) return std::nullopt;
     }
-    f.takes = taken_parameters(item, f, rest, types->second);
+    f.takes = taken_parameters(item, f, rest, *types->second);
     plan_.functions.push_back(std::move(f));
     return plan_.functions.size() - 1;
   }

@@ -667,8 +667,8 @@ std::string PythonWriter::function_argument(const Item& callee, size_t i, const 
   // A plain number given for a scalar parameter becomes a tensor: the callee may hand it to torch
   // (`log(base)`). An `Index[N]` stays a number, for the callee to index with.
   auto types = a_.semantics.functions.find(&callee);
-  if (types == a_.semantics.functions.end() || i >= types->second.parameters.size()) return code;
-  const ValueType& parameter = types->second.parameters[i];
+  if (types == a_.semantics.functions.end() || i >= types->second->parameters.size()) return code;
+  const ValueType& parameter = types->second->parameters[i];
   if (!parameter.is_tensor() || parameter.tensor.rank() != 0 || !type_of(value) || !type_of(value)->fixed) return code;
   ElementKind kind = parameter.tensor.element.kind;
   if (kind == ElementKind::index) return code;

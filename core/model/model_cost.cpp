@@ -242,12 +242,12 @@ struct ProgramIndex {
     for (const Item& item : analysis.program.items) {
       if (item.kind != Item::Kind::function || item.parameters.empty() || !item.body) continue;
       auto types = analysis.semantics.functions.find(&item);
-      if (types == analysis.semantics.functions.end() || types->second.parameters.empty() ||
-          types->second.parameters[0].kind != ValueType::Kind::model)
+      if (types == analysis.semantics.functions.end() || types->second->parameters.empty() ||
+          types->second->parameters[0].kind != ValueType::Kind::model)
         continue;
       bool loops = std::any_of(item.body->statements.begin(), item.body->statements.end(),
                                [](const Statement& s) { return s.kind == Statement::Kind::for_; });
-      if (loops) forwards[types->second.parameters[0].name].push_back(&item);
+      if (loops) forwards[types->second->parameters[0].name].push_back(&item);
     }
   }
   DimAlgebra dims;

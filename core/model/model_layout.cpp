@@ -168,8 +168,8 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
   const Item& forward = *layout.forward;
   auto types = analysis.semantics.functions.find(&forward);
   if (types == analysis.semantics.functions.end()) return layout;
-  layout.types = &types->second;
-  const std::vector<ValueType>& parameters = types->second.parameters;
+  layout.types = types->second.get();
+  const std::vector<ValueType>& parameters = types->second->parameters;
   if (parameters.empty() || parameters[0].kind != ValueType::Kind::model || forward.parameters.empty()) return layout;
   layout.model = analysis.find_item(parameters[0].name);
   if (layout.model && layout.model->kind != Item::Kind::model) layout.model = nullptr;

@@ -289,8 +289,8 @@ void check_cpu_attention_head_sizes(Checker& checker) {
   Analysis& a = checker.analysis();
   const Item* forward = a.find_item(checker.options().serving_function);
   auto types = forward ? a.semantics.functions.find(forward) : a.semantics.functions.end();
-  if (types == a.semantics.functions.end() || types->second.parameters.empty() ||
-      types->second.parameters[0].kind != ValueType::Kind::model)
+  if (types == a.semantics.functions.end() || types->second->parameters.empty() ||
+      types->second->parameters[0].kind != ValueType::Kind::model)
     return;
   std::set<int64_t> reported;
   for_each_builtin_call_reached(a, *forward, [&](const Expr& e, const CallFacts& f) {
@@ -321,8 +321,8 @@ void check_fused_experts(Checker& checker) {
   Analysis& a = checker.analysis();
   const Item* forward = a.find_item(checker.options().serving_function);
   auto types = forward ? a.semantics.functions.find(forward) : a.semantics.functions.end();
-  if (types == a.semantics.functions.end() || types->second.parameters.empty() ||
-      types->second.parameters[0].kind != ValueType::Kind::model)
+  if (types == a.semantics.functions.end() || types->second->parameters.empty() ||
+      types->second->parameters[0].kind != ValueType::Kind::model)
     return;
   for_each_builtin_call_reached(a, *forward, [&](const Expr& e, const CallFacts& f) {
     if (f.builtin->name != "experts" || gated_experts(a, e)) return;

@@ -68,8 +68,8 @@ std::string describe(const Analysis& a) {
   for (const Item& item : a.program.items)
     if (auto f = a.semantics.functions.find(&item); f != a.semantics.functions.end()) {
       out << "F " << item.name;
-      for (const ValueType& parameter : f->second.parameters) out << " (" << describe(parameter) << ")";
-      out << " -> " << describe(f->second.result) << "\n";
+      for (const ValueType& parameter : f->second->parameters) out << " (" << describe(parameter) << ")";
+      out << " -> " << describe(f->second->result) << "\n";
     }
   for (const Item& item : a.program.items) {
     if (item.kind != Item::Kind::function) continue;

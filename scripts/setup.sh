@@ -25,13 +25,14 @@ command -v npm >/dev/null && "$root/editors/vscode/package.sh" --deps-only
 # sentencepiece and tiktoken: llama.cpp's converter (convert_hf_to_gguf.py) reads a tokenizer.model,
 # and imports tiktoken for Qwen's and BLOOM's BPE vocabularies. accelerate: transformers loads a
 # folder tensor-parallel (`tp_plan="auto"`) only with it. onnx and onnxscript: `export --onnx`
-# (torch.onnx's exporter) and the reference evaluator its tests run the file with.
-python_packages=(torch einops numpy pytest pytest-lsp transformers safetensors gguf diskcache sentencepiece tiktoken accelerate onnx onnxscript)
+# (torch.onnx's exporter) and the reference evaluator its tests run the file with. pytest-xdist:
+# test.sh runs the Python tests on two workers, a file to a worker.
+python_packages=(torch einops numpy pytest pytest-xdist pytest-lsp transformers safetensors gguf diskcache sentencepiece tiktoken accelerate onnx onnxscript)
 if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating $venv" >&2
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, pytest_lsp, transformers, safetensors, gguf, diskcache, sentencepiece, tiktoken, accelerate, onnx, onnxscript" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import torch, einops, numpy, pytest, xdist, pytest_lsp, transformers, safetensors, gguf, diskcache, sentencepiece, tiktoken, accelerate, onnx, onnxscript" 2>/dev/null; then
   echo "setup: installing ${python_packages[*]} into $venv (torch is large the first time)" >&2
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "${python_packages[@]}"

@@ -28,6 +28,17 @@ PYTHON = sys.executable
 CHAPTER = ROOT / "tests" / "python" / "chapter" / "exporting-without-python.md"
 
 
+# The files that take longest, first: scripts/test.sh gives each worker whole files, and the
+# longest started last would leave the other worker idle while it runs.
+SLOWEST_FIRST = ["test_vllm.py", "test_model_zoo.py", "test_verify.py", "test_package.py", "test_encoders.py",
+                 "test_export_programs.py", "test_architectures.py", "test_bring_your_model.py"]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's own order is kept
+
+
 def cli_env(**changes) -> dict:
     """The environment the binary runs in: this Python's virtualenv is the active one, no colours."""
     return {**os.environ, "VIRTUAL_ENV": str(Path(PYTHON).parent.parent), "NO_COLOR": "1", **changes}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace ss {
 
@@ -1682,9 +1683,15 @@ std::string_view Builtin::default_of(std::string_view keyword) const {
 bool is_elementwise(const Builtin& builtin) { return builtin.rule == rule_real || builtin.rule == rule_nonneg; }
 
 const Builtin* find_builtin(std::string_view name) {
-  for (const Builtin& b : builtins())
-    if (b.name == name) return &b;
-  return nullptr;
+  // By name, made once: the checker asks of every call and every global name, and a scan of the
+  // table was a few hundred instructions each time.
+  static const std::unordered_map<std::string_view, const Builtin*> by_name = [] {
+    std::unordered_map<std::string_view, const Builtin*> out;
+    for (const Builtin& b : builtins()) out.emplace(b.name, &b);  // the first of a name, as a scan finds
+    return out;
+  }();
+  auto found = by_name.find(name);
+  return found == by_name.end() ? nullptr : found->second;
 }
 
 bool is_training_builtin(std::string_view name) {

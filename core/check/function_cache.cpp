@@ -393,15 +393,19 @@ void Checker::check_and_record(const Item& item) {
   std::vector<const Expr*> expressions = expressions_of(item);
   record.expression_count = expressions.size();
   for (size_t i = 0; i < expressions.size(); ++i) {
-    if (a_.semantics.types.count(expressions[i])) record.typed.emplace_back(i, expressions[i]);
-    if (a_.semantics.calls.count(expressions[i])) record.called.emplace_back(i, expressions[i]);
+    if (auto type = a_.semantics.types.find(expressions[i]); type != a_.semantics.types.end()) {
+      record.typed.emplace_back(i, expressions[i]);
+      widen(record.positions, type->second);
+    }
+    if (auto facts = a_.semantics.calls.find(expressions[i]); facts != a_.semantics.calls.end()) {
+      record.called.emplace_back(i, expressions[i]);
+      widen(record.positions, facts->second);
+    }
   }
   for (const Diagnostic& d : record.diagnostics) widen(record.positions, d);
   widen_by_facts(record.positions, a_, record);
   for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
     widen(record.positions, a_.inlays[i].offset);
-  for (auto& [i, expr] : record.typed) widen(record.positions, a_.semantics.types.at(expr));
-  for (auto& [i, expr] : record.called) widen(record.positions, a_.semantics.calls.at(expr));
   if (auto uses = uses_.find(&item); uses != uses_.end() && !uses->second.empty()) {
     for (const Use& use : uses->second) {
       widen(record.positions, use.span);

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <concepts>
 #include <cstring>
 #include <cctype>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 
@@ -68,117 +70,140 @@ uint64_t hash_text(std::string_view text, uint64_t seed) {
 
 namespace {
 
-bool stays(Span span, const TextChange& change) {
-  auto moved = change.move(span);
-  return moved && *moved == span;
+template <class Fact, class Plain>
+concept fact_of = std::same_as<std::remove_const_t<Fact>, Plain>;
+
+// Every position a fact holds, in one walk: `step` is called on each span (a `Span&` when the fact
+// is mutable) and the walk stops at the first false. Whether a fact stays, can move, widens a
+// record's bounds or is moved are this one walk with different steps, so a position a fact gains
+// is added here once.
+template <class Step>
+bool each_position(const Span& span, Step& step) {
+  return step(span);
+}
+template <class Step>
+bool each_position(Span& span, Step& step) {
+  return step(span);
 }
 
-bool stays(const Axis& axis, const TextChange& change);
+template <fact_of<Axis> A, class Step>
+bool each_position(A& axis, Step& step);
 
-bool stays(const SizeOrigin& origin, const TextChange& change) {
-  if (!stays(origin.at, change)) return false;
-  for (const Axis& input : origin.inputs)
-    if (!stays(input, change)) return false;
+template <fact_of<SizeOrigin> O, class Step>
+bool each_position(O& origin, Step& step) {
+  if (!each_position(origin.at, step)) return false;
+  for (auto& input : origin.inputs)
+    if (!each_position(input, step)) return false;
   return true;
 }
 
-bool stays(const Axis& axis, const TextChange& change) {
-  return stays(axis.bound_at, change) && (!axis.origin || stays(*axis.origin, change));
+template <fact_of<Axis> A, class Step>
+bool each_position(A& axis, Step& step) {
+  if (!each_position(axis.bound_at, step)) return false;
+  if (!axis.origin) return true;
+  if constexpr (std::is_const_v<A>) {
+    return each_position(*axis.origin, step);
+  } else {
+    // An origin is shared between types: copied only when the step changes a position in it.
+    bool failed = false;
+    auto unchanged = [&](const Span& span) {
+      Span stepped = span;
+      failed = !step(stepped);
+      return !failed && stepped == span;
+    };
+    if (each_position(std::as_const(*axis.origin), unchanged)) return true;
+    if (failed) return false;
+    auto origin = std::make_shared<SizeOrigin>(*axis.origin);
+    if (!each_position(*origin, step)) return false;
+    axis.origin = std::move(origin);
+    return true;
+  }
 }
 
-bool stays(const ValueType& value, const TextChange& change) {
-  for (const Axis& axis : value.tensor.axes)
-    if (!stays(axis, change)) return false;
-  for (const ValueType& element : value.elements)
-    if (!stays(element, change)) return false;
+template <fact_of<ValueType> V, class Step>
+bool each_position(V& value, Step& step) {
+  for (auto& axis : value.tensor.axes)
+    if (!each_position(axis, step)) return false;
+  for (auto& element : value.elements)
+    if (!each_position(element, step)) return false;
   return true;
+}
+
+template <fact_of<CallFacts> C, class Step>
+bool each_position(C& facts, Step& step) {
+  for (auto& axis : facts.works_across)
+    if (!each_position(axis, step)) return false;
+  return each_position(facts.callee_span, step);
+}
+
+template <fact_of<Diagnostic> D, class Step>
+bool each_position(D& diagnostic, Step& step) {
+  if (!each_position(diagnostic.primary.span, step)) return false;
+  for (auto& label : diagnostic.secondary)
+    if (!each_position(label.span, step)) return false;
+  for (auto& fix : diagnostic.fixes)
+    for (auto& edit : fix.edits)
+      if (!each_position(edit.span, step)) return false;
+  return true;
+}
+
+template <fact_of<FunctionSignature> S, class Step>
+bool each_position(S& signature, Step& step) {
+  for (auto& parameter : signature.parameters)
+    if (!each_position(parameter, step)) return false;
+  if (!each_position(signature.result, step)) return false;
+  for (auto& [name, binding] : signature.scope_axes)
+    if (!each_position(binding.at, step)) return false;
+  return true;
+}
+
+// True when the edit moves no position in `fact`.
+template <class Fact>
+bool stays(const Fact& fact, const TextChange& change) {
+  auto step = [&](const Span& span) {
+    auto moved = change.move(span);
+    return moved && *moved == span;
+  };
+  return each_position(fact, step);
 }
 
 bool can_move(Span span, const TextChange& change) { return change.move(span).has_value(); }
 
-bool can_move(const Axis& axis, const TextChange& change) {
-  if (!can_move(axis.bound_at, change)) return false;
-  if (!axis.origin) return true;
-  if (!can_move(axis.origin->at, change)) return false;
-  for (const Axis& input : axis.origin->inputs)
-    if (!can_move(input, change)) return false;
-  return true;
+template <class Fact>
+bool can_move_each(const Fact& fact, const TextChange& change) {
+  auto step = [&](const Span& span) { return change.move(span).has_value(); };
+  return each_position(fact, step);
 }
 
-// True when the edit moves no position in `signature`: then the record's is shared as it is.
-bool stays(const FunctionSignature& signature, const TextChange& change) {
-  for (const ValueType& parameter : signature.parameters)
-    if (!stays(parameter, change)) return false;
-  if (!stays(signature.result, change)) return false;
-  for (auto& [name, binding] : signature.scope_axes)
-    if (!stays(binding.at, change)) return false;
-  return true;
-}
-
-}  // namespace
-
-bool move_spans(Axis& axis, const TextChange& change) {
-  auto at = change.move(axis.bound_at);
-  if (!at) return false;
-  axis.bound_at = *at;
-  // An origin is shared between types: copied only when a position in it moves.
-  if (axis.origin && !stays(*axis.origin, change)) {
-    auto origin = std::make_shared<SizeOrigin>(*axis.origin);
-    auto origin_at = change.move(origin->at);
-    if (!origin_at) return false;
-    origin->at = *origin_at;
-    for (Axis& input : origin->inputs)
-      if (!move_spans(input, change)) return false;
-    axis.origin = std::move(origin);
-  }
-  return true;
-}
-
-bool move_spans(ValueType& value, const TextChange& change) {
-  for (Axis& axis : value.tensor.axes)
-    if (!move_spans(axis, change)) return false;
-  for (ValueType& element : value.elements)
-    if (!move_spans(element, change)) return false;
-  return true;
-}
-
-bool move_spans(CallFacts& facts, const TextChange& change) {
-  for (Axis& axis : facts.works_across)
-    if (!move_spans(axis, change)) return false;
-  auto callee = change.move(facts.callee_span);
-  if (!callee) return false;
-  facts.callee_span = *callee;
-  return true;
-}
-
-bool move_spans(Diagnostic& diagnostic, const TextChange& change) {
-  auto move = [&](Span& span) {
+template <class Fact>
+bool move_each(Fact& fact, const TextChange& change) {
+  auto step = [&](Span& span) {
     auto moved = change.move(span);
     if (moved) span = *moved;
     return moved.has_value();
   };
-  if (!move(diagnostic.primary.span)) return false;
-  for (Label& label : diagnostic.secondary)
-    if (!move(label.span)) return false;
-  for (Fix& fix : diagnostic.fixes)
-    for (TextEdit& edit : fix.edits)
-      if (!move(edit.span)) return false;
-  return true;
+  return each_position(fact, step);
 }
 
-bool can_move(const ValueType& value, const TextChange& change) {
-  for (const Axis& axis : value.tensor.axes)
-    if (!can_move(axis, change)) return false;
-  for (const ValueType& element : value.elements)
-    if (!can_move(element, change)) return false;
-  return true;
+template <class Fact>
+void widen_each(PositionBounds& bounds, const Fact& fact) {
+  auto step = [&](const Span& span) {
+    widen(bounds, span);
+    return true;
+  };
+  each_position(fact, step);
 }
 
-bool can_move(const CallFacts& facts, const TextChange& change) {
-  for (const Axis& axis : facts.works_across)
-    if (!can_move(axis, change)) return false;
-  return change.move(facts.callee_span).has_value();
-}
+}  // namespace
+
+bool move_spans(Axis& axis, const TextChange& change) { return move_each(axis, change); }
+bool move_spans(ValueType& value, const TextChange& change) { return move_each(value, change); }
+bool move_spans(CallFacts& facts, const TextChange& change) { return move_each(facts, change); }
+bool move_spans(Diagnostic& diagnostic, const TextChange& change) { return move_each(diagnostic, change); }
+bool move_spans(FunctionSignature& signature, const TextChange& change) { return move_each(signature, change); }
+
+bool can_move(const ValueType& value, const TextChange& change) { return can_move_each(value, change); }
+bool can_move(const CallFacts& facts, const TextChange& change) { return can_move_each(facts, change); }
 
 void widen(PositionBounds& bounds, uint32_t offset) {
   bounds.first = std::min(bounds.first, offset);
@@ -191,33 +216,10 @@ void widen(PositionBounds& bounds, Span span) {
   widen(bounds, span.end);
 }
 
-namespace {
-
-void widen(PositionBounds& bounds, const Axis& axis) {
-  widen(bounds, axis.bound_at);
-  if (!axis.origin) return;
-  widen(bounds, axis.origin->at);
-  for (const Axis& input : axis.origin->inputs) widen(bounds, input);
-}
-
-}  // namespace
-
-void widen(PositionBounds& bounds, const ValueType& value) {
-  for (const Axis& axis : value.tensor.axes) widen(bounds, axis);
-  for (const ValueType& element : value.elements) widen(bounds, element);
-}
-
-void widen(PositionBounds& bounds, const CallFacts& facts) {
-  for (const Axis& axis : facts.works_across) widen(bounds, axis);
-  widen(bounds, facts.callee_span);
-}
-
-void widen(PositionBounds& bounds, const Diagnostic& diagnostic) {
-  widen(bounds, diagnostic.primary.span);
-  for (const Label& label : diagnostic.secondary) widen(bounds, label.span);
-  for (const Fix& fix : diagnostic.fixes)
-    for (const TextEdit& edit : fix.edits) widen(bounds, edit.span);
-}
+void widen(PositionBounds& bounds, const ValueType& value) { widen_each(bounds, value); }
+void widen(PositionBounds& bounds, const CallFacts& facts) { widen_each(bounds, facts); }
+void widen(PositionBounds& bounds, const Diagnostic& diagnostic) { widen_each(bounds, diagnostic); }
+void widen(PositionBounds& bounds, const FunctionSignature& signature) { widen_each(bounds, signature); }
 
 // Strictly apart, so that an empty span or an offset at either end of the edit, which TextChange
 // may refuse to move, is never taken for one that stays or shifts.
@@ -622,9 +624,7 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
   for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
     record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
   record.signature = signature;
-  for (const ValueType& parameter : signature->parameters) widen(record.positions, parameter);
-  widen(record.positions, signature->result);
-  for (auto& [name, binding] : signature->scope_axes) widen(record.positions, binding.at);
+  widen(record.positions, *signature);
   widen_by_facts(record.positions, a_, record);
   record.text = signature_text(item);
   signature_texts_[&item] = record.text;
@@ -650,14 +650,7 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
   std::shared_ptr<const FunctionSignature> signature = record.signature;
   if (where != Placement::after && !stays(*signature, change)) {
     auto moved = std::make_shared<FunctionSignature>(*signature);
-    for (ValueType& parameter : moved->parameters)
-      if (!move_spans(parameter, change)) return nullptr;
-    if (!move_spans(moved->result, change)) return nullptr;
-    for (auto& [name, binding] : moved->scope_axes) {
-      auto at = change.move(binding.at);
-      if (!at) return nullptr;
-      binding.at = *at;
-    }
+    if (!move_spans(*moved, change)) return nullptr;
     signature = std::move(moved);
   }
   ModelTypeUses model_type_uses;

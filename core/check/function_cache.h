@@ -145,6 +145,7 @@ bool move_spans(Diagnostic& diagnostic, const TextChange& change);
 bool move_spans(ValueType& value, const TextChange& change);
 bool move_spans(Axis& axis, const TextChange& change);
 bool move_spans(CallFacts& facts, const TextChange& change);
+bool move_spans(FunctionSignature& signature, const TextChange& change);
 
 // Widens `bounds` to every position in a fact, as move_spans would move them (Span{} is none).
 void widen(PositionBounds& bounds, uint32_t offset);
@@ -152,6 +153,7 @@ void widen(PositionBounds& bounds, Span span);
 void widen(PositionBounds& bounds, const ValueType& value);
 void widen(PositionBounds& bounds, const CallFacts& facts);
 void widen(PositionBounds& bounds, const Diagnostic& diagnostic);
+void widen(PositionBounds& bounds, const FunctionSignature& signature);
 
 // Where an edit lies against a record's positions: after them all (nothing moves), before them all
 // (each moves by the same amount, and can), or among them (each must be asked).

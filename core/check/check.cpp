@@ -248,8 +248,12 @@ void Checker::report_syntax_errors() {
     error(DiagnosticCode::E0101, span, found.empty() ? "unexpected end of input" : "unexpected `" + found + "`",
           "the parser could not read this");
   }
-  // Tabs in indentation: the scanner accepts them, the language does not.
-  for (uint32_t line = 0; line < a_.file.line_count(); ++line) {
+  // Tabs in indentation: the scanner accepts them, the language does not. Only lines with a tab
+  // are looked at, found with one scan of the text.
+  const std::string& source = a_.file.text();
+  for (size_t at = source.find('\t'); at != std::string::npos;) {
+    uint32_t line = a_.file.line_column(static_cast<uint32_t>(at)).line;
+    at = line + 1 < a_.file.line_count() ? source.find('\t', a_.file.offset_of({line + 1, 0})) : std::string::npos;
     std::string_view text = a_.file.line_text(line);
     size_t first = text.find_first_not_of(" \t");
     std::string_view indent = text.substr(0, first == std::string_view::npos ? 0 : first);

@@ -123,6 +123,9 @@ class Checker {
   void prepare_incremental(Analysis* previous);
   void check_and_record(const Item& item);
   bool reuse_record(FunctionRecord& record, const Item& item);
+  // Whether the previous file's text at `before` is this file's at `now`: compared only when the
+  // edit touched it.
+  bool same_text(Span before, Span now) const;
   // signature_of, or the cache's record: shared when no position in it moved, else a moved copy.
   std::shared_ptr<const FunctionSignature> recorded_signature(const Item& item);
   std::shared_ptr<const FunctionSignature> reuse_signature(SignatureRecord& record, const Item& item);

@@ -463,6 +463,12 @@ void Checker::take_facts(Analysis& previous, Record& record, const TextChange& c
   model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
 }
 
+bool Checker::same_text(Span before, Span now) const {
+  const Incremental& s = *incremental_;
+  if (s.change.keeps_text(before)) return true;
+  return s.previous->file.slice(before) == a_.file.slice(now);
+}
+
 bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   Incremental& s = *incremental_;
   Analysis& previous = *s.previous;
@@ -471,7 +477,7 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   if (record.taken) return false;
   auto moved_item = change.move(old.span);
   if (!moved_item || !(*moved_item == item.span) || old.doc != item.doc || old.exported != item.exported ||
-      previous.file.slice(old.span) != a_.file.slice(item.span))
+      !same_text(old.span, item.span))
     return false;
   if (record.position_dependent && old.span.begin != item.span.begin) return false;
   if (record.reads_all_names && s.cache->names_hash != s.next->names_hash) return false;
@@ -639,8 +645,7 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
   const TextChange& change = s.change;
   Span old_span = record.item.span, span = signature_span(item);
   auto moved_span = change.move(old_span);
-  if (record.taken || !moved_span || !(*moved_span == span) || record.item.kind != item.kind ||
-      previous.file.slice(old_span) != a_.file.slice(span))
+  if (record.taken || !moved_span || !(*moved_span == span) || record.item.kind != item.kind || !same_text(old_span, span))
     return nullptr;
   if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return nullptr;
 
@@ -763,7 +768,7 @@ bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   const RecordedItem& old = record.item;
   auto moved_item = change.move(old.span);
   if (record.taken || !moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
-      previous.file.slice(old.span) != a_.file.slice(item.span))
+      !same_text(old.span, item.span))
     return false;
   if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
 

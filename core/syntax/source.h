@@ -35,6 +35,9 @@ struct TextChange {
     if (span.begin >= old_end) return Span{span.begin - old_end + new_end, span.end - old_end + new_end};
     return std::nullopt;
   }
+  // Whether `span`'s text is the same after the edit, wherever it now is: it lies wholly outside
+  // the text replaced (a change is found from the two texts, so the rest is equal by construction).
+  bool keeps_text(Span span) const { return span.end <= begin || span.begin >= old_end; }
   std::optional<uint32_t> move_offset(uint32_t offset) const {
     if (offset <= begin) return offset;
     if (offset > old_end) return offset - old_end + new_end;

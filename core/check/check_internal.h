@@ -153,7 +153,7 @@ class Checker {
   std::vector<std::pair<Span, const Item*>> model_type_uses_;
   void add_model_hovers();
   std::vector<ModelCost> costs_of(const std::vector<const Item*>& models);  // model_costs, or the cache's
-  std::unordered_set<std::string> model_cost_reads() const;
+  std::vector<std::unordered_set<std::string>> model_cost_reads(const std::vector<const Item*>& models) const;
   std::unordered_set<std::string> checked_again_;  // functions check_and_record checked, by name
   std::string describe_as_language_model(const ModelLayout& layout) const;
   std::map<const Item*, std::vector<Use>> uses_;

@@ -676,56 +676,81 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
 
 std::vector<ModelCost> Checker::costs_of(const std::vector<const Item*>& models) {
   Incremental* s = incremental_.get();
-  if (s && s->cache && s->interfaces_unchanged && s->cache->model_costs && s->cache->model_costs->size() == models.size() &&
-      std::none_of(checked_again_.begin(), checked_again_.end(),
-                   [&](const std::string& name) { return s->cache->model_cost_reads.count(name) > 0; })) {
-    // Taken, as the records are: a model's cost holds no position, so nothing moves.
-    s->next->model_costs = std::exchange(s->cache->model_costs, std::nullopt);
-    s->next->model_cost_reads = std::move(s->cache->model_cost_reads);
-    return *s->next->model_costs;
-  }
-  std::map<const Item*, ModelCost> by_model = model_costs(a_, models);
+  // While every interface is unchanged the models are the cache's, in the same order: each keeps
+  // its cost unless a function its cost may read was checked again. Taken, as the records are: a
+  // model's cost holds no position, so nothing moves.
+  bool cached = s && s->cache && s->interfaces_unchanged && s->cache->model_costs && s->cache->model_costs->size() == models.size() &&
+                s->cache->model_cost_reads.size() == models.size();
   std::vector<ModelCost> costs;
-  for (const Item* model : models) costs.push_back(std::move(by_model.at(model)));
+  std::vector<std::unordered_set<std::string>> reads;
+  if (cached) {
+    costs = std::move(*std::exchange(s->cache->model_costs, std::nullopt));
+    reads = std::move(s->cache->model_cost_reads);
+  } else {
+    costs.resize(models.size());
+    reads.resize(models.size());
+  }
+  std::vector<const Item*> stale;
+  std::vector<size_t> stale_at;
+  for (size_t i = 0; i < models.size(); ++i)
+    if (!cached || std::any_of(checked_again_.begin(), checked_again_.end(), [&](const std::string& name) { return reads[i].count(name) > 0; })) {
+      stale.push_back(models[i]);
+      stale_at.push_back(i);
+    }
+  if (!stale.empty()) {
+    std::map<const Item*, ModelCost> by_model = model_costs(a_, stale);
+    std::vector<std::unordered_set<std::string>> stale_reads;
+    if (s) stale_reads = model_cost_reads(stale);
+    for (size_t k = 0; k < stale.size(); ++k) {
+      costs[stale_at[k]] = std::move(by_model.at(stale[k]));
+      if (s) reads[stale_at[k]] = std::move(stale_reads[k]);
+    }
+  }
   if (s) {
     s->next->model_costs = costs;
-    s->next->model_cost_reads = model_cost_reads();
+    s->next->model_cost_reads = std::move(reads);
   }
   return costs;
 }
 
-// The functions a model's cost may read (model_cost.cpp): every function taking a model first (its
-// forward candidates, by signature), and every function their text names, followed. A name, not
-// a call: it may read more than it needs, never less.
-std::unordered_set<std::string> Checker::model_cost_reads() const {
+// The functions each model's cost may read (model_cost.cpp): every function taking that model
+// first (its forward candidates, by signature), and every function their text names, followed. A
+// name, not a call: it may read more than it needs, never less.
+std::vector<std::unordered_set<std::string>> Checker::model_cost_reads(const std::vector<const Item*>& models) const {
   std::unordered_map<std::string_view, std::vector<const Item*>> functions;
   for (const Item& item : a_.program.items)
     if (item.kind == Item::Kind::function || item.kind == Item::Kind::extern_fn) functions[item.name].push_back(&item);
+  std::unordered_map<std::string_view, std::vector<const Item*>> taking;  // model name -> the functions taking it first
+  for (const auto& [item, types] : a_.semantics.functions)
+    if (!types->parameters.empty() && types->parameters[0].kind == ValueType::Kind::model) taking[types->parameters[0].name].push_back(item);
   // Each function's words as its record holds them, found by where the function starts: read only
   // here, when the costs are worked out again, rather than noted for every function on every edit.
   std::unordered_map<uint32_t, const std::vector<std::string>*> recorded_words;
   if (incremental_)
     for (const FunctionRecord& record : incremental_->next->functions) recorded_words[record.item.span.begin] = record.identifiers.get();
-  std::unordered_set<std::string> reads;
-  std::vector<const Item*> queue;
-  auto reach = [&](std::string_view name) {
-    auto it = functions.find(name);
-    if (it == functions.end() || !reads.insert(std::string(name)).second) return;
-    queue.insert(queue.end(), it->second.begin(), it->second.end());
-  };
-  for (const auto& [item, types] : a_.semantics.functions)
-    if (!types->parameters.empty() && types->parameters[0].kind == ValueType::Kind::model) reach(item->name);
-  while (!queue.empty()) {
-    const Item* item = queue.back();
-    queue.pop_back();
-    auto words = item->kind == Item::Kind::function ? recorded_words.find(item->span.begin) : recorded_words.end();
-    if (words != recorded_words.end()) {
-      for (const std::string& word : *words->second) reach(word);
-    } else {
-      for (const std::string& word : identifiers_in(a_.file.slice(item->span))) reach(word);
+  std::vector<std::unordered_set<std::string>> all_reads;
+  for (const Item* model : models) {
+    std::unordered_set<std::string>& reads = all_reads.emplace_back();
+    std::vector<const Item*> queue;
+    auto reach = [&](std::string_view name) {
+      auto it = functions.find(name);
+      if (it == functions.end() || !reads.insert(std::string(name)).second) return;
+      queue.insert(queue.end(), it->second.begin(), it->second.end());
+    };
+    if (auto first = taking.find(model->name); first != taking.end())
+      for (const Item* item : first->second) reach(item->name);
+    while (!queue.empty()) {
+      const Item* item = queue.back();
+      queue.pop_back();
+      auto words = item->kind == Item::Kind::function ? recorded_words.find(item->span.begin) : recorded_words.end();
+      if (words != recorded_words.end()) {
+        for (const std::string& word : *words->second) reach(word);
+      } else {
+        for (const std::string& word : identifiers_in(a_.file.slice(item->span))) reach(word);
+      }
     }
   }
-  return reads;
+  return all_reads;
 }
 
 void Checker::recorded_model(const Item& item) {

@@ -117,11 +117,11 @@ struct FunctionCache {
   std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
   std::vector<ModelRecord> models;
   std::unordered_multimap<uint64_t, size_t> models_by_text;  // text_hash -> index in models
-  // The models' costs (their hovers' figures), in source order, and the functions they may read: each
-  // function taking a model first and what their text names, followed. Reused while every
-  // interface is unchanged and none of those functions was checked again.
+  // The models' costs (their hovers' figures), in source order, and for each the functions it may
+  // read: those taking the model first and what their text names, followed. While every interface
+  // is unchanged, a model keeps its cost unless one of its functions was checked again.
   std::optional<std::vector<ModelCost>> model_costs;
-  std::unordered_set<std::string> model_cost_reads;
+  std::vector<std::unordered_set<std::string>> model_cost_reads;
 };
 
 // Where a function's signature is written: all of an extern fn, a function up to its body.

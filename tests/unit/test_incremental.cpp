@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -317,6 +318,40 @@ fn d(x: [n E]) -> [n E]:
   auto fifth = incremental(moved, fourth.get(), &reuse);
   CHECK(describe(*fifth) == describe(*full(moved)));
   CHECK(reuse.checked == 0);
+}
+
+TEST_CASE("an edit in one model's forward works out that model's cost again, and only its own", "[incremental]") {
+  // Two language models over the same dims: examples/llama.ss, and its model and functions again
+  // under other names. Each model's cost is reused unless a function it may read was checked again.
+  std::string llama = read_file(std::filesystem::path(SHAPESCRIPT_SOURCE_DIR) / "examples" / "llama.ss");
+  std::string second = llama.substr(llama.find("model Llama:"));
+  for (const char* name : {"Llama", "rope", "attention", "feed_forward", "forward"})
+    second = std::regex_replace(second, std::regex(std::string("\\b") + name + "\\b"), std::string(name) + "2");
+  std::string text = llama + "\n" + second;
+  auto first = incremental(text, nullptr);
+  REQUIRE(!first->has_errors());
+  REQUIRE(describe(*first) == describe(*full(text)));
+
+  // One block fewer in the second model's cache: its hover changes, the first model's doesn't.
+  std::string edited = text;
+  size_t loop = edited.find("for l in 0..L:", edited.find("fn forward2("));
+  REQUIRE(loop != std::string::npos);
+  edited.replace(loop, 14, "for l in 1..L:");
+  auto model_hovers = [](const Analysis& a, const char* model) {
+    const Item* item = a.find_item(model);
+    std::string out;
+    for (const HoverFact& h : a.hovers)
+      if (item && h.span == item->name_span) out += h.text;
+    return out;
+  };
+  CheckReuse reuse;
+  auto next = incremental(edited, first.get(), &reuse);
+  auto fresh = full(edited);
+  CHECK(reuse.checked == 1);
+  CHECK(describe(*next) == describe(*fresh));
+  CHECK(model_hovers(*next, "Llama2") == model_hovers(*fresh, "Llama2"));
+  CHECK(model_hovers(*fresh, "Llama2") != model_hovers(*full(text), "Llama2"));
+  CHECK(model_hovers(*fresh, "Llama") == model_hovers(*full(text), "Llama"));
 }
 
 TEST_CASE("items copied from the previous lowering read their docs again and move with the text", "[incremental]") {

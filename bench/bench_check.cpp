@@ -348,7 +348,6 @@ int limits() {
     freed("hovers", [&] { decltype(analysis->hovers)().swap(analysis->hovers); });
     freed("inlay hints", [&] { decltype(analysis->inlays)().swap(analysis->inlays); });
     freed("definitions", [&] { decltype(analysis->definitions)().swap(analysis->definitions); });
-    freed("symbols", [&] { decltype(analysis->symbols)().swap(analysis->symbols); });
     freed("syntax tree (ss::Program)", [&] { ss::Program().items.swap(analysis->program.items); });
     freed("the rest (source text, line table, ...)", [&] { analysis.reset(); });
     std::printf("  %-36s %8.1f\n", "retained after checking, in all", static_cast<double>(total) / size);

@@ -1,4 +1,4 @@
-// textDocument/documentSymbol: the core's symbol facts, items with their params.
+// textDocument/documentSymbol: the core's outline of the file (document_symbols), items with their params.
 #include "answers.h"
 
 namespace ss::lsp {
@@ -39,7 +39,7 @@ json symbol_to_lsp(const SymbolFact& symbol, const Converter& at) {
 
 json document_symbols(const Analysis& analysis, const Converter& at) {
   json out = json::array();
-  for (const SymbolFact& symbol : analysis.symbols) out.push_back(symbol_to_lsp(symbol, at));
+  for (const SymbolFact& symbol : ss::document_symbols(analysis)) out.push_back(symbol_to_lsp(symbol, at));
   return out;
 }
 

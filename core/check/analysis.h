@@ -103,7 +103,6 @@ struct Analysis {
   std::vector<HoverFact> hovers;
   std::vector<DefinitionFact> definitions;
   std::vector<InlayFact> inlays;
-  std::vector<SymbolFact> symbols;
   std::vector<ExportSignature> exports;
   Semantics semantics;
   // Why a serving engine can't run the model's forward, in a few words: the reason of the first
@@ -141,6 +140,14 @@ struct AnalyzeOptions {
   // not checked.
   std::function<std::optional<int64_t>(const std::string& path, std::string& error)> tokenizer_size;
 };
+
+// The outline of a checked file: each item, with a model's params as children. Made on request
+// (an editor's outline), not on every check: it reads only the items, the file and the dims.
+std::vector<SymbolFact> document_symbols(const Analysis& analysis);
+
+// How a symbol and a hover show a function: "fn f(x: [b n D]) -> [b n D]", each type as written
+// with its runs of whitespace squashed.
+std::string signature_text(const SourceFile& file, const Item& item);
 
 // Checks one file. Never fails: a broken file yields as much as can be trusted.
 std::unique_ptr<Analysis> analyze(SourceFile file, const AnalyzeOptions& options = {});

@@ -120,7 +120,7 @@ void Checker::run(Analysis* previous, bool incremental) {
   a_.model = std::make_shared<const ModelLayout>(find_model_layout(a_, options_.serving_function));
   add_model_hovers();
   check_export_rules();
-  collect_symbols();
+  collect_exports();
   if (options_.serving_severity) check_serving_rules(*this, *options_.serving_severity);
   check_tensor_parallel(*this);
   // A Python call in an exported function is E1701; that it also lacks `as` (E0403) is beside the point.
@@ -616,6 +616,11 @@ FunctionSignature Checker::signature_of(const Item& item) {
 std::string Checker::signature_text(const Item& item) const {
   // A signature a record gave has its text already: working it out squashes every type's spaces.
   if (auto known = signature_texts_.find(&item); known != signature_texts_.end()) return known->second;
+  return ss::signature_text(a_.file, item);
+}
+
+std::string signature_text(const SourceFile& file, const Item& item) {
+  auto text = [&](Span span) { return squash_spaces(file.slice(span)); };
   std::string out = std::string(item.exported ? "export " : "") + (item.kind == Item::Kind::extern_fn ? "extern fn " : "fn ") + item.name + "(";
   for (size_t i = 0; i < item.parameters.size(); ++i)
     out += (i ? ", " : "") + item.parameters[i].name + ": " + text(item.parameters[i].type.span);
@@ -1097,29 +1102,10 @@ ExportAxis Checker::export_axis(const Axis& axis) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Symbols and exports
+// Exports
 
-void Checker::collect_symbols() {
+void Checker::collect_exports() {
   for (const Item& item : a_.program.items) {
-    SymbolFact symbol;
-    symbol.name = item.name;
-    symbol.span = item.span;
-    symbol.name_span = item.name_span;
-    switch (item.kind) {
-      case Item::Kind::dim:
-        symbol.kind = SymbolFact::Kind::dim;
-        if (auto it = a_.semantics.dims.find(item.name); it != a_.semantics.dims.end()) symbol.detail = std::to_string(it->second);
-        break;
-      case Item::Kind::python_import: symbol.kind = SymbolFact::Kind::python_import; symbol.detail = "import python"; break;
-      case Item::Kind::extern_fn: symbol.kind = SymbolFact::Kind::extern_fn; symbol.detail = signature_text(item); break;
-      case Item::Kind::function: symbol.kind = SymbolFact::Kind::function; symbol.detail = signature_text(item); break;
-      case Item::Kind::model:
-        symbol.kind = SymbolFact::Kind::model;
-        for (const Item::Param& param : item.params)
-          symbol.children.push_back({SymbolFact::Kind::param, param.name, text(param.type.span), param.span, param.name_span, {}});
-        break;
-    }
-    a_.symbols.push_back(std::move(symbol));
     if (exported_root(item)) {
       const FunctionSignature& signature = this->signature(&item);
       ExportSignature e;
@@ -1147,6 +1133,33 @@ void Checker::collect_symbols() {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+std::vector<SymbolFact> document_symbols(const Analysis& analysis) {
+  std::vector<SymbolFact> symbols;
+  for (const Item& item : analysis.program.items) {
+    SymbolFact symbol;
+    symbol.name = item.name;
+    symbol.span = item.span;
+    symbol.name_span = item.name_span;
+    switch (item.kind) {
+      case Item::Kind::dim:
+        symbol.kind = SymbolFact::Kind::dim;
+        if (auto it = analysis.semantics.dims.find(item.name); it != analysis.semantics.dims.end()) symbol.detail = std::to_string(it->second);
+        break;
+      case Item::Kind::python_import: symbol.kind = SymbolFact::Kind::python_import; symbol.detail = "import python"; break;
+      case Item::Kind::extern_fn: symbol.kind = SymbolFact::Kind::extern_fn; symbol.detail = signature_text(analysis.file, item); break;
+      case Item::Kind::function: symbol.kind = SymbolFact::Kind::function; symbol.detail = signature_text(analysis.file, item); break;
+      case Item::Kind::model:
+        symbol.kind = SymbolFact::Kind::model;
+        for (const Item::Param& param : item.params)
+          symbol.children.push_back({SymbolFact::Kind::param, param.name, squash_spaces(analysis.file.slice(param.type.span)), param.span,
+                                     param.name_span, {}});
+        break;
+    }
+    symbols.push_back(std::move(symbol));
+  }
+  return symbols;
+}
 
 std::unique_ptr<Analysis> analyze_tree(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options) {
   auto analysis = std::make_unique<Analysis>();

@@ -180,7 +180,7 @@ class Checker {
   void check_return(const Expr& expr, const ValueType& value, Scope& scope);
   void python_without_as(const Expr& expr, std::optional<std::string> expected_type);
   void check_export_rules();
-  void collect_symbols();
+  void collect_exports();
 
   std::optional<Axis> resolve_size_unchecked(const SizeNode& node, Scope& scope);
   std::optional<Axis> resolve_size_name(const std::string& name, Span span, Scope& scope);

@@ -254,7 +254,7 @@ void check_one(std::string_view bytes, Downstream downstream) {
   }
   for (const auto& inlay : analysis->inlays)
     if (inlay.offset > size) violated("inlay", ss::Span{inlay.offset, inlay.offset}, size);
-  check_symbols(analysis->symbols, file, 0);
+  check_symbols(ss::document_symbols(*analysis), file, 0);
   for (const auto& e : analysis->exports) check_span("export name", e.name_span, size);
 
   check_json_outputs(*analysis, downstream);

@@ -61,7 +61,7 @@ std::string describe(const Analysis& a) {
   for (const HoverFact& h : a.hovers) out << "H " << span_text(h.span) << " " << h.text << "\n";
   for (const DefinitionFact& d : a.definitions) out << "G " << span_text(d.use) << " " << span_text(d.target) << "\n";
   for (const InlayFact& i : a.inlays) out << "I " << i.offset << " " << i.label << "\n";
-  for (const SymbolFact& s : a.symbols) out << "S " << s.name << " " << s.detail << " " << span_text(s.span) << "\n";
+  for (const SymbolFact& s : document_symbols(a)) out << "S " << s.name << " " << s.detail << " " << span_text(s.span) << "\n";
   for (const ExportSignature& e : a.exports) out << "E " << e.function << " " << e.inputs.size() << " " << e.dims.size() << "\n";
   out << "N " << a.not_servable << "\n";
   size_t types = 0, calls = 0;

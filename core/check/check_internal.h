@@ -81,6 +81,9 @@ class Checker {
   // `previous` is taken apart (analyze_incremental).
   void run(Analysis* previous = nullptr, bool incremental = false);
   CheckReuse reuse() const { return reuse_; }
+  // After run(previous): forgets the types and call facts of the items relower_tree left in the
+  // previous program (those the edit dropped), which die with it.
+  void forget_dropped(const Program& previous_program);
 
   Analysis& analysis() { return a_; }
   const AnalyzeOptions& options() const { return options_; }
@@ -123,6 +126,9 @@ class Checker {
   void prepare_incremental(Analysis* previous);
   void check_and_record(const Item& item);
   bool reuse_record(FunctionRecord& record, const Item& item);
+  // The types and call facts of an item's expressions, which an incremental check adopts from the
+  // previous one: forgotten before the item is checked again, and for what the edit dropped.
+  void forget_expressions(const Item& item);
   // Whether the previous file's text at `before` is this file's at `now`: compared only when the
   // edit touched it.
   bool same_text(Span before, Span now) const;

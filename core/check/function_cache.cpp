@@ -323,9 +323,13 @@ void Checker::prepare_incremental(Analysis* previous) {
   }
   s.next->names_hash = names;
   s.next->interfaces_hash = interfaces;
-  if (s.cache) {  // most of the previous check's facts come back: no rehashing or regrowing as they do
-    a_.semantics.types.reserve(previous->semantics.types.size());
-    a_.semantics.calls.reserve(previous->semantics.calls.size());
+  if (s.cache) {
+    // The types and call facts stay where they are, keyed by the expressions that relower_tree
+    // carried over: a record taken leaves them in place (moved, where the edit moved them); what
+    // is checked again is forgotten first (forget_expressions), and what the edit dropped at the end.
+    a_.semantics.types = std::move(previous->semantics.types);
+    a_.semantics.calls = std::move(previous->semantics.calls);
+    // Most of the previous check's other facts come back: no regrowing as they do.
     a_.hovers.reserve(previous->hovers.size());
     a_.definitions.reserve(previous->definitions.size());
     a_.inlays.reserve(previous->inlays.size());
@@ -370,6 +374,7 @@ void Checker::check_and_record(const Item& item) {
   }
   ++reuse_.checked;
   checked_again_.insert(item.name);
+  forget_expressions(item);
   FunctionRecord record;
   record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
@@ -512,19 +517,21 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     if (expressions.size() != record.expression_count) return false;
   }
   auto now = [&](size_t i, const Expr* before) { return same_nodes ? before : expressions[i]; };
-  std::vector<decltype(previous.semantics.types)::iterator> types;
-  std::vector<decltype(previous.semantics.calls)::iterator> calls;
+  auto& all_types = a_.semantics.types;  // the previous check's, adopted (prepare_incremental)
+  auto& all_calls = a_.semantics.calls;
+  std::vector<decltype(a_.semantics.types)::iterator> types;
+  std::vector<decltype(a_.semantics.calls)::iterator> calls;
   types.reserve(record.typed.size());
   calls.reserve(record.called.size());
   for (auto& [i, old_expr] : record.typed) {
-    auto type = previous.semantics.types.find(old_expr);
-    if (type == previous.semantics.types.end() || (among && !can_move(type->second, change))) return false;
+    auto type = all_types.find(old_expr);
+    if (type == all_types.end() || (among && !can_move(type->second, change))) return false;
     types.push_back(type);
   }
   std::vector<const Item*> callees;  // each call's function, in this program
   for (auto& [i, old_expr] : record.called) {
-    auto facts = previous.semantics.calls.find(old_expr);
-    if (facts == previous.semantics.calls.end() || (among && !can_move(facts->second, change))) return false;
+    auto facts = all_calls.find(old_expr);
+    if (facts == all_calls.end() || (among && !can_move(facts->second, change))) return false;
     const Item* callee = nullptr;
     if (facts->second.function) {
       auto global = globals_.find(facts->second.function->name);
@@ -553,21 +560,30 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   for (size_t i = 0; i < uses.size(); ++i)
     if (record.uses[i].expr >= 0) uses[i].expr = expressions[static_cast<size_t>(record.uses[i].expr)];
 
-  // Taken: as if the function had been checked here.
-  for (size_t k = 0; k < types.size(); ++k) {
-    auto node = previous.semantics.types.extract(types[k]);
-    node.key() = now(record.typed[k].first, node.key());
-    if (moves) move_spans(node.mapped(), change);
-    auto inserted = a_.semantics.types.insert(std::move(node));
-    if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
-  }
+  // Taken: as if the function had been checked here. With the very expressions, the facts stay
+  // in place; with new ones, each is keyed again (all taken out before any goes in, since an
+  // insertion may rehash and so move the rest).
+  for (auto type : types)
+    if (moves) move_spans(type->second, change);
   for (size_t k = 0; k < calls.size(); ++k) {
-    auto node = previous.semantics.calls.extract(calls[k]);
-    node.key() = now(record.called[k].first, node.key());
-    if (moves) move_spans(node.mapped(), change);
-    node.mapped().function = callees[k];
-    auto inserted = a_.semantics.calls.insert(std::move(node));
-    if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
+    if (moves) move_spans(calls[k]->second, change);
+    calls[k]->second.function = callees[k];
+  }
+  if (!same_nodes) {
+    std::vector<decltype(a_.semantics.types)::node_type> type_nodes;
+    std::vector<decltype(a_.semantics.calls)::node_type> call_nodes;
+    for (auto type : types) type_nodes.push_back(all_types.extract(type));
+    for (auto facts : calls) call_nodes.push_back(all_calls.extract(facts));
+    for (size_t k = 0; k < type_nodes.size(); ++k) {
+      type_nodes[k].key() = now(record.typed[k].first, nullptr);
+      auto inserted = all_types.insert(std::move(type_nodes[k]));
+      if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
+    }
+    for (size_t k = 0; k < call_nodes.size(); ++k) {
+      call_nodes[k].key() = now(record.called[k].first, nullptr);
+      auto inserted = all_calls.insert(std::move(call_nodes[k]));
+      if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
+    }
   }
   FunctionRecord next = std::move(record);
   record.taken = true;
@@ -770,6 +786,7 @@ void Checker::recorded_model(const Item& item) {
   record.definitions_begin = a_.definitions.size();
   FunctionRecord reads;  // what check_model read beyond the model's names, noted as a function's check notes it
   recording_ = &reads;
+  forget_expressions(item);
   check_model(item);
   recording_ = nullptr;
   record.hovers_end = a_.hovers.size();
@@ -817,6 +834,29 @@ bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   return true;
 }
 
+// Every expression an item holds: a function's body, a model's initializers.
+template <class F>
+void for_each_expression_of(const Item& item, F&& f) {
+  for (const Expr* e : expressions_of(item)) f(e);
+  for (const Item::Param& param : item.params)
+    if (param.init) for_each_expr(*param.init, [&](const Expr& e) { f(&e); });
+}
+
+void Checker::forget_expressions(const Item& item) {
+  if (!incremental_ || !incremental_->cache) return;
+  for_each_expression_of(item, [&](const Expr* e) {
+    a_.semantics.types.erase(e);
+    a_.semantics.calls.erase(e);
+  });
+}
+
+void Checker::forget_dropped(const Program& previous_program) {
+  if (!incremental_ || !incremental_->cache) return;
+  // What relower_tree carried over was moved out of the previous program: what is left there is
+  // what the edit dropped, and its expressions die with the previous analysis.
+  for (const Item& item : previous_program.items) forget_expressions(item);
+}
+
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,
                                               Analysis* previous, CheckReuse* reuse) {
   auto analysis = std::make_unique<Analysis>();
@@ -825,6 +865,7 @@ std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree&
   analysis->program = previous ? relower_tree(analysis->file, tree, previous->file, previous->program) : lower_tree(analysis->file, tree);
   Checker checker(*analysis, options);
   checker.run(previous, true);
+  if (previous) checker.forget_dropped(previous->program);
   if (reuse) *reuse = checker.reuse();
   return analysis;
 }

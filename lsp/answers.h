@@ -102,8 +102,9 @@ inline bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigne
 
 // The innermost of `facts` whose span contains `offset`; a span ending right at `offset` counts
 // when none contains it (the cursor just after a name).
-template <typename T, typename SpanOf>
-const T* innermost(const std::vector<T>& facts, uint32_t offset, SpanOf span_of) {
+template <typename Facts, typename SpanOf>
+const typename Facts::value_type* innermost(const Facts& facts, uint32_t offset, SpanOf span_of) {
+  using T = typename Facts::value_type;
   const T* best = nullptr;
   for (int pass = 0; pass < 2 && !best; ++pass)
     for (const T& fact : facts) {

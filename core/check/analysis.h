@@ -11,6 +11,7 @@
 #include "syntax/ast.h"
 #include "diagnostics/diagnostic.h"
 #include "syntax/source.h"
+#include "check/fact_chunks.h"
 #include "check/types.h"
 
 namespace ss {
@@ -100,9 +101,10 @@ struct Analysis {
   SourceFile file;
   Program program;
   std::vector<Diagnostic> diagnostics;
-  std::vector<HoverFact> hovers;
-  std::vector<DefinitionFact> definitions;
-  std::vector<InlayFact> inlays;
+  // In chunks, one per item an incremental check may take whole (fact_chunks.h); read in order.
+  FactChunks<HoverFact> hovers;
+  FactChunks<DefinitionFact> definitions;
+  FactChunks<InlayFact> inlays;
   std::vector<ExportSignature> exports;
   Semantics semantics;
   // Why a serving engine can't run the model's forward, in a few words: the reason of the first

@@ -268,10 +268,10 @@ namespace {
 // The positions of a record's hovers, definitions and model-type uses, which every kind of record has.
 template <class Record>
 void widen_by_facts(PositionBounds& bounds, const Analysis& analysis, const Record& record) {
-  for (size_t i = record.hovers_begin; i < record.hovers_end; ++i) widen(bounds, analysis.hovers[i].span);
-  for (size_t i = record.definitions_begin; i < record.definitions_end; ++i) {
-    widen(bounds, analysis.definitions[i].use);
-    widen(bounds, analysis.definitions[i].target);
+  for (const HoverFact& hover : analysis.hovers.chunk(record.hovers_chunk)) widen(bounds, hover.span);
+  for (const DefinitionFact& definition : analysis.definitions.chunk(record.definitions_chunk)) {
+    widen(bounds, definition.use);
+    widen(bounds, definition.target);
   }
   for (auto& [at, model] : record.model_type_uses) widen(bounds, at);
 }
@@ -329,10 +329,10 @@ void Checker::prepare_incremental(Analysis* previous) {
     // is checked again is forgotten first (forget_expressions), and what the edit dropped at the end.
     a_.semantics.types = std::move(previous->semantics.types);
     a_.semantics.calls = std::move(previous->semantics.calls);
-    // Most of the previous check's other facts come back: no regrowing as they do.
-    a_.hovers.reserve(previous->hovers.size());
-    a_.definitions.reserve(previous->definitions.size());
-    a_.inlays.reserve(previous->inlays.size());
+    // Most of the previous check's other facts come back, a chunk at a time: no regrowing as they do.
+    a_.hovers.reserve_chunks(previous->hovers.chunk_count());
+    a_.definitions.reserve_chunks(previous->definitions.chunk_count());
+    a_.inlays.reserve_chunks(previous->inlays.chunk_count());
   }
   s.interfaces_unchanged = s.cache && s.cache->interfaces_hash == interfaces;
 }
@@ -382,15 +382,13 @@ void Checker::check_and_record(const Item& item) {
   record.environment_hash = environment_hash(*record.identifiers);
   record.position_dependent = std::binary_search(record.identifiers->begin(), record.identifiers->end(), "experts");
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
-  record.hovers_begin = a_.hovers.size();
-  record.definitions_begin = a_.definitions.size();
-  record.inlays_begin = a_.inlays.size();
+  begin_chunks(record);
+  record.inlays_chunk = a_.inlays.begin_chunk();
   recording_ = &record;
   check_function(item);
   recording_ = nullptr;
-  record.hovers_end = a_.hovers.size();
-  record.definitions_end = a_.definitions.size();
-  record.inlays_end = a_.inlays.size();
+  end_chunks();
+  a_.inlays.begin_chunk();
   record.suggestion_work = suggestion_work_ - work;
   // Past the did-you-mean budget, what a function says depends on every function before it.
   if (record.reads_files || suggestion_work_ >= kSuggestionBudget) return;
@@ -411,8 +409,7 @@ void Checker::check_and_record(const Item& item) {
   }
   for (const Diagnostic& d : record.diagnostics) widen(record.positions, d);
   widen_by_facts(record.positions, a_, record);
-  for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
-    widen(record.positions, a_.inlays[i].offset);
+  for (const InlayFact& inlay : a_.inlays.chunk(record.inlays_chunk)) widen(record.positions, inlay.offset);
   if (auto uses = uses_.find(&item); uses != uses_.end() && !uses->second.empty()) {
     for (const Use& use : uses->second) {
       widen(record.positions, use.span);
@@ -435,10 +432,10 @@ template <class Record>
 bool Checker::can_take_facts(const Analysis& previous, const Record& record, const TextChange& change, ModelTypeUses& model_type_uses,
                              bool ask_positions) const {
   if (ask_positions) {
-    for (size_t i = record.hovers_begin; i < record.hovers_end; ++i)
-      if (!can_move(previous.hovers[i].span, change)) return false;
-    for (size_t i = record.definitions_begin; i < record.definitions_end; ++i)
-      if (!can_move(previous.definitions[i].use, change) || !can_move(previous.definitions[i].target, change)) return false;
+    for (const HoverFact& hover : previous.hovers.chunk(record.hovers_chunk))
+      if (!can_move(hover.span, change)) return false;
+    for (const DefinitionFact& definition : previous.definitions.chunk(record.definitions_chunk))
+      if (!can_move(definition.use, change) || !can_move(definition.target, change)) return false;
   }
   for (auto& [at, model] : record.model_type_uses) {
     auto span = change.move(at);
@@ -449,23 +446,35 @@ bool Checker::can_take_facts(const Analysis& previous, const Record& record, con
   return true;
 }
 
-// `record` was moved out of the previous cache: its ranges are the previous analysis's until set here.
+// `record` was moved out of the previous cache: its chunks are the previous analysis's until set
+// here. Each is taken whole; its positions are moved only when the edit lies before or among them.
 template <class Record>
-void Checker::take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses) {
-  size_t begin = record.hovers_begin, end = record.hovers_end;
-  record.hovers_begin = a_.hovers.size();
-  for (size_t i = begin; i < end; ++i) {
-    HoverFact& hover = a_.hovers.emplace_back(std::move(previous.hovers[i]));
-    hover.span = *change.move(hover.span);
+void Checker::take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses,
+                         bool moves) {
+  std::vector<HoverFact> hovers = previous.hovers.take_chunk(record.hovers_chunk);
+  std::vector<DefinitionFact> definitions = previous.definitions.take_chunk(record.definitions_chunk);
+  if (moves) {
+    for (HoverFact& hover : hovers) hover.span = *change.move(hover.span);
+    for (DefinitionFact& definition : definitions) {
+      definition.use = *change.move(definition.use);
+      definition.target = *change.move(definition.target);
+    }
   }
-  record.hovers_end = a_.hovers.size();
-  begin = record.definitions_begin, end = record.definitions_end;
-  record.definitions_begin = a_.definitions.size();
-  for (size_t i = begin; i < end; ++i)
-    a_.definitions.push_back({*change.move(previous.definitions[i].use), *change.move(previous.definitions[i].target)});
-  record.definitions_end = a_.definitions.size();
+  record.hovers_chunk = a_.hovers.add_chunk(std::move(hovers));
+  record.definitions_chunk = a_.definitions.add_chunk(std::move(definitions));
   for (size_t i = 0; i < model_type_uses.size(); ++i) record.model_type_uses[i].first = model_type_uses[i].first;
   model_type_uses_.insert(model_type_uses_.end(), model_type_uses.begin(), model_type_uses.end());
+}
+
+template <class Record>
+void Checker::begin_chunks(Record& record) {
+  record.hovers_chunk = a_.hovers.begin_chunk();
+  record.definitions_chunk = a_.definitions.begin_chunk();
+}
+
+void Checker::end_chunks() {
+  a_.hovers.begin_chunk();
+  a_.definitions.begin_chunk();
 }
 
 bool Checker::same_text(Span before, Span now) const {
@@ -506,8 +515,8 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   ModelTypeUses model_type_uses;
   if (!can_take_facts(previous, record, change, model_type_uses, among)) return false;
   if (among)
-    for (size_t i = record.inlays_begin; i < record.inlays_end; ++i)
-      if (!change.move_offset(previous.inlays[i].offset)) return false;
+    for (const InlayFact& inlay : previous.inlays.chunk(record.inlays_chunk))
+      if (!change.move_offset(inlay.offset)) return false;
   // An item taken as it was (relower_tree) has the very expressions the record's types are keyed
   // by; one lowered again has new ones, found by their place in the walk.
   bool same_nodes = item.body && item.body.get() == old.body;
@@ -595,14 +604,11 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     for (auto& [i, expr] : next.typed) expr = expressions[i];
     for (auto& [i, expr] : next.called) expr = expressions[i];
   }
-  take_facts(previous, next, change, model_type_uses);
-  size_t inlays_begin = next.inlays_begin, inlays_end = next.inlays_end;
-  next.inlays_begin = a_.inlays.size();
-  for (size_t i = inlays_begin; i < inlays_end; ++i) {
-    InlayFact& inlay = a_.inlays.emplace_back(std::move(previous.inlays[i]));
-    inlay.offset = *change.move_offset(inlay.offset);
-  }
-  next.inlays_end = a_.inlays.size();
+  take_facts(previous, next, change, model_type_uses, moves);
+  std::vector<InlayFact> inlays = previous.inlays.take_chunk(next.inlays_chunk);
+  if (moves)
+    for (InlayFact& inlay : inlays) inlay.offset = *change.move_offset(inlay.offset);
+  next.inlays_chunk = a_.inlays.add_chunk(std::move(inlays));
   a_.diagnostics.insert(a_.diagnostics.end(), std::make_move_iterator(diagnostics.begin()), std::make_move_iterator(diagnostics.end()));
   if (!uses.empty()) uses_[&item] = std::move(uses);
   suggestion_work_ += next.suggestion_work;
@@ -631,14 +637,12 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
   record.item = RecordedItem::of(item, signature_span(item));
   record.text_hash = text_hash;
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
-  record.hovers_begin = a_.hovers.size();
-  record.definitions_begin = a_.definitions.size();
+  begin_chunks(record);
   FunctionRecord reads;  // what signature_of read beyond the signature's names, noted as a function's check notes it
   recording_ = &reads;
   auto signature = std::make_shared<const FunctionSignature>(signature_of(item));
   recording_ = nullptr;
-  record.hovers_end = a_.hovers.size();
-  record.definitions_end = a_.definitions.size();
+  end_chunks();
   if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
     return signature;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
@@ -684,7 +688,7 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
   next.item = RecordedItem::of(item, span);
   next.signature = signature;
   next.positions = moved_bounds(next.positions, change);
-  take_facts(previous, next, change, model_type_uses);
+  take_facts(previous, next, change, model_type_uses, where != Placement::after);
   s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(next));
   return signature;
@@ -782,15 +786,13 @@ void Checker::recorded_model(const Item& item) {
   record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
-  record.hovers_begin = a_.hovers.size();
-  record.definitions_begin = a_.definitions.size();
+  begin_chunks(record);
   FunctionRecord reads;  // what check_model read beyond the model's names, noted as a function's check notes it
   recording_ = &reads;
   forget_expressions(item);
   check_model(item);
   recording_ = nullptr;
-  record.hovers_end = a_.hovers.size();
-  record.definitions_end = a_.definitions.size();
+  end_chunks();
   if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
     return;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
@@ -825,7 +827,7 @@ bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   ModelRecord next = std::move(record);
   record.taken = true;
   next.item = RecordedItem::of(item, item.span);
-  take_facts(previous, next, change, model_type_uses);
+  take_facts(previous, next, change, model_type_uses, true);
   if (!fields.empty()) model_fields_[&item] = fields;
   next.fields = std::move(fields);
   model_hovers_[&item] = next.hover_text;

@@ -62,9 +62,9 @@ struct FunctionRecord {
   bool position_dependent = false;  // `experts` names sizes by offset: reused only where it didn't move
   std::vector<std::pair<std::string, bool>> lost_names;  // lost_in_syntax_error's answers
   size_t suggestion_work = 0;
-  // What it produced: diagnostics copied, the rest as ranges of the analysis's own vectors.
+  // What it produced: diagnostics copied, the rest as its chunks of the analysis's facts.
   std::vector<Diagnostic> diagnostics;
-  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0, inlays_begin = 0, inlays_end = 0;
+  size_t hovers_chunk = 0, definitions_chunk = 0, inlays_chunk = 0;
   std::vector<RecordedUse> uses;
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
   // Its expressions its check gave a type or call facts, each as its index in expressions_of(*item)
@@ -87,7 +87,7 @@ struct SignatureRecord {
   std::shared_ptr<const std::vector<std::string>> identifiers;
   std::shared_ptr<const FunctionSignature> signature;  // the checker's own while no position in it moves
   std::string text;  // Checker::signature_text: what a symbol and a hover show of it
-  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
+  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
   PositionBounds positions;  // of the signature and those facts, as a function record's
 };
@@ -100,7 +100,7 @@ struct ModelRecord {
   uint64_t text_hash = 0;      // the model's text and doc
   uint64_t environment_hash = 0;
   std::shared_ptr<const std::vector<std::string>> identifiers;
-  size_t hovers_begin = 0, hovers_end = 0, definitions_begin = 0, definitions_end = 0;
+  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
   std::map<std::string, ValueType, std::less<>> fields;
   std::string hover_text;

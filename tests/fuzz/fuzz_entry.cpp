@@ -113,11 +113,14 @@ void check_json_outputs(const ss::Analysis& analysis, Downstream downstream) {
 
   // Where an editor asks: the start and end, where something was found, and inside names.
   std::vector<uint32_t> offsets{0, size, size / 2};
-  for (size_t i = 0; i < analysis.hovers.size() && i < 8; ++i) {
-    offsets.push_back(analysis.hovers[i].span.begin);
-    offsets.push_back(analysis.hovers[i].span.end);
+  size_t hovers = 0;
+  for (auto hover = analysis.hovers.begin(); hover != analysis.hovers.end() && hovers < 8; ++hover, ++hovers) {
+    offsets.push_back(hover->span.begin);
+    offsets.push_back(hover->span.end);
   }
-  for (size_t i = 0; i < analysis.definitions.size() && i < 4; ++i) offsets.push_back(analysis.definitions[i].use.begin + 1);
+  size_t definitions = 0;
+  for (auto definition = analysis.definitions.begin(); definition != analysis.definitions.end() && definitions < 4; ++definition, ++definitions)
+    offsets.push_back(definition->use.begin + 1);
   for (size_t i = 0; i < analysis.diagnostics.size() && i < 4; ++i) offsets.push_back(analysis.diagnostics[i].primary.span.begin);
   std::sort(offsets.begin(), offsets.end());
   offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());

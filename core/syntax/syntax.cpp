@@ -143,14 +143,11 @@ class Lowering {
     collect_errors(root);
     size_t next_earlier = 0;  // items come in source order in both versions
     Children top(*this, root);
+    program_.items.reserve(top.size());  // Items are large: moved once each, never by the vector's growth
     for (size_t i = 0; i < top.size(); ++i) {
       TSNode child = top[i].node;
       too_deep_reported_ = false;
-      if (earlier)
-        if (auto item = copy_unchanged(child, *earlier, next_earlier)) {
-          program_.items.push_back(std::move(*item));
-          continue;
-        }
+      if (earlier && copy_unchanged(child, *earlier, next_earlier)) continue;
       if (auto item = lower_item(child)) program_.items.push_back(std::move(*item));
     }
   }
@@ -724,26 +721,31 @@ class Lowering {
   // The earlier version's item for `node`, moved to where it now is, when lowering `node` would give
   // the same: its bytes and the byte on either side are unchanged, it has no syntax error, and its
   // earlier lowering reported none. Docs are read again: they come from the lines above.
-  std::optional<Item> copy_unchanged(TSNode node, const Earlier& earlier, size_t& next) const {
+  // Moves the earlier version's item at `node` into the program, moved with the text, when the
+  // edit left its text alone; false when it has to be lowered again.
+  bool copy_unchanged(TSNode node, const Earlier& earlier, size_t& next) const {
     const TextChange& change = earlier.change;
     Span now = span(node);
     Span before;
     if (now.end < change.begin) before = now;
     else if (now.begin > change.new_end) before = {now.begin - change.new_end + change.old_end, now.end - change.new_end + change.old_end};
-    else return std::nullopt;
+    else return false;
     std::vector<Item>& items = earlier.program.items;
     while (next < items.size() && items[next].span.begin < before.begin) ++next;
-    if (next == items.size() || !(items[next].span == before)) return std::nullopt;
+    if (next == items.size() || !(items[next].span == before)) return false;
     Item& old = items[next];
-    if (ts_node_has_error(node) || item_kind(kind(node)) != old.kind) return std::nullopt;
+    if (ts_node_has_error(node) || item_kind(kind(node)) != old.kind) return false;
     auto error = std::lower_bound(earlier.lowering_errors.begin(), earlier.lowering_errors.end(), before.begin);
-    if (error != earlier.lowering_errors.end() && *error < before.end) return std::nullopt;
-    Item item = std::move(old);
+    if (error != earlier.lowering_errors.end() && *error < before.end) return false;
+    Item& item = program_.items.emplace_back(std::move(old));
     old.name = item.name;  // what the previous analysis's calls of it still say they called
     move(item, now.begin - before.begin);
-    item.doc = doc_comment_at(item.span.begin);
-    for (Item::Param& param : item.params) param.doc = doc_comment_at(param.span.begin);
-    return item;
+    // Doc comments are the lines above: unchanged for an item before the edit, read again after it.
+    if (now.end >= change.begin) {
+      item.doc = doc_comment_at(item.span.begin);
+      for (Item::Param& param : item.params) param.doc = doc_comment_at(param.span.begin);
+    }
+    return true;
   }
 
  public:

@@ -415,7 +415,6 @@ void Checker::check_and_record(const Item& item) {
       widen(record.positions, use.span);
       RecordedUse recorded{use, use.callee ? use.callee->name : "", -1};
       recorded.use.callee = nullptr;
-      recorded.use.expr = nullptr;
       if (use.expr) {
         auto at = std::find(expressions.begin(), expressions.end(), use.expr);
         if (at == expressions.end()) return;  // not an expression of its own: don't keep the record
@@ -563,11 +562,9 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     }
     uses.push_back(std::move(use));
   }
-  // A use names its call by its place in the walk.
-  bool uses_name_calls = std::any_of(record.uses.begin(), record.uses.end(), [](const RecordedUse& use) { return use.expr >= 0; });
-  if (uses_name_calls && same_nodes) expressions = expressions_of(item);
+  // A use names its call by its place in the walk: the very expression while the item is the same.
   for (size_t i = 0; i < uses.size(); ++i)
-    if (record.uses[i].expr >= 0) uses[i].expr = expressions[static_cast<size_t>(record.uses[i].expr)];
+    uses[i].expr = record.uses[i].expr < 0 ? nullptr : same_nodes ? record.uses[i].use.expr : expressions[static_cast<size_t>(record.uses[i].expr)];
 
   // Taken: as if the function had been checked here. With the very expressions, the facts stay
   // in place; with new ones, each is keyed again (all taken out before any goes in, since an
@@ -599,7 +596,10 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   next.item = RecordedItem::of(item, item.span);
   next.diagnostics = diagnostics;
   next.positions = moved_bounds(next.positions, change);
-  for (size_t i = 0; i < uses.size(); ++i) next.uses[i].use.span = uses[i].span;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    next.uses[i].use.span = uses[i].span;
+    next.uses[i].use.expr = uses[i].expr;
+  }
   if (!same_nodes) {
     for (auto& [i, expr] : next.typed) expr = expressions[i];
     for (auto& [i, expr] : next.called) expr = expressions[i];

@@ -31,7 +31,7 @@ struct PositionBounds {
 
 // A use (check_internal.h) with its pointers as the names and positions that survive a re-lowering.
 struct RecordedUse {
-  Use use;                     // callee and expr null
+  Use use;                     // callee null; expr the expression as it was (kept while the item is)
   std::string callee;          // the callee's global name, or empty
   std::ptrdiff_t expr = -1;    // the expression's index in expressions_of(function), or -1
 };

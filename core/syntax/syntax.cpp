@@ -718,11 +718,9 @@ class Lowering {
     return std::nullopt;
   }
 
-  // The earlier version's item for `node`, moved to where it now is, when lowering `node` would give
-  // the same: its bytes and the byte on either side are unchanged, it has no syntax error, and its
-  // earlier lowering reported none. Docs are read again: they come from the lines above.
-  // Moves the earlier version's item at `node` into the program, moved with the text, when the
-  // edit left its text alone; false when it has to be lowered again.
+  // Moves the earlier version's item for `node` into the program, moved to where it now is, when
+  // lowering `node` would give the same: its bytes and the byte on either side are unchanged, it
+  // has no syntax error, and its earlier lowering reported none. False: `node` is lowered again.
   bool copy_unchanged(TSNode node, const Earlier& earlier, size_t& next) const {
     const TextChange& change = earlier.change;
     Span now = span(node);

@@ -524,7 +524,6 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     expressions = expressions_of(item);
     if (expressions.size() != record.expression_count) return false;
   }
-  auto now = [&](size_t i, const Expr* before) { return same_nodes ? before : expressions[i]; };
   auto& all_types = a_.semantics.types;  // the previous check's, adopted (prepare_incremental)
   auto& all_calls = a_.semantics.calls;
   std::vector<decltype(a_.semantics.types)::iterator> types;
@@ -581,12 +580,12 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     for (auto type : types) type_nodes.push_back(all_types.extract(type));
     for (auto facts : calls) call_nodes.push_back(all_calls.extract(facts));
     for (size_t k = 0; k < type_nodes.size(); ++k) {
-      type_nodes[k].key() = now(record.typed[k].first, nullptr);
+      type_nodes[k].key() = expressions[record.typed[k].first];
       auto inserted = all_types.insert(std::move(type_nodes[k]));
       if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
     }
     for (size_t k = 0; k < call_nodes.size(); ++k) {
-      call_nodes[k].key() = now(record.called[k].first, nullptr);
+      call_nodes[k].key() = expressions[record.called[k].first];
       auto inserted = all_calls.insert(std::move(call_nodes[k]));
       if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
     }

@@ -147,10 +147,12 @@ class Checker {
   template <class Record>
   void take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses,
                   bool moves);  // false: the edit lies after every position of the record
-  // A record's own chunks of hovers and definitions, begun before its check and ended after it.
+  // A record's own chunks of hovers and definitions (and inlays, for the records that have them),
+  // begun before its check and ended after it.
   template <class Record>
   void begin_chunks(Record& record);
-  void end_chunks();
+  template <class Record>
+  void end_chunks(const Record& record);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
   std::map<std::string, const Item*, std::less<>> globals_;
   std::map<std::string, Span, std::less<>> dim_spans_;

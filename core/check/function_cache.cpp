@@ -171,7 +171,7 @@ bool can_move(Span span, const TextChange& change) { return change.move(span).ha
 
 template <class Fact>
 bool can_move_each(const Fact& fact, const TextChange& change) {
-  auto step = [&](const Span& span) { return change.move(span).has_value(); };
+  auto step = [&](const Span& span) { return can_move(span, change); };
   return each_position(fact, step);
 }
 
@@ -383,12 +383,10 @@ void Checker::check_and_record(const Item& item) {
   record.position_dependent = std::binary_search(record.identifiers->begin(), record.identifiers->end(), "experts");
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
   begin_chunks(record);
-  record.inlays_chunk = a_.inlays.begin_chunk();
   recording_ = &record;
   check_function(item);
   recording_ = nullptr;
-  end_chunks();
-  a_.inlays.begin_chunk();
+  end_chunks(record);
   record.suggestion_work = suggestion_work_ - work;
   // Past the did-you-mean budget, what a function says depends on every function before it.
   if (record.reads_files || suggestion_work_ >= kSuggestionBudget) return;
@@ -469,11 +467,14 @@ template <class Record>
 void Checker::begin_chunks(Record& record) {
   record.hovers_chunk = a_.hovers.begin_chunk();
   record.definitions_chunk = a_.definitions.begin_chunk();
+  if constexpr (requires { record.inlays_chunk; }) record.inlays_chunk = a_.inlays.begin_chunk();
 }
 
-void Checker::end_chunks() {
+template <class Record>
+void Checker::end_chunks(const Record& record) {
   a_.hovers.begin_chunk();
   a_.definitions.begin_chunk();
+  if constexpr (requires { record.inlays_chunk; }) a_.inlays.begin_chunk();
 }
 
 bool Checker::same_text(Span before, Span now) const {
@@ -641,7 +642,7 @@ std::shared_ptr<const FunctionSignature> Checker::recorded_signature(const Item&
   recording_ = &reads;
   auto signature = std::make_shared<const FunctionSignature>(signature_of(item));
   recording_ = nullptr;
-  end_chunks();
+  end_chunks(record);
   if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
     return signature;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
@@ -791,7 +792,7 @@ void Checker::recorded_model(const Item& item) {
   forget_expressions(item);
   check_model(item);
   recording_ = nullptr;
-  end_chunks();
+  end_chunks(record);
   if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
     return;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));

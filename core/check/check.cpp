@@ -266,17 +266,25 @@ void Checker::report_syntax_errors() {
 
 void Checker::declare_globals() {
   for (const Item& item : a_.program.items) {
-    std::string name = item.name;
+    std::string_view name = item.name;
     if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
     auto [it, inserted] = globals_.try_emplace(name, &item);
     if (!inserted) {
-      report(DiagnosticCode::E0202, item.name_span, "`" + name + "` is defined twice").label("defined again here")
+      report(DiagnosticCode::E0202, item.name_span, "`" + std::string(name) + "` is defined twice").label("defined again here")
           .secondary(it->second->name_span, "first defined here");
     } else if (find_builtin(name) && item.kind != Item::Kind::python_import) {
-      report(DiagnosticCode::E0202, item.name_span, "`" + name + "` is a built-in").label("this hides the built-in `" + name + "`")
+      report(DiagnosticCode::E0202, item.name_span, "`" + item.name + "` is a built-in").label("this hides the built-in `" + item.name + "`")
           .help("choose another name");
     }
   }
+}
+
+std::vector<std::string> Checker::global_names(std::optional<Item::Kind> only) const {
+  std::vector<std::string> names;
+  for (auto& [name, item] : globals_)
+    if (!only || item->kind == *only) names.emplace_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 void Checker::evaluate_dim(const Item& item) {
@@ -528,8 +536,7 @@ std::optional<ElementType> Checker::element_type(const ElementTypeNode& node, Sc
     static const std::vector<std::string> known = {"Real", "NonNeg", "Int", "Bool", "Index", "Logit"};
     std::vector<std::string> candidates = known;
     if (recording_) recording_->reads_all_names = true;
-    for (auto& [global, item] : globals_)
-      if (item->kind == Item::Kind::model) candidates.push_back(global);
+    for (std::string& model : global_names(Item::Kind::model)) candidates.push_back(std::move(model));
     report(DiagnosticCode::E0203, node.name_span, "no element type or model named `" + name + "`")
         .label("unknown type")
         .suggest(node.name_span, suggest_name(name, candidates));

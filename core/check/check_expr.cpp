@@ -208,7 +208,7 @@ ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
 
 std::vector<std::string> Checker::value_names(const Scope& scope) const {
   std::vector<std::string> names = size_names(scope);
-  for (auto& [name, item] : globals_) names.push_back(name);
+  for (std::string& name : global_names()) names.push_back(std::move(name));
   for (const Builtin& b : builtins()) names.emplace_back(b.name);
   names.emplace_back("inf");
   return names;

@@ -154,7 +154,9 @@ class Checker {
   template <class Record>
   void end_chunks(const Record& record);
   uint64_t environment_hash(const std::vector<std::string>& identifiers) const;
-  std::map<std::string, const Item*, std::less<>> globals_;
+  // Keyed by the items' own names (the program outlives the check); sorted where listed (global_names).
+  std::unordered_map<std::string_view, const Item*> globals_;
+  std::vector<std::string> global_names(std::optional<Item::Kind> only = std::nullopt) const;
   std::map<std::string, Span, std::less<>> dim_spans_;
   // Shared with the signature records, which outlive this check (function_cache.h).
   std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;

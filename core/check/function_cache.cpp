@@ -298,21 +298,25 @@ void Checker::prepare_incremental(Analysis* previous) {
     s.change = TextChange::between(previous->file.text(), a_.file.text());
   }
   uint64_t names = 0, interfaces = 0;
+  s.interfaces.reserve(a_.program.items.size());
+  s.next->interface_words.reserve(a_.program.items.size());
   for (const Item& item : a_.program.items) {
     std::string_view name = item.name;
     if (item.kind == Item::Kind::python_import) name = name.substr(0, name.find('.'));
-    names = mix(hash_text(name, static_cast<uint64_t>(item.kind)), names);
+    // Each text is hashed once, and what depends on more than the text mixes that hash.
+    uint64_t name_hash = hash_text(name);
+    names = mix(mix(name_hash, static_cast<uint64_t>(item.kind)), names);
     // A function's body is its own; the rest of an item is what its users see.
     Span seen = item.span;
     if (item.kind == Item::Kind::function && item.body) seen.end = std::max(seen.begin, item.body->span.begin);
     std::string_view text = a_.file.slice(seen);
-    uint64_t hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind) * 2 + item.exported));
+    uint64_t text_hash = hash_text(text);
+    uint64_t hash = hash_text(item.doc, mix(text_hash, static_cast<uint64_t>(item.kind) * 2 + item.exported));
     if (item.kind == Item::Kind::dim) names = mix(names, hash);  // did-you-mean lists the dims that have values
     Incremental::Interface& interface = s.interfaces[name];
     interface.hash = mix(interface.hash, hash);
-    interfaces = mix(mix(interfaces, hash_text(name)), hash);
+    interfaces = mix(mix(interfaces, name_hash), hash);
     // The words of an unchanged interface are the previous check's: reading them again is most of this loop.
-    uint64_t text_hash = hash_text(text);
     auto& words = s.next->interface_words[text_hash];
     if (!words) {
       if (s.cache)

@@ -533,13 +533,17 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   auto& all_calls = a_.semantics.calls;
   std::vector<decltype(a_.semantics.types)::iterator> types;
   std::vector<decltype(a_.semantics.calls)::iterator> calls;
-  types.reserve(record.typed.size());
-  calls.reserve(record.called.size());
-  for (auto& [i, old_expr] : record.typed) {
-    auto type = all_types.find(old_expr);
-    if (type == all_types.end() || (among && !can_move(type->second, change))) return false;
-    types.push_back(type);
+  // Types the edit neither moves nor re-keys stay as they are, unlooked-at: only a check of this
+  // item would have forgotten them, and then the item isn't taken.
+  if (moves || !same_nodes) {
+    types.reserve(record.typed.size());
+    for (auto& [i, old_expr] : record.typed) {
+      auto type = all_types.find(old_expr);
+      if (type == all_types.end() || (among && !can_move(type->second, change))) return false;
+      types.push_back(type);
+    }
   }
+  calls.reserve(record.called.size());
   std::vector<const Item*> callees;  // each call's function, in this program
   for (auto& [i, old_expr] : record.called) {
     auto facts = all_calls.find(old_expr);
@@ -573,8 +577,8 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   // Taken: as if the function had been checked here. With the very expressions, the facts stay
   // in place; with new ones, each is keyed again (all taken out before any goes in, since an
   // insertion may rehash and so move the rest).
-  for (auto type : types)
-    if (moves) move_spans(type->second, change);
+  if (moves)
+    for (auto type : types) move_spans(type->second, change);
   for (size_t k = 0; k < calls.size(); ++k) {
     if (moves) move_spans(calls[k]->second, change);
     calls[k]->second.function = callees[k];

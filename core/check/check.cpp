@@ -1112,6 +1112,7 @@ ExportAxis Checker::export_axis(const Axis& axis) {
 // Exports
 
 void Checker::collect_exports() {
+  if (reuse_exports()) return;
   for (const Item& item : a_.program.items) {
     if (exported_root(item)) {
       const FunctionSignature& signature = this->signature(&item);

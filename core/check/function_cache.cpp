@@ -545,6 +545,7 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   }
   calls.reserve(record.called.size());
   std::vector<const Item*> callees;  // each call's function, in this program
+  callees.reserve(record.called.size());
   for (auto& [i, old_expr] : record.called) {
     auto facts = all_calls.find(old_expr);
     if (facts == all_calls.end() || (among && !can_move(facts->second, change))) return false;
@@ -700,6 +701,19 @@ std::shared_ptr<const FunctionSignature> Checker::reuse_signature(SignatureRecor
   s.next->signatures_by_text.emplace(next.text_hash, s.next->signatures.size());
   s.next->signatures.push_back(std::move(next));
   return signature;
+}
+
+bool Checker::reuse_exports() {
+  Incremental* s = incremental_.get();
+  // What is exported, and how, is read from the interfaces alone (the signatures, dims and models):
+  // while every interface is as it was, so are the exports, moved to where their names now are.
+  if (!s || !s->cache || !s->interfaces_unchanged) return false;
+  std::vector<ExportSignature>& exports = s->previous->exports;
+  for (const ExportSignature& e : exports)
+    if (!s->change.move(e.name_span)) return false;
+  for (ExportSignature& e : exports) e.name_span = *s->change.move(e.name_span);
+  a_.exports = std::move(exports);
+  return true;
 }
 
 std::vector<ModelCost> Checker::costs_of(const std::vector<const Item*>& models) {

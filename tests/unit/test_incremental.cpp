@@ -62,7 +62,19 @@ std::string describe(const Analysis& a) {
   for (const DefinitionFact& d : a.definitions) out << "G " << span_text(d.use) << " " << span_text(d.target) << "\n";
   for (const InlayFact& i : a.inlays) out << "I " << i.offset << " " << i.label << "\n";
   for (const SymbolFact& s : document_symbols(a)) out << "S " << s.name << " " << s.detail << " " << span_text(s.span) << "\n";
-  for (const ExportSignature& e : a.exports) out << "E " << e.function << " " << e.inputs.size() << " " << e.dims.size() << "\n";
+  for (const ExportSignature& e : a.exports) {
+    out << "E " << e.function << " " << e.model << " " << span_text(e.name_span);
+    for (const ExportInput& input : e.inputs) {
+      out << " (" << input.name << " " << input.element.to_string();
+      for (const ExportAxis& x : input.axes) {
+        out << " " << static_cast<int>(x.kind) << ":" << x.label << ":" << x.fixed << ":" << x.dim << ":" << x.scale << ":" << x.offset;
+        for (const std::string& f : x.factors) out << "*" << f;
+      }
+      out << ")";
+    }
+    for (const std::string& d : e.dims) out << " " << d;
+    out << "\n";
+  }
   out << "N " << a.not_servable << "\n";
   size_t types = 0, calls = 0;
   // Signatures, which a check shares with the previous one's records while no position in them moved.

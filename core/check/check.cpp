@@ -97,9 +97,12 @@ void Checker::check_extern_target(const Item& item) {
 void Checker::run(Analysis* previous, bool incremental) {
   report_syntax_errors();
   declare_globals();
-  for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
-    if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) evaluate_dim(item);
   if (incremental) prepare_incremental(previous);
+  for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
+    if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) {
+      if (incremental_) recorded_dim(item);
+      else evaluate_dim(item);
+    }
   for (const Item& item : a_.program.items) {
     if (item.kind == Item::Kind::model) {
       if (incremental_) recorded_model(item);

@@ -71,6 +71,7 @@ struct Use {
 struct FunctionRecord;
 struct SignatureRecord;
 struct ModelRecord;
+struct DimRecord;
 
 class Checker {
  public:
@@ -136,6 +137,8 @@ class Checker {
   std::shared_ptr<const FunctionSignature> recorded_signature(const Item& item);
   std::shared_ptr<const FunctionSignature> reuse_signature(SignatureRecord& record, const Item& item);
   void recorded_model(const Item& item);  // check_model, or the cache's record moved
+  void recorded_dim(const Item& item);  // evaluate_dim, or the cache's record moved
+  bool reuse_dim(DimRecord& record, const Item& item);
   bool reuse_model(ModelRecord& record, const Item& item);
   // What every kind of record carries of the previous check: its hovers, definitions and uses of
   // models as types. Whether each can be moved by the edit (false: checked again), with the models

@@ -795,6 +795,61 @@ std::vector<std::unordered_set<std::string>> Checker::model_cost_reads(const std
   return all_reads;
 }
 
+void Checker::recorded_dim(const Item& item) {
+  Incremental& s = *incremental_;
+  std::string_view text = a_.file.slice(item.span);
+  uint64_t text_hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind)));
+  if (s.cache) {
+    auto [first, last] = s.cache->dims_by_text.equal_range(text_hash);
+    for (; first != last; ++first)
+      if (reuse_dim(s.cache->dims[first->second], item)) return;
+  }
+  DimRecord record;
+  record.item = RecordedItem::of(item, item.span);
+  record.text_hash = text_hash;
+  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
+  begin_chunks(record);
+  FunctionRecord reads;  // what evaluate_dim read beyond the dim's names, noted as a function's check notes it
+  recording_ = &reads;
+  evaluate_dim(item);
+  recording_ = nullptr;
+  end_chunks(record);
+  auto value = a_.semantics.dims.find(item.name);
+  if (value == a_.semantics.dims.end() || a_.diagnostics.size() != diagnostics || suggestion_work_ != work ||
+      model_type_uses_.size() != model_type_uses || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
+    return;
+  record.value = value->second;
+  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
+  record.environment_hash = environment_hash(*record.identifiers);
+  s.next->dims_by_text.emplace(text_hash, s.next->dims.size());
+  s.next->dims.push_back(std::move(record));
+}
+
+bool Checker::reuse_dim(DimRecord& record, const Item& item) {
+  Incremental& s = *incremental_;
+  const TextChange& change = s.change;
+  const RecordedItem& old = record.item;
+  auto moved_item = change.move(old.span);
+  if (record.taken || !moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
+      !same_text(old.span, item.span))
+    return false;
+  // Its value names other dims: reused while their interfaces (and so their values) are as they were.
+  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
+  ModelTypeUses model_type_uses;
+  if (!can_take_facts(*s.previous, record, change, model_type_uses)) return false;
+
+  // Taken: as if evaluate_dim had run here.
+  DimRecord next = std::move(record);
+  record.taken = true;
+  next.item = RecordedItem::of(item, item.span);
+  take_facts(*s.previous, next, change, model_type_uses, true);
+  a_.semantics.dims[item.name] = next.value;
+  dim_spans_[item.name] = item.name_span;
+  s.next->dims_by_text.emplace(next.text_hash, s.next->dims.size());
+  s.next->dims.push_back(std::move(next));
+  return true;
+}
+
 void Checker::recorded_model(const Item& item) {
   Incremental& s = *incremental_;
   std::string_view text = a_.file.slice(item.span);

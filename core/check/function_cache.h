@@ -106,6 +106,20 @@ struct ModelRecord {
   std::string hover_text;
 };
 
+// What evaluating a `dim` gave (Checker::evaluate_dim): its value, hover and the definitions of
+// the dims its value names. It reads its text and those dims; one that reported anything, or has
+// no value, is not kept.
+struct DimRecord {
+  RecordedItem item;
+  bool taken = false;  // moved into the next check's cache
+  uint64_t text_hash = 0;      // the dim's text and doc
+  uint64_t environment_hash = 0;
+  std::shared_ptr<const std::vector<std::string>> identifiers;
+  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // none today; every kind of record has them
+  int64_t value = 0;
+};
+
 struct FunctionCache {
   std::string options_key;  // a cache serves only checks with the same options
   uint64_t names_hash = 0;  // every global name, for records that read them all
@@ -117,6 +131,8 @@ struct FunctionCache {
   std::unordered_multimap<uint64_t, size_t> signatures_by_text;  // text_hash -> index in signatures
   std::vector<ModelRecord> models;
   std::unordered_multimap<uint64_t, size_t> models_by_text;  // text_hash -> index in models
+  std::vector<DimRecord> dims;
+  std::unordered_multimap<uint64_t, size_t> dims_by_text;  // text_hash -> index in dims
   // The models' costs (their hovers' figures), in source order, and for each the functions it may
   // read: those taking the model first and what their text names, followed. While every interface
   // is unchanged, a model keeps its cost unless one of its functions was checked again.

@@ -645,6 +645,8 @@ std::string signature_text(const SourceFile& file, const Item& item) {
 
 void Checker::check_model(const Item& item) {
   std::map<std::string, Span> seen;
+  auto fields = std::make_shared<ModelFields>();
+  model_fields_[&item] = fields;
   std::string hover_text = "```shapescript\nmodel " + item.name + ":\n";
   for (const Item::Param& param : item.params) {
     if (auto [first, inserted] = seen.try_emplace(param.name, param.name_span); !inserted) {
@@ -672,7 +674,7 @@ void Checker::check_model(const Item& item) {
           type = ValueType::unknown();
           break;
         }
-    model_fields_[&item][param.name] = type;
+    (*fields)[param.name] = type;
     hover(param.name_span, "```shapescript\nparam " + param.name + ": " + type.to_string() + "\n```" + doc_suffix(param.doc));
     if (param.init) check_initializer(*param.init);
   }

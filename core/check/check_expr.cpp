@@ -531,7 +531,9 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
   if (object.kind == ValueType::Kind::model) {
     auto model = globals_.find(object.name);
     if (model == globals_.end()) return ValueType::unknown();
-    auto& fields = model_fields_[model->second];
+    static const ModelFields none;
+    auto known = model_fields_.find(model->second);
+    const ModelFields& fields = known != model_fields_.end() ? *known->second : none;
     auto field = fields.find(expr.text);
     if (field == fields.end()) {
       std::vector<std::string> names;

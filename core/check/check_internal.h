@@ -68,6 +68,8 @@ struct Use {
   std::optional<std::string> asserted_type;  // python: the `as` type around it, if any
 };
 
+using ModelFields = std::map<std::string, ValueType, std::less<>>;  // a model's parameters, by name
+
 struct FunctionRecord;
 struct SignatureRecord;
 struct ModelRecord;
@@ -165,7 +167,8 @@ class Checker {
   // Shared with the signature records, which outlive this check (function_cache.h).
   std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;
   std::unordered_map<const Item*, std::string> signature_texts_;  // signature_text of the signatures records gave
-  std::map<const Item*, std::map<std::string, ValueType, std::less<>>> model_fields_;
+  // Each model's parameters and their types; shared with the model records, which outlive this check.
+  std::unordered_map<const Item*, std::shared_ptr<const ModelFields>> model_fields_;
   // A model's hover, written once all functions are checked (its cost reads the forward): the text
   // so far, and each place its name is used as a type.
   std::map<const Item*, std::string> model_hovers_;

@@ -894,9 +894,13 @@ bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
 
   // Everything moved to where the text now is, before any of it is taken.
-  std::map<std::string, ValueType, std::less<>> fields = record.fields;
-  for (auto& [name, type] : fields)
-    if (!move_spans(type, change)) return false;
+  std::shared_ptr<const ModelFields> fields = record.fields;
+  if (fields && !std::all_of(fields->begin(), fields->end(), [&](const auto& field) { return stays(field.second, change); })) {
+    auto moved = std::make_shared<ModelFields>(*fields);
+    for (auto& [name, type] : *moved)
+      if (!move_spans(type, change)) return false;
+    fields = std::move(moved);
+  }
   ModelTypeUses model_type_uses;
   if (!can_take_facts(previous, record, change, model_type_uses)) return false;
 
@@ -905,7 +909,7 @@ bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   record.taken = true;
   next.item = RecordedItem::of(item, item.span);
   take_facts(previous, next, change, model_type_uses, true);
-  if (!fields.empty()) model_fields_[&item] = fields;
+  if (fields) model_fields_[&item] = fields;
   next.fields = std::move(fields);
   model_hovers_[&item] = next.hover_text;
   s.next->models_by_text.emplace(next.text_hash, s.next->models.size());

@@ -102,7 +102,7 @@ struct ModelRecord {
   std::shared_ptr<const std::vector<std::string>> identifiers;
   size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
   std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
-  std::map<std::string, ValueType, std::less<>> fields;
+  std::shared_ptr<const ModelFields> fields;  // shared with the check's model_fields_ while no position in them moves
   std::string hover_text;
 };
 

@@ -152,9 +152,9 @@ class Checker {
   template <class Record>
   void take_facts(Analysis& previous, Record& record, const TextChange& change, const ModelTypeUses& model_type_uses,
                   bool moves);  // false: the edit lies after every position of the record
+  bool reuse_exports();  // the previous check's exports, where no interface changed
   // A record's own chunks of hovers and definitions (and inlays, for the records that have them),
   // begun before its check and ended after it.
-  bool reuse_exports();  // the previous check's exports, where no interface changed
   template <class Record>
   void begin_chunks(Record& record);
   template <class Record>

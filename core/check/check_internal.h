@@ -74,6 +74,8 @@ struct FunctionRecord;
 struct SignatureRecord;
 struct ModelRecord;
 struct DimRecord;
+struct GlobalRecord;
+struct FunctionCache;
 
 class Checker {
  public:
@@ -140,6 +142,16 @@ class Checker {
   std::shared_ptr<const FunctionSignature> reuse_signature(SignatureRecord& record, const Item& item);
   void recorded_model(const Item& item);  // check_model, or the cache's record moved
   void recorded_dim(const Item& item);  // evaluate_dim, or the cache's record moved
+  // A model or dim: `check` runs unless `reuse` takes a record of the previous check's; a check
+  // that reported nothing and read no more than its names is kept, with what `keep` adds of its
+  // kind's own (false: nothing to keep).
+  template <class Record, class Check, class Keep>
+  void recorded_global(const Item& item, std::vector<Record> FunctionCache::*records,
+                       std::unordered_multimap<uint64_t, size_t> FunctionCache::*by_text,
+                       bool (Checker::*reuse)(Record&, const Item&), Check check, Keep keep);
+  // Whether a model's or dim's record may be taken: the same text where the edit moved it, and the
+  // same environment.
+  bool may_reuse(const GlobalRecord& record, const Item& item) const;
   bool reuse_dim(DimRecord& record, const Item& item);
   bool reuse_model(ModelRecord& record, const Item& item);
   // What every kind of record carries of the previous check: its hovers, definitions and uses of

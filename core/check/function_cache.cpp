@@ -795,46 +795,65 @@ std::vector<std::unordered_set<std::string>> Checker::model_cost_reads(const std
   return all_reads;
 }
 
-void Checker::recorded_dim(const Item& item) {
+template <class Record, class Check, class Keep>
+void Checker::recorded_global(const Item& item, std::vector<Record> FunctionCache::*records,
+                              std::unordered_multimap<uint64_t, size_t> FunctionCache::*by_text,
+                              bool (Checker::*reuse)(Record&, const Item&), Check check, Keep keep) {
   Incremental& s = *incremental_;
   std::string_view text = a_.file.slice(item.span);
   uint64_t text_hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind)));
   if (s.cache) {
-    auto [first, last] = s.cache->dims_by_text.equal_range(text_hash);
+    auto [first, last] = (s.cache->*by_text).equal_range(text_hash);
     for (; first != last; ++first)
-      if (reuse_dim(s.cache->dims[first->second], item)) return;
+      if ((this->*reuse)((s.cache->*records)[first->second], item)) return;
   }
-  DimRecord record;
+  Record record;
   record.item = RecordedItem::of(item, item.span);
   record.text_hash = text_hash;
   size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
   begin_chunks(record);
-  FunctionRecord reads;  // what evaluate_dim read beyond the dim's names, noted as a function's check notes it
+  FunctionRecord reads;  // what the check read beyond the item's names, noted as a function's check notes it
   recording_ = &reads;
-  evaluate_dim(item);
+  check();
   recording_ = nullptr;
   end_chunks(record);
-  auto value = a_.semantics.dims.find(item.name);
-  if (value == a_.semantics.dims.end() || a_.diagnostics.size() != diagnostics || suggestion_work_ != work ||
-      model_type_uses_.size() != model_type_uses || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
+  if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names ||
+      !reads.lost_names.empty() || !keep(record))
     return;
-  record.value = value->second;
   record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
   record.environment_hash = environment_hash(*record.identifiers);
-  s.next->dims_by_text.emplace(text_hash, s.next->dims.size());
-  s.next->dims.push_back(std::move(record));
+  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
+    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
+  FunctionCache& next = *s.next;
+  (next.*by_text).emplace(text_hash, (next.*records).size());
+  (next.*records).push_back(std::move(record));
+}
+
+bool Checker::may_reuse(const GlobalRecord& record, const Item& item) const {
+  const Incremental& s = *incremental_;
+  const RecordedItem& old = record.item;
+  auto moved_item = s.change.move(old.span);
+  if (record.taken || !moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
+      !same_text(old.span, item.span))
+    return false;
+  // What it names (the dims in a dim's value, a model's sizes): as they were, or all interfaces are.
+  return s.interfaces_unchanged || environment_hash(*record.identifiers) == record.environment_hash;
+}
+
+void Checker::recorded_dim(const Item& item) {
+  recorded_global(item, &FunctionCache::dims, &FunctionCache::dims_by_text, &Checker::reuse_dim, [&] { evaluate_dim(item); },
+                  [&](DimRecord& record) {
+                    auto value = a_.semantics.dims.find(item.name);
+                    if (value == a_.semantics.dims.end()) return false;  // no value: evaluated again on each check
+                    record.value = value->second;
+                    return true;
+                  });
 }
 
 bool Checker::reuse_dim(DimRecord& record, const Item& item) {
   Incremental& s = *incremental_;
   const TextChange& change = s.change;
-  const RecordedItem& old = record.item;
-  auto moved_item = change.move(old.span);
-  if (record.taken || !moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
-      !same_text(old.span, item.span))
-    return false;
-  // Its value names other dims: reused while their interfaces (and so their values) are as they were.
-  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
+  if (!may_reuse(record, item)) return false;
   ModelTypeUses model_type_uses;
   if (!can_take_facts(*s.previous, record, change, model_type_uses)) return false;
 
@@ -851,47 +870,23 @@ bool Checker::reuse_dim(DimRecord& record, const Item& item) {
 }
 
 void Checker::recorded_model(const Item& item) {
-  Incremental& s = *incremental_;
-  std::string_view text = a_.file.slice(item.span);
-  uint64_t text_hash = hash_text(item.doc, hash_text(text, static_cast<uint64_t>(item.kind)));
-  if (s.cache) {
-    auto [first, last] = s.cache->models_by_text.equal_range(text_hash);
-    for (; first != last; ++first)
-      if (reuse_model(s.cache->models[first->second], item)) return;
-  }
-  ModelRecord record;
-  record.item = RecordedItem::of(item, item.span);
-  record.text_hash = text_hash;
-  size_t diagnostics = a_.diagnostics.size(), model_type_uses = model_type_uses_.size(), work = suggestion_work_;
-  begin_chunks(record);
-  FunctionRecord reads;  // what check_model read beyond the model's names, noted as a function's check notes it
-  recording_ = &reads;
-  forget_expressions(item);
-  check_model(item);
-  recording_ = nullptr;
-  end_chunks(record);
-  if (a_.diagnostics.size() != diagnostics || suggestion_work_ != work || reads.reads_files || reads.reads_all_names || !reads.lost_names.empty())
-    return;
-  record.identifiers = std::make_shared<const std::vector<std::string>>(identifiers_in(text));
-  record.environment_hash = environment_hash(*record.identifiers);
-  for (size_t i = model_type_uses; i < model_type_uses_.size(); ++i)
-    record.model_type_uses.emplace_back(model_type_uses_[i].first, model_type_uses_[i].second->name);
-  if (auto fields = model_fields_.find(&item); fields != model_fields_.end()) record.fields = fields->second;
-  record.hover_text = model_hovers_.at(&item);
-  s.next->models_by_text.emplace(text_hash, s.next->models.size());
-  s.next->models.push_back(std::move(record));
+  recorded_global(item, &FunctionCache::models, &FunctionCache::models_by_text, &Checker::reuse_model,
+                  [&] {
+                    forget_expressions(item);
+                    check_model(item);
+                  },
+                  [&](ModelRecord& record) {
+                    if (auto fields = model_fields_.find(&item); fields != model_fields_.end()) record.fields = fields->second;
+                    record.hover_text = model_hovers_.at(&item);
+                    return true;
+                  });
 }
 
 bool Checker::reuse_model(ModelRecord& record, const Item& item) {
   Incremental& s = *incremental_;
   Analysis& previous = *s.previous;
   const TextChange& change = s.change;
-  const RecordedItem& old = record.item;
-  auto moved_item = change.move(old.span);
-  if (record.taken || !moved_item || !(*moved_item == item.span) || old.kind != item.kind || old.doc != item.doc ||
-      !same_text(old.span, item.span))
-    return false;
-  if (!s.interfaces_unchanged && environment_hash(*record.identifiers) != record.environment_hash) return false;
+  if (!may_reuse(record, item)) return false;
 
   // Everything moved to where the text now is, before any of it is taken.
   std::shared_ptr<const ModelFields> fields = record.fields;

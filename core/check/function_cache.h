@@ -76,32 +76,30 @@ struct FunctionRecord {
   PositionBounds positions;
 };
 
+// What a record of a signature, model or dim holds whatever its kind: the item as it was, its text's
+// hash (with the doc, for models and dims), what its environment was, and its chunks of the facts.
+struct GlobalRecord {
+  RecordedItem item;
+  bool taken = false;  // moved into the next check's cache
+  uint64_t text_hash = 0;
+  uint64_t environment_hash = 0;
+  std::shared_ptr<const std::vector<std::string>> identifiers;
+  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
+  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+};
+
 // What working out a function's signature gave (Checker::signature_of), kept as a function's check
 // is. It reads the signature's text and the dims and models it names; one that reported anything
 // or read more (every name, a syntax error) is not kept.
-struct SignatureRecord {
-  RecordedItem item;
-  bool taken = false;  // moved into the next check's cache
-  uint64_t text_hash = 0;      // the signature's text
-  uint64_t environment_hash = 0;
-  std::shared_ptr<const std::vector<std::string>> identifiers;
+struct SignatureRecord : GlobalRecord {
   std::shared_ptr<const FunctionSignature> signature;  // the checker's own while no position in it moves
   std::string text;  // Checker::signature_text: what a symbol and a hover show of it
-  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
-  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
   PositionBounds positions;  // of the signature and those facts, as a function record's
 };
 
 // What checking a model gave (Checker::check_model): its parameters' types and hovers, and the
 // start of its hover. Kept only when it reported nothing and read no more than its names.
-struct ModelRecord {
-  RecordedItem item;
-  bool taken = false;  // moved into the next check's cache
-  uint64_t text_hash = 0;      // the model's text and doc
-  uint64_t environment_hash = 0;
-  std::shared_ptr<const std::vector<std::string>> identifiers;
-  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
-  std::vector<std::pair<Span, std::string>> model_type_uses;  // where a model's name is a type, and the model
+struct ModelRecord : GlobalRecord {
   std::shared_ptr<const ModelFields> fields;  // shared with the check's model_fields_ while no position in them moves
   std::string hover_text;
 };
@@ -109,14 +107,7 @@ struct ModelRecord {
 // What evaluating a `dim` gave (Checker::evaluate_dim): its value, hover and the definitions of
 // the dims its value names. It reads its text and those dims; one that reported anything, or has
 // no value, is not kept.
-struct DimRecord {
-  RecordedItem item;
-  bool taken = false;  // moved into the next check's cache
-  uint64_t text_hash = 0;      // the dim's text and doc
-  uint64_t environment_hash = 0;
-  std::shared_ptr<const std::vector<std::string>> identifiers;
-  size_t hovers_chunk = 0, definitions_chunk = 0;  // its chunks of the analysis's facts
-  std::vector<std::pair<Span, std::string>> model_type_uses;  // none today; every kind of record has them
+struct DimRecord : GlobalRecord {
   int64_t value = 0;
 };
 

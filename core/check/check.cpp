@@ -303,9 +303,14 @@ void Checker::evaluate_dim(const Item& item) {
           "this is " + std::to_string(*value));
     return;
   }
-  a_.semantics.dims[item.name] = *value;
-  dim_spans_[item.name] = item.name_span;
+  set_dim(item, *value);
   hover(item.name_span, "```shapescript\ndim " + item.name + " = " + std::to_string(*value) + "\n```" + doc_suffix(item.doc));
+}
+
+void Checker::set_dim(const Item& item, int64_t value) {
+  a_.semantics.dims[item.name] = value;
+  dims_[item.name] = {value, SizeExpr::constant(value), item.name_span,
+                      "```shapescript\ndim " + item.name + " = " + std::to_string(value) + "\n```"};
 }
 
 std::string Checker::doc_suffix(const std::string& doc) const { return doc.empty() ? "" : "\n\n" + doc; }
@@ -349,11 +354,11 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
   Axis axis;
   axis.label = name;
   axis.name = name;
-  if (auto dim = a_.semantics.dims.find(name); dim != a_.semantics.dims.end()) {
-    axis.size = SizeExpr::constant(dim->second);
-    axis.bound_at = dim_spans_[name];
-    definition(span, dim_spans_[name]);
-    hover(span, "```shapescript\ndim " + name + " = " + std::to_string(dim->second) + "\n```");
+  if (const KnownDim* dim = known_dim(name)) {
+    axis.size = dim->size;
+    axis.bound_at = dim->span;
+    definition(span, dim->span);
+    hover(span, dim->use_hover);
     return axis;
   }
   if (auto bound = scope.axes.find(name); bound != scope.axes.end()) {
@@ -917,7 +922,7 @@ std::optional<TensorType> Checker::expected_type(const Expr& e, const Scope& sco
 }
 
 bool Checker::names_builtin(const std::string& name, const Scope& scope) const {
-  return find_builtin(name) && !scope.locals.count(name) && !scope.axes.count(name) && !a_.semantics.dims.count(name) && !globals_.count(name);
+  return find_builtin(name) && !scope.locals.count(name) && !scope.axes.count(name) && !known_dim(name) && !globals_.count(name);
 }
 
 void Checker::bind_local(const std::string& name, Span span, const ValueType& type, Scope& scope, const Expr* value) {

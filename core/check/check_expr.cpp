@@ -89,8 +89,7 @@ class CallChecker final : public CallContext {
   }
   const std::vector<SizeNode>* shape() const override { return shape_; }
   std::optional<SizeExpr> size_named(std::string_view name) const override {
-    const auto& dims = checker_.analysis().semantics.dims;
-    if (auto dim = dims.find(std::string(name)); dim != dims.end()) return SizeExpr::constant(dim->second);
+    if (const Checker::KnownDim* dim = checker_.known_dim(name)) return dim->size;
     if (auto axis = scope_.axes.find(name); axis != scope_.axes.end()) return axis->second.size;
     return std::nullopt;
   }
@@ -235,8 +234,8 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
     hover(expr.span, "```shapescript\n" + name + " = " + size.to_user_string() + "\n```\n" + what);
     return v;
   };
-  if (auto dim = a_.semantics.dims.find(name); dim != a_.semantics.dims.end()) {
-    ValueType v = size_value(SizeExpr::constant(dim->second), dim_spans_[name], "a dim");
+  if (const KnownDim* dim = known_dim(name)) {
+    ValueType v = size_value(dim->size, dim->span, "a dim");
     v.fixed = true;
     return v;
   }
@@ -330,9 +329,9 @@ std::optional<std::pair<size_t, std::string>> Checker::unsplit_axis(const std::v
       matched[axis - tensor.axes.begin()] = true;
       continue;
     }
-    auto value = a_.semantics.dims.find(node.name);
-    if (value == a_.semantics.dims.end()) return std::nullopt;
-    product *= value->second;
+    const KnownDim* dim = known_dim(node.name);
+    if (!dim) return std::nullopt;
+    product *= dim->value;
     extra += (extra.empty() ? "" : " ") + node.name;
   }
   if (std::count(matched.begin(), matched.end(), false) != 1 || extra.find(' ') == std::string::npos) return std::nullopt;
@@ -509,7 +508,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
   // `numpy.load` with no `import python numpy`: a dotted name whose first part is nothing known.
   const Expr* root = expr.operands[0].get();
   while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
-  if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !a_.semantics.dims.count(root->text) &&
+  if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !known_dim(root->text) &&
       !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
     if (suggest_known(root->text, [&] { return value_names(scope); }) || lost_in_syntax_error(root->text)) {
       eval(*root, scope);  // a misspelled name: E0201 with its suggestion
@@ -1358,7 +1357,7 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     return std::nullopt;
   }
   // `over=D` names a dim or a generic axis as sizes do: a use of it, for references and rename.
-  if (auto dim = dim_spans_.find(value.text); dim != dim_spans_.end()) definition(value.span, dim->second);
+  if (const KnownDim* dim = known_dim(value.text)) definition(value.span, dim->span);
   else if (auto axis = scope.axes.find(value.text); axis != scope.axes.end()) definition(value.span, axis->second.at);
   std::vector<size_t> by_name;
   for (size_t i = 0; i < tensor.rank(); ++i)
@@ -1372,7 +1371,7 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
   Scope probe = scope;
   probe.mode = SizeMode::body;
   std::optional<SizeExpr> size;
-  if (auto dim = a_.semantics.dims.find(value.text); dim != a_.semantics.dims.end()) size = SizeExpr::constant(dim->second);
+  if (const KnownDim* dim = known_dim(value.text)) size = dim->size;
   else if (auto axis = scope.axes.find(value.text); axis != scope.axes.end()) size = axis->second.size;
   std::vector<size_t> by_size;
   if (size)
@@ -1474,11 +1473,11 @@ std::optional<CallContext::PatternSolution> Checker::solve_pattern(const AxisPat
   std::set<std::string> resolvable;
   for (auto& [name, span] : pattern_names) {
     auto local = scope.locals.find(name);
-    if (a_.semantics.dims.count(name) || (signature && signature->scope_axes.count(name) && !signature->result_only.count(name)) ||
+    if (known_dim(name) || (signature && signature->scope_axes.count(name) && !signature->result_only.count(name)) ||
         (local != scope.locals.end() && is_int_scalar(local->second.type)))
       resolvable.insert(name);
     auto global = globals_.find(name);
-    if (global != globals_.end() && global->second->kind == Item::Kind::dim && !a_.semantics.dims.count(name)) resolvable.insert("!" + name);
+    if (global != globals_.end() && global->second->kind == Item::Kind::dim && !known_dim(name)) resolvable.insert("!" + name);
   }
   SizeVariableSet unknowns;
   SizeBindings bindings;

@@ -118,6 +118,17 @@ class Checker {
   std::optional<TensorType> expected_type(const Expr& e, const Scope& scope);
   // Whether `name` in `scope` is the built-in of that name, not a local, size or global.
   bool names_builtin(const std::string& name, const Scope& scope) const;
+  // A dim that has a value, as a use of its name reads it; null for any other name.
+  struct KnownDim {
+    int64_t value = 0;
+    SizeExpr size;          // the value as a size
+    Span span;              // where its name is declared
+    std::string use_hover;  // what hovering a use of it shows
+  };
+  const KnownDim* known_dim(std::string_view name) const {
+    auto dim = dims_.find(name);
+    return dim == dims_.end() ? nullptr : &dim->second;
+  }
 
  private:
   friend class CallChecker;
@@ -175,7 +186,10 @@ class Checker {
   // Keyed by the items' own names (the program outlives the check); sorted where listed (global_names).
   std::unordered_map<std::string_view, const Item*> globals_;
   std::vector<std::string> global_names(std::optional<Item::Kind> only = std::nullopt) const;
-  std::map<std::string, Span, std::less<>> dim_spans_;
+  // The dims that have values, keyed by the items' own names: a use of a dim is the commonest size
+  // there is, and semantics.dims (sorted, for the emitters) made each lookup a walk of string compares.
+  std::unordered_map<std::string_view, KnownDim> dims_;
+  void set_dim(const Item& item, int64_t value);
   // Shared with the signature records, which outlive this check (function_cache.h).
   std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;
   std::unordered_map<const Item*, std::string> signature_texts_;  // signature_text of the signatures records gave

@@ -843,9 +843,9 @@ bool Checker::may_reuse(const GlobalRecord& record, const Item& item) const {
 void Checker::recorded_dim(const Item& item) {
   recorded_global(item, &FunctionCache::dims, &FunctionCache::dims_by_text, &Checker::reuse_dim, [&] { evaluate_dim(item); },
                   [&](DimRecord& record) {
-                    auto value = a_.semantics.dims.find(item.name);
-                    if (value == a_.semantics.dims.end()) return false;  // no value: evaluated again on each check
-                    record.value = value->second;
+                    const KnownDim* dim = known_dim(item.name);
+                    if (!dim) return false;  // no value: evaluated again on each check
+                    record.value = dim->value;
                     return true;
                   });
 }
@@ -862,8 +862,7 @@ bool Checker::reuse_dim(DimRecord& record, const Item& item) {
   record.taken = true;
   next.item = RecordedItem::of(item, item.span);
   take_facts(*s.previous, next, change, model_type_uses, true);
-  a_.semantics.dims[item.name] = next.value;
-  dim_spans_[item.name] = item.name_span;
+  set_dim(item, next.value);
   s.next->dims_by_text.emplace(next.text_hash, s.next->dims.size());
   s.next->dims.push_back(std::move(next));
   return true;

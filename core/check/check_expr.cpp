@@ -1353,7 +1353,24 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
     return std::nullopt;
   }
   if (value.kind != Expr::Kind::name) {
-    error(DiagnosticCode::E0305, value.span, "`" + std::string(keyword) + "=` names an axis, such as `over=D`, or gives its fixed size, such as `over=1`", "not an axis name");
+    // `over=gh*gw`: the one axis of that size, for an axis no name picks (a group, a scaled axis).
+    ValueType given = eval(value, scope);
+    if (given.is_unknown()) return std::nullopt;  // reported where it went wrong
+    if (!given.known_size) {
+      error(DiagnosticCode::E0305, value.span,
+            "`" + std::string(keyword) + "=` names an axis, such as `over=D`, or gives its size, such as `over=1` or `over=gh*gw`",
+            "not an axis name or size");
+      return std::nullopt;
+    }
+    std::vector<size_t> sized;
+    for (size_t i = 0; i < tensor.rank(); ++i)
+      if (tensor.axes[i].size == *given.known_size) sized.push_back(i);
+    if (sized.size() == 1) return sized[0];
+    report(DiagnosticCode::E0305, value.span,
+           sized.empty() ? tensor.to_string() + " has no axis of size " + given.known_size->to_user_string()
+                         : "`" + std::string(keyword) + "=" + text(value.span) + "` is ambiguous: " + tensor.to_string() + " has several axes of that size")
+        .label(sized.empty() ? "no such axis" : "which one?")
+        .secondary(tensor_span, "this is " + tensor.to_string());
     return std::nullopt;
   }
   // `over=D` names a dim or a generic axis as sizes do: a use of it, for references and rename.
@@ -1390,10 +1407,33 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
   auto suggestion = suggest_name(value.text, names);
   auto d = report(DiagnosticCode::E0305, value.span, tensor.to_string() + " has no axis `" + value.text + "`");
   d.label("not an axis of " + tensor.to_string()).secondary(tensor_span, "this is " + tensor.to_string()).suggest(value.span, suggestion);
-  if (!suggestion && !names.empty()) {
-    std::string list;
-    for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + ("`" + names[i] + "`");
-    d.note("its axes are " + list);
+  if (suggestion) return std::nullopt;
+  // An axis with no name (`(gh gw)`, `16gh`) is picked by its size; offered where the name given
+  // is part of that size and the size can be written here (its names are this function's axes).
+  const Axis* part_of = nullptr;
+  for (const Axis& axis : tensor.axes) {
+    if (!axis.name.empty()) continue;
+    std::vector<std::string> variables = axis.size.variables();
+    if (part_of || !std::binary_search(variables.begin(), variables.end(), value.text)) continue;
+    bool writable = std::all_of(variables.begin(), variables.end(), [&](const std::string& v) {
+      auto bound = scope.axes.find(v);
+      return bound != scope.axes.end() && bound->second.size == SizeExpr::variable(v);
+    });
+    bool unique = std::count_if(tensor.axes.begin(), tensor.axes.end(), [&](const Axis& a) { return a.size == axis.size; }) == 1;
+    if (writable && unique) part_of = &axis;
+  }
+  std::string list;
+  for (size_t i = 0; i < tensor.rank(); ++i) {
+    const Axis& axis = tensor.axes[i];
+    list += (i == 0 ? "" : i + 1 == tensor.rank() ? " and " : ", ") + ("`" + (axis.name.empty() ? axis.label : axis.name) + "`");
+    if (axis.name.empty()) list += " (no name)";
+  }
+  if (!list.empty()) d.note("its axes are " + list + (names.size() < tensor.rank() ? "; one with no name is picked by its size" : ""));
+  if (part_of) {
+    std::string size = part_of->size.to_string();
+    d.help("`" + value.text + "` is part of the axis `" + part_of->label + "`: to work along all of it, give its size, `" + std::string(keyword) +
+           "=" + size + "`");
+    d.fix("work along `" + part_of->label + "`", value.span, size);
   }
   return std::nullopt;
 }

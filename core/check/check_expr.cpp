@@ -900,6 +900,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
         if (suggestion) suggested.insert(*suggestion);
         else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
+        if (auto ours = torch_keyword_help(d, builtin, argument, positional_types, scope)) suggested.insert(*ours);
         d.emit();
         ok = false;
         continue;
@@ -965,6 +966,58 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   context.facts = &facts;
   context.shape_ = shape;
   return builtin.rule(context);
+}
+
+// PyTorch's keywords for what ShapeScript says otherwise: someone coming from torch writes
+// `softmax(x, dim=-1)` and `scaled_dot_product_attention(q, k, v, is_causal=True)`.
+std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,
+                                                       const std::vector<ValueType>& positional, Scope& scope) {
+  auto takes = [&](std::string_view keyword) { return std::find(builtin.keywords.begin(), builtin.keywords.end(), keyword) != builtin.keywords.end(); };
+  const std::string& keyword = *argument.keyword;
+  const TensorType* first = !positional.empty() && positional[0].is_tensor() ? &positional[0].tensor : nullptr;
+  // A size the fix may write here: a name this function knows as that very size.
+  auto writable = [&](const Axis& axis) -> std::optional<std::string> {
+    if (!axis.name.empty()) {
+      if (const KnownDim* dim = known_dim(axis.name); dim && dim->size == axis.size) return axis.name;
+      if (auto bound = scope.axes.find(axis.name); bound != scope.axes.end() && bound->second.size == axis.size) return axis.name;
+      return std::nullopt;
+    }
+    for (const std::string& v : axis.size.variables())
+      if (auto bound = scope.axes.find(v); bound == scope.axes.end() || !(bound->second.size == SizeExpr::variable(v))) return std::nullopt;
+    if (!first || std::count_if(first->axes.begin(), first->axes.end(), [&](const Axis& a) { return a.size == axis.size; }) != 1) return std::nullopt;
+    return axis.size.to_string();
+  };
+  if ((keyword == "dim" || keyword == "axis") && takes("over")) {
+    const Expr* value = argument.value.get();
+    std::optional<std::string> axis;
+    if (value && first) {
+      bool negative = value->kind == Expr::Kind::unary && value->text == "-" && !value->operands.empty();
+      const Expr* number = negative ? value->operands[0].get() : value;
+      if (number && number->kind == Expr::Kind::number && number->is_integer) {
+        auto rank = static_cast<int64_t>(first->rank());
+        int64_t index = static_cast<int64_t>(number->number) * (negative ? -1 : 1);
+        if (index < 0) index += rank;
+        if (index >= 0 && index < rank) axis = writable(first->axes[static_cast<size_t>(index)]);
+      } else if (value->kind == Expr::Kind::name) {
+        axis = value->text;
+      }
+    }
+    const std::string why = "ShapeScript picks an axis by its name, not its position: ";
+    if (axis) d.help(why + "write `over=" + *axis + "`").fix("write `over=" + *axis + "`", argument.span, "over=" + *axis);
+    else d.help(why + "`over=` with the axis's name (or, for one with no name, its size)");
+    return "over";
+  }
+  if (keyword == "is_causal" && takes("attn_mask")) {
+    // The query's positions are its second axis from the end: `causal[n n]` masks them against themselves.
+    std::optional<std::string> n;
+    if (first && first->rank() >= 2) n = writable(first->axes[first->rank() - 2]);
+    std::string mask = "causal[" + (n ? *n + " " + *n : std::string("n n")) + "]";
+    d.help("a causal mask is `attn_mask=" + mask + "`, which becomes torch's `is_causal=True`");
+    if (n && argument.value && argument.value->kind == Expr::Kind::name && argument.value->text == "True")
+      d.fix("write `attn_mask=" + mask + "`", argument.span, "attn_mask=" + mask);
+    return "attn_mask";
+  }
+  return std::nullopt;
 }
 
 // `map(n, i => e)`: e for each i in 0..n, stacked along a new axis of size n.

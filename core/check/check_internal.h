@@ -190,6 +190,9 @@ class Checker {
   // there is, and semantics.dims (sorted, for the emitters) made each lookup a walk of string compares.
   std::unordered_map<std::string_view, KnownDim> dims_;
   void set_dim(const Item& item, int64_t value);
+  // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
+  std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,
+                                                const std::vector<ValueType>& positional, Scope& scope);
   // Shared with the signature records, which outlive this check (function_cache.h).
   std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;
   std::unordered_map<const Item*, std::string> signature_texts_;  // signature_text of the signatures records gave

@@ -200,6 +200,33 @@ bool Checker::lost_in_syntax_error(std::string_view name) const {
   return lost;
 }
 
+namespace {
+
+// Python and PyTorch written where ShapeScript says it otherwise: what the text the parser could
+// not read starts with, and what to write instead.
+struct PythonSyntax {
+  std::string_view written, help;
+};
+constexpr PythonSyntax kPythonSyntax[] = {
+    {"def ", "a function is `fn NAME(x: [b n D]) -> [b n D]:`, with a type for each parameter and the result"},
+    {"class ", "parameters are declared in a `model NAME:` block, one `param w: [D D] = normal(std=0.02)` a line"},
+    {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},
+    {"**", "there is no `**`: multiply (`x * x`), or use `sqrt`, `exp` and `log`"},
+    {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
+};
+
+std::string_view python_syntax_help(std::string_view found, char before) {
+  for (const PythonSyntax& p : kPythonSyntax) {
+    if (p.written == "**" && before == '*' && found.starts_with("*")) return p.help;  // `x ** 2`: the second `*` is what was unread
+    size_t at = found.find(p.written);
+    // A keyword counts at the start only; an operator anywhere in the unread text.
+    if (at != std::string_view::npos && (at == 0 || !std::isalpha(static_cast<unsigned char>(p.written[0])))) return p.help;
+  }
+  return {};
+}
+
+}  // namespace
+
 void Checker::report_syntax_errors() {
   for (const SyntaxError& e : a_.program.syntax_errors) {
     if (e.kind == SyntaxError::Kind::too_deep) {
@@ -245,11 +272,13 @@ void Checker::report_syntax_errors() {
       continue;
     }
     std::string found = text(e.span);
+    std::string_view help = python_syntax_help(found, e.span.begin > 0 ? a_.file.text()[e.span.begin - 1] : '\0');
     if (found.size() > 30) found = found.substr(0, 27) + "...";
     Span span = e.span;
     if (span.empty()) span.end = span.begin + 1;
-    error(DiagnosticCode::E0101, span, found.empty() ? "unexpected end of input" : "unexpected `" + found + "`",
-          "the parser could not read this");
+    auto d = report(DiagnosticCode::E0101, span, found.empty() ? "unexpected end of input" : "unexpected `" + found + "`");
+    d.label("the parser could not read this");
+    if (!help.empty()) d.help(std::string(help));
   }
   // Tabs in indentation: the scanner accepts them, the language does not. Only lines with a tab
   // are looked at, found with one scan of the text.

@@ -213,6 +213,42 @@ std::vector<std::string> Checker::value_names(const Scope& scope) const {
   return names;
 }
 
+namespace {
+
+// PyTorch's functions that ShapeScript writes otherwise: the help on an unknown name, a dotted
+// `torch.…` one and a method call. `ours` alone (no `how`) is the same call under another name.
+struct TorchName {
+  std::string_view torch, ours, how;
+};
+constexpr std::string_view kMoveAxes = "axes move by name, in a pattern: `x |> rearrange(b n D -> b D n)`";
+constexpr std::string_view kNewShape = "a new shape is a pattern over the axes' names: `x |> rearrange(b n (H Dh) -> b n H Dh)`";
+constexpr std::string_view kProduct =
+    "`linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product";
+constexpr TorchName kTorchNames[] = {
+    {"cat", "concat", ""},
+    {"transpose", "rearrange", kMoveAxes},
+    {"permute", "rearrange", kMoveAxes},
+    {"T", "rearrange", kMoveAxes},
+    {"mT", "rearrange", kMoveAxes},
+    {"reshape", "rearrange", kNewShape},
+    {"view", "rearrange", kNewShape},
+    {"flatten", "rearrange", kNewShape},
+    {"unflatten", "rearrange", kNewShape},
+    {"unsqueeze", "rearrange", "a new axis of size 1 is a `1` in a pattern: `x |> rearrange(b n -> b 1 n)`"},
+    {"squeeze", "rearrange", "an axis of size 1 is dropped by a pattern: `x |> rearrange(b 1 n -> b n)`"},
+    {"matmul", "linear", kProduct},
+    {"mm", "linear", kProduct},
+    {"bmm", "einsum", kProduct},
+};
+
+const TorchName* torch_name(std::string_view name) {
+  for (const TorchName& t : kTorchNames)
+    if (t.torch == name) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
 ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
   const std::string& name = expr.text;
   if (auto local = scope.locals.find(name); local != scope.locals.end()) {
@@ -268,6 +304,15 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
     v.name = std::string(builtin->name);
     hover(expr.span, "```shapescript\n" + std::string(builtin->signature) + "\n```\n" + std::string(builtin->summary));
     return v;
+  }
+  if (const TorchName* torch = torch_name(name); torch && !lost_in_syntax_error(name)) {
+    auto d = report(DiagnosticCode::E0201, expr.span, "no value named `" + name + "`");
+    d.label("not defined");
+    if (torch->how.empty())
+      d.help("PyTorch's `" + name + "` is `" + std::string(torch->ours) + "` here").fix("write `" + std::string(torch->ours) + "`", expr.span, std::string(torch->ours));
+    else
+      d.help("PyTorch's `" + name + "` is `" + std::string(torch->ours) + "` here: " + std::string(torch->how));
+    return ValueType::unknown();
   }
   unknown_name(name, expr.span, [&] { return value_names(scope); }, "value");
   return ValueType::unknown();
@@ -515,8 +560,18 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
       return ValueType::unknown();
     }
     std::string module = root->text;
-    report(DiagnosticCode::E0206, root->span, "`" + text(expr.span) + "` starts with `" + module + "`, which is not an imported Python module")
-        .label("not imported").help("import it: `import python " + module + "`")
+    auto d = report(DiagnosticCode::E0206, root->span, "`" + text(expr.span) + "` starts with `" + module + "`, which is not an imported Python module");
+    d.label("not imported");
+    // `torch.relu`, `F.softmax`, `torch.cat`: ShapeScript has its own, which checks and exports.
+    const TorchName* torch = torch_name(expr.text);
+    std::string ours = find_builtin(expr.text) ? expr.text : torch ? std::string(torch->ours) : "";
+    if (!ours.empty() && (!torch || torch->how.empty()))
+      d.help("`" + ours + "` is ShapeScript's own, which the checker follows and `export` can compile: write `" + ours + "`")
+          .fix("write `" + ours + "`", expr.span, ours);
+    else if (torch)
+      d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
+    d.help(torch || !ours.empty() ? "or, to call Python, import it: `import python " + module + "` (its values can't be exported)"
+                                  : "import it: `import python " + module + "`")
         .fix("add `import python " + module + "`", {0, 0}, "import python " + module + "\n");
     return ValueType::unknown();
   }
@@ -549,7 +604,16 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
     return field->second;
   }
   if (object.is_unknown()) return object;
-  error(DiagnosticCode::E0204, expr.text_span, object.to_string() + " has no field `" + expr.text + "`", "no such field");
+  auto d = report(DiagnosticCode::E0204, expr.text_span, object.to_string() + " has no field `" + expr.text + "`");
+  d.label("no such field");
+  // `x.softmax(over=D)`, PyTorch's method style: the built-in takes the tensor first, or through `|>`.
+  if (object.is_tensor()) {
+    if (find_builtin(expr.text))
+      d.help("`" + expr.text + "` is a function, not a method: pipe the tensor into it, `" + text(expr.operands[0]->span) + " |> " + expr.text + "(…)`")
+          .fix("pipe into `" + expr.text + "`", Span{expr.operands[0]->span.end, expr.text_span.end}, " |> " + expr.text);
+    else if (const TorchName* torch = torch_name(expr.text))
+      d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
+  }
   return ValueType::unknown();
 }
 

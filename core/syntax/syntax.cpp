@@ -613,6 +613,14 @@ class Lowering {
       std::optional<Child> inner = c.first_lowered();
       statement.value = inner ? lower_expr(inner->node) : error_expr(node);
     }
+    // A line the parser could not read whole: what it kept of the value is a piece (`x @ w` kept
+    // `w`), whose type would only add errors about the piece to the E0101 about the line.
+    bool value_line = sym == Sym::assignment || sym == Sym::return_statement || sym == Sym::expression_statement;
+    if (value_line && statement.value && ts_node_has_error(node)) {
+      auto unread = std::make_unique<Expr>();
+      unread->span = statement.value->span;
+      statement.value = std::move(unread);
+    }
     return statement;
   }
 

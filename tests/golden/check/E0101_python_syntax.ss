@@ -1,0 +1,7 @@
+dim D = 64
+
+fn project(x: [b n D], w: [D D]) -> [b n D]:
+    return x @ w
+
+fn square(x: [b n D]) -> [b n D]:
+    return x ** 2

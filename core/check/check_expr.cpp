@@ -892,6 +892,8 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     hover(callee.operands[0]->span, "```shapescript\n" + std::string(shaped->signature) + "\n```\n" + std::string(shaped->summary));
     a_.semantics.types[&callee] = ValueType::unknown();
     result = call_builtin(*shaped, expr, scope, facts, &callee.index);
+  } else if (auto moved = torch_axes_call(expr, scope)) {
+    result = *moved;  // `transpose(x, 1, 2)`: reported with the pattern it is
   } else {
     ValueType function = eval(callee, scope);
     if (function.kind == ValueType::Kind::function) {
@@ -1030,6 +1032,67 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   context.facts = &facts;
   context.shape_ = shape;
   return builtin.rule(context);
+}
+
+// `transpose(x, 1, 2)` and `permute(x, 0, 2, 1)`, where neither is defined: PyTorch's, reported
+// as E0201 with the `rearrange` they are, written out where every axis has a name and each
+// position is a number. Unknown (reported) when it is one of them; nullopt otherwise.
+std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope) {
+  const Expr& callee = *expr.operands[0];
+  if (callee.kind != Expr::Kind::name || (callee.text != "transpose" && callee.text != "permute") || scope.locals.count(callee.text) ||
+      globals_.count(callee.text) || lost_in_syntax_error(callee.text))
+    return std::nullopt;
+  std::vector<ValueType> arguments;
+  for (const Argument& argument : expr.arguments) arguments.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
+  std::optional<std::string> pattern;
+  auto position = [](const Expr* e, int64_t rank) -> std::optional<size_t> {
+    bool negative = e && e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty();
+    const Expr* number = negative ? e->operands[0].get() : e;
+    if (!number || number->kind != Expr::Kind::number || !number->is_integer) return std::nullopt;
+    int64_t at = static_cast<int64_t>(number->number) * (negative ? -1 : 1) + (negative ? rank : 0);
+    return at >= 0 && at < rank ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
+  };
+  if (!arguments.empty() && arguments[0].is_tensor() && !expr.arguments[0].keyword) {
+    const TensorType& x = arguments[0].tensor;
+    auto rank = static_cast<int64_t>(x.rank());
+    bool named = std::all_of(x.axes.begin(), x.axes.end(), [](const Axis& a) { return is_identifier(a.label); });
+    std::set<std::string> labels;
+    for (const Axis& a : x.axes) labels.insert(a.label);
+    std::vector<size_t> order(x.rank());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    bool known = named && labels.size() == x.rank();
+    if (callee.text == "transpose" && expr.arguments.size() == 3) {
+      auto a = position(expr.arguments[1].value.get(), rank), b = position(expr.arguments[2].value.get(), rank);
+      if (a && b) std::swap(order[*a], order[*b]);
+      else known = false;
+    } else if (callee.text == "permute" && expr.arguments.size() == x.rank() + 1) {
+      std::set<size_t> seen;
+      for (size_t i = 0; i < x.rank(); ++i) {
+        auto at = position(expr.arguments[i + 1].value.get(), rank);
+        if (!at || !seen.insert(*at).second) known = false;
+        else order[i] = *at;
+      }
+    } else {
+      known = false;
+    }
+    if (known) {
+      std::string from, to;
+      for (size_t i = 0; i < x.rank(); ++i) {
+        from += (i ? " " : "") + x.axes[i].label;
+        to += (i ? " " : "") + x.axes[order[i]].label;
+      }
+      pattern = text(expr.arguments[0].span) + " |> rearrange(" + from + " -> " + to + ")";
+    }
+  }
+  auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
+  d.label("not defined");
+  if (pattern)
+    d.help("PyTorch's `" + callee.text + "` is `rearrange` here, whose pattern names the axes: `" + *pattern + "`")
+        .fix("write `rearrange`", expr.span, *pattern);
+  else
+    d.help("PyTorch's `" + callee.text + "` is `rearrange` here: " + std::string(kMoveAxes));
+  a_.semantics.types[&callee] = ValueType::unknown();
+  return ValueType::unknown();
 }
 
 // PyTorch's keywords for what ShapeScript says otherwise: someone coming from torch writes

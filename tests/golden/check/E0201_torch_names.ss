@@ -1,4 +1,6 @@
 dim D = 64
+dim H = 4
+dim Dh = D / H
 
 ## PyTorch's names for what ShapeScript writes otherwise.
 fn joined(x: [b n D], y: [b n D]) -> [b n 2*D]:
@@ -12,3 +14,6 @@ fn act(x: [b n D]) -> [b n D]:
 
 fn swapped(x: [b n D]) -> [b D n]:
     return transpose(x, 1, 2)
+
+fn heads_first(x: [b n H Dh]) -> [b H Dh n]:
+    return permute(x, 0, 2, 3, 1)

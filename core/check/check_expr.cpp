@@ -219,6 +219,7 @@ namespace {
 // `torch.…` one and a method call. `ours` alone (no `how`) is the same call under another name.
 struct TorchName {
   std::string_view torch, ours, how;
+  bool method_only = false;  // `x.T`: as a bare name, `T` is more likely a dim the file lacks
 };
 constexpr std::string_view kMoveAxes = "axes move by name, in a pattern: `x |> rearrange(b n D -> b D n)`";
 constexpr std::string_view kNewShape = "a new shape is a pattern over the axes' names: `x |> rearrange(b n (H Dh) -> b n H Dh)`";
@@ -228,8 +229,8 @@ constexpr TorchName kTorchNames[] = {
     {"cat", "concat", ""},
     {"transpose", "rearrange", kMoveAxes},
     {"permute", "rearrange", kMoveAxes},
-    {"T", "rearrange", kMoveAxes},
-    {"mT", "rearrange", kMoveAxes},
+    {"T", "rearrange", kMoveAxes, true},
+    {"mT", "rearrange", kMoveAxes, true},
     {"reshape", "rearrange", kNewShape},
     {"view", "rearrange", kNewShape},
     {"flatten", "rearrange", kNewShape},
@@ -305,7 +306,7 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
     hover(expr.span, "```shapescript\n" + std::string(builtin->signature) + "\n```\n" + std::string(builtin->summary));
     return v;
   }
-  if (const TorchName* torch = torch_name(name); torch && !lost_in_syntax_error(name)) {
+  if (const TorchName* torch = torch_name(name); torch && !torch->method_only && !lost_in_syntax_error(name)) {
     auto d = report(DiagnosticCode::E0201, expr.span, "no value named `" + name + "`");
     d.label("not defined");
     if (torch->how.empty())
@@ -1040,7 +1041,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
 std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope) {
   const Expr& callee = *expr.operands[0];
   if (callee.kind != Expr::Kind::name || (callee.text != "transpose" && callee.text != "permute") || scope.locals.count(callee.text) ||
-      globals_.count(callee.text) || lost_in_syntax_error(callee.text))
+      scope.axes.count(callee.text) || known_dim(callee.text) || globals_.count(callee.text) || lost_in_syntax_error(callee.text))
     return std::nullopt;
   std::vector<ValueType> arguments;
   for (const Argument& argument : expr.arguments) arguments.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());

@@ -1035,6 +1035,34 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   return builtin.rule(context);
 }
 
+namespace {
+
+// A position written as PyTorch does (`1`, `-1` from the end) among `rank` axes.
+std::optional<size_t> literal_position(const Expr* e, size_t rank) {
+  bool negative = e && e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty();
+  const Expr* number = negative ? e->operands[0].get() : e;
+  if (!number || number->kind != Expr::Kind::number || !number->is_integer) return std::nullopt;
+  auto at = static_cast<int64_t>(number->number) * (negative ? -1 : 1) + (negative ? static_cast<int64_t>(rank) : 0);
+  return at >= 0 && at < static_cast<int64_t>(rank) ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
+}
+
+}  // namespace
+
+// How `over=` can pick `axis` of `tensor` here, for a fix to write: its name, where this function
+// knows the name as that very size, or for an axis with no name its size, where each name in it
+// is one of this function's axes and no other axis of the tensor has that size.
+std::optional<std::string> Checker::written_axis(const Axis& axis, const TensorType& tensor, const Scope& scope) const {
+  if (!axis.name.empty()) {
+    if (const KnownDim* dim = known_dim(axis.name); dim && dim->size == axis.size) return axis.name;
+    if (auto bound = scope.axes.find(axis.name); bound != scope.axes.end() && bound->second.size == axis.size) return axis.name;
+    return std::nullopt;
+  }
+  for (const std::string& v : axis.size.variables())
+    if (auto bound = scope.axes.find(v); bound == scope.axes.end() || !(bound->second.size == SizeExpr::variable(v))) return std::nullopt;
+  if (std::count_if(tensor.axes.begin(), tensor.axes.end(), [&](const Axis& a) { return a.size == axis.size; }) != 1) return std::nullopt;
+  return axis.size.to_string();
+}
+
 // `transpose(x, 1, 2)` and `permute(x, 0, 2, 1)`, where neither is defined: PyTorch's, reported
 // as E0201 with the `rearrange` they are, written out where every axis has a name and each
 // position is a number. Unknown (reported) when it is one of them; nullopt otherwise.
@@ -1046,16 +1074,9 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
   std::vector<ValueType> arguments;
   for (const Argument& argument : expr.arguments) arguments.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
   std::optional<std::string> pattern;
-  auto position = [](const Expr* e, int64_t rank) -> std::optional<size_t> {
-    bool negative = e && e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty();
-    const Expr* number = negative ? e->operands[0].get() : e;
-    if (!number || number->kind != Expr::Kind::number || !number->is_integer) return std::nullopt;
-    int64_t at = static_cast<int64_t>(number->number) * (negative ? -1 : 1) + (negative ? rank : 0);
-    return at >= 0 && at < rank ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
-  };
   if (!arguments.empty() && arguments[0].is_tensor() && !expr.arguments[0].keyword) {
     const TensorType& x = arguments[0].tensor;
-    auto rank = static_cast<int64_t>(x.rank());
+    size_t rank = x.rank();
     bool named = std::all_of(x.axes.begin(), x.axes.end(), [](const Axis& a) { return is_identifier(a.label); });
     std::set<std::string> labels;
     for (const Axis& a : x.axes) labels.insert(a.label);
@@ -1063,13 +1084,13 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     bool known = named && labels.size() == x.rank();
     if (callee.text == "transpose" && expr.arguments.size() == 3) {
-      auto a = position(expr.arguments[1].value.get(), rank), b = position(expr.arguments[2].value.get(), rank);
+      auto a = literal_position(expr.arguments[1].value.get(), rank), b = literal_position(expr.arguments[2].value.get(), rank);
       if (a && b) std::swap(order[*a], order[*b]);
       else known = false;
     } else if (callee.text == "permute" && expr.arguments.size() == x.rank() + 1) {
       std::set<size_t> seen;
       for (size_t i = 0; i < x.rank(); ++i) {
-        auto at = position(expr.arguments[i + 1].value.get(), rank);
+        auto at = literal_position(expr.arguments[i + 1].value.get(), rank);
         if (!at || !seen.insert(*at).second) known = false;
         else order[i] = *at;
       }
@@ -1103,32 +1124,12 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
   auto takes = [&](std::string_view keyword) { return std::find(builtin.keywords.begin(), builtin.keywords.end(), keyword) != builtin.keywords.end(); };
   const std::string& keyword = *argument.keyword;
   const TensorType* first = !positional.empty() && positional[0].is_tensor() ? &positional[0].tensor : nullptr;
-  // A size the fix may write here: a name this function knows as that very size.
-  auto writable = [&](const Axis& axis) -> std::optional<std::string> {
-    if (!axis.name.empty()) {
-      if (const KnownDim* dim = known_dim(axis.name); dim && dim->size == axis.size) return axis.name;
-      if (auto bound = scope.axes.find(axis.name); bound != scope.axes.end() && bound->second.size == axis.size) return axis.name;
-      return std::nullopt;
-    }
-    for (const std::string& v : axis.size.variables())
-      if (auto bound = scope.axes.find(v); bound == scope.axes.end() || !(bound->second.size == SizeExpr::variable(v))) return std::nullopt;
-    if (!first || std::count_if(first->axes.begin(), first->axes.end(), [&](const Axis& a) { return a.size == axis.size; }) != 1) return std::nullopt;
-    return axis.size.to_string();
-  };
   if ((keyword == "dim" || keyword == "axis") && takes("over")) {
     const Expr* value = argument.value.get();
     std::optional<std::string> axis;
     if (value && first) {
-      bool negative = value->kind == Expr::Kind::unary && value->text == "-" && !value->operands.empty();
-      const Expr* number = negative ? value->operands[0].get() : value;
-      if (number && number->kind == Expr::Kind::number && number->is_integer) {
-        auto rank = static_cast<int64_t>(first->rank());
-        int64_t index = static_cast<int64_t>(number->number) * (negative ? -1 : 1);
-        if (index < 0) index += rank;
-        if (index >= 0 && index < rank) axis = writable(first->axes[static_cast<size_t>(index)]);
-      } else if (value->kind == Expr::Kind::name) {
-        axis = value->text;
-      }
+      if (auto at = literal_position(value, first->rank())) axis = written_axis(first->axes[*at], *first, scope);
+      else if (value->kind == Expr::Kind::name) axis = value->text;
     }
     const std::string why = "ShapeScript picks an axis by its name, not its position: ";
     if (axis) d.help(why + "write `over=" + *axis + "`").fix("write `over=" + *axis + "`", argument.span, "over=" + *axis);
@@ -1138,7 +1139,7 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
   if (keyword == "is_causal" && takes("attn_mask")) {
     // The query's positions are its second axis from the end: `causal[n n]` masks them against themselves.
     std::optional<std::string> n;
-    if (first && first->rank() >= 2) n = writable(first->axes[first->rank() - 2]);
+    if (first && first->rank() >= 2) n = written_axis(first->axes[first->rank() - 2], *first, scope);
     std::string mask = "causal[" + (n ? *n + " " + *n : std::string("n n")) + "]";
     d.help("a causal mask is `attn_mask=" + mask + "`, which becomes torch's `is_causal=True`");
     if (n && argument.value && argument.value->kind == Expr::Kind::name && argument.value->text == "True")
@@ -1521,20 +1522,9 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
                                              Scope& scope) {
   if (!argument || !argument->value) return std::nullopt;
   const Expr& value = *argument->value;
-  // `over=1`: the one axis of that fixed size, so a size-1 axis needs no dim of its own.
-  if (value.kind == Expr::Kind::number && value.is_integer) {
-    std::vector<size_t> sized;
-    for (size_t i = 0; i < tensor.rank(); ++i)
-      if (tensor.axes[i].size.constant_value() == static_cast<int64_t>(value.number)) sized.push_back(i);
-    if (sized.size() == 1) return sized[0];
-    report(DiagnosticCode::E0305, value.span, sized.empty() ? tensor.to_string() + " has no axis of size " + text(value.span)
-                                                            : "`" + std::string(keyword) + "=" + text(value.span) + "` is ambiguous: " + tensor.to_string() + " has several axes of that size")
-        .label(sized.empty() ? "no such axis" : "which one?")
-        .secondary(tensor_span, "this is " + tensor.to_string());
-    return std::nullopt;
-  }
   if (value.kind != Expr::Kind::name) {
-    // `over=gh*gw`: the one axis of that size, for an axis no name picks (a group, a scaled axis).
+    // A size picks the one axis of that size: `over=1`, so a size-1 axis needs no dim of its own,
+    // and `over=gh*gw`, for an axis no name picks (a group, a scaled axis).
     ValueType given = eval(value, scope);
     if (given.is_unknown()) return std::nullopt;  // reported where it went wrong
     if (!given.known_size) {
@@ -1592,16 +1582,14 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
   // An axis with no name (`(gh gw)`, `16gh`) is picked by its size; offered where the name given
   // is part of that size and the size can be written here (its names are this function's axes).
   const Axis* part_of = nullptr;
+  std::optional<std::string> written;
   for (const Axis& axis : tensor.axes) {
-    if (!axis.name.empty()) continue;
     std::vector<std::string> variables = axis.size.variables();
-    if (part_of || !std::binary_search(variables.begin(), variables.end(), value.text)) continue;
-    bool writable = std::all_of(variables.begin(), variables.end(), [&](const std::string& v) {
-      auto bound = scope.axes.find(v);
-      return bound != scope.axes.end() && bound->second.size == SizeExpr::variable(v);
-    });
-    bool unique = std::count_if(tensor.axes.begin(), tensor.axes.end(), [&](const Axis& a) { return a.size == axis.size; }) == 1;
-    if (writable && unique) part_of = &axis;
+    if (!axis.name.empty() || !std::binary_search(variables.begin(), variables.end(), value.text)) continue;
+    if ((written = written_axis(axis, tensor, scope))) {
+      part_of = &axis;
+      break;
+    }
   }
   std::string list;
   for (size_t i = 0; i < tensor.rank(); ++i) {
@@ -1611,10 +1599,9 @@ std::optional<size_t> Checker::axis_argument(const TensorType& tensor, const Arg
   }
   if (!list.empty()) d.note("its axes are " + list + (names.size() < tensor.rank() ? "; one with no name is picked by its size" : ""));
   if (part_of) {
-    std::string size = part_of->size.to_string();
     d.help("`" + value.text + "` is part of the axis `" + part_of->label + "`: to work along all of it, give its size, `" + std::string(keyword) +
-           "=" + size + "`");
-    d.fix("work along `" + part_of->label + "`", value.span, size);
+           "=" + *written + "`");
+    d.fix("work along `" + part_of->label + "`", value.span, *written);
   }
   return std::nullopt;
 }

@@ -191,6 +191,7 @@ class Checker {
   std::unordered_map<std::string_view, KnownDim> dims_;
   void set_dim(const Item& item, int64_t value);
   std::optional<ValueType> torch_axes_call(const Expr& expr, Scope& scope);
+  std::optional<std::string> written_axis(const Axis& axis, const TensorType& tensor, const Scope& scope) const;
   // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
   std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,
                                                 const std::vector<ValueType>& positional, Scope& scope);

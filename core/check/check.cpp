@@ -206,8 +206,10 @@ namespace {
 // not read starts with, and what to write instead.
 struct PythonSyntax {
   std::string_view written, help;
+  std::string_view after = {};  // what the text just before it ends with, where that decides
 };
 constexpr PythonSyntax kPythonSyntax[] = {
+    {"-", "a tensor's sizes are the names in its type: for `x: [b n D]`, `x.shape[-1]` is `D`", ".shape["},
     {"def ", "a function is `fn NAME(x: [b n D]) -> [b n D]:`, with a type for each parameter and the result"},
     {"class ", "parameters are declared in a `model NAME:` block, one `param w: [D D] = normal(std=0.02)` a line"},
     {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},
@@ -215,9 +217,13 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
 };
 
-std::string_view python_syntax_help(std::string_view found, char before) {
+std::string_view python_syntax_help(std::string_view found, std::string_view before) {
   for (const PythonSyntax& p : kPythonSyntax) {
-    if (p.written == "**" && before == '*' && found.starts_with("*")) return p.help;  // `x ** 2`: the second `*` is what was unread
+    if (!p.after.empty()) {
+      if (before.ends_with(p.after) && found.starts_with(p.written)) return p.help;
+      continue;
+    }
+    if (p.written == "**" && before.ends_with('*') && found.starts_with("*")) return p.help;  // `x ** 2`: the second `*` is what was unread
     size_t at = found.find(p.written);
     // A keyword counts at the start only; an operator anywhere in the unread text.
     if (at != std::string_view::npos && (at == 0 || !std::isalpha(static_cast<unsigned char>(p.written[0])))) return p.help;
@@ -272,7 +278,7 @@ void Checker::report_syntax_errors() {
       continue;
     }
     std::string found = text(e.span);
-    std::string_view help = python_syntax_help(found, e.span.begin > 0 ? a_.file.text()[e.span.begin - 1] : '\0');
+    std::string_view help = python_syntax_help(found, std::string_view(a_.file.text()).substr(0, e.span.begin));
     if (found.size() > 30) found = found.substr(0, 27) + "...";
     Span span = e.span;
     if (span.empty()) span.end = span.begin + 1;

@@ -164,10 +164,10 @@ class CallChecker final : public CallContext {
 
 // ---------------------------------------------------------------------------------------------
 
-ValueType Checker::eval(const Expr& expr, Scope& scope) {
+ValueType Checker::eval(const Expr& expr, Scope& scope, const Expr* enclosing) {
   ValueType type;
   try {
-    type = eval_uncached(expr, scope);
+    type = eval_uncached(expr, scope, enclosing);
   } catch (const std::overflow_error&) {
     error(DiagnosticCode::E0301, expr.span, "a size here is too large to compute", "overflows 64 bits");
     type = ValueType::unknown();
@@ -176,7 +176,7 @@ ValueType Checker::eval(const Expr& expr, Scope& scope) {
   return type;
 }
 
-ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
+ValueType Checker::eval_uncached(const Expr& expr, Scope& scope, const Expr* enclosing) {
   switch (expr.kind) {
     case Expr::Kind::name: return eval_name(expr, scope);
     case Expr::Kind::number: {
@@ -194,7 +194,7 @@ ValueType Checker::eval_uncached(const Expr& expr, Scope& scope) {
     case Expr::Kind::binary: return eval_binary(expr, scope);
     case Expr::Kind::unary: return eval_unary(expr, scope);
     case Expr::Kind::call: return eval_call(expr, scope);
-    case Expr::Kind::attribute: return eval_attribute(expr, scope);
+    case Expr::Kind::attribute: return eval_attribute(expr, scope, enclosing);
     case Expr::Kind::subscript: return eval_subscript(expr, scope);
     case Expr::Kind::as: return eval_as(expr, scope);
     case Expr::Kind::lambda:
@@ -246,6 +246,21 @@ const TorchName* torch_name(std::string_view name) {
   for (const TorchName& t : kTorchNames)
     if (t.torch == name) return &t;
   return nullptr;
+}
+
+// A position written as PyTorch does (`1`, `-1` from the end) among `rank` axes.
+std::optional<size_t> literal_position(const Expr* e, size_t rank) {
+  bool negative = e && e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty();
+  const Expr* number = negative ? e->operands[0].get() : e;
+  if (!number || number->kind != Expr::Kind::number || !number->is_integer) return std::nullopt;
+  auto at = static_cast<int64_t>(number->number) * (negative ? -1 : 1) + (negative ? static_cast<int64_t>(rank) : 0);
+  return at >= 0 && at < static_cast<int64_t>(rank) ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
+}
+
+// The same, written in a subscript's brackets (`x.shape[1]`), where a size has no sign.
+std::optional<size_t> size_position(const SizeNode& node, size_t rank) {
+  if (node.kind != SizeNode::Kind::number || node.number < 0 || static_cast<uint64_t>(node.number) >= rank) return std::nullopt;
+  return static_cast<size_t>(node.number);
 }
 
 }  // namespace
@@ -549,7 +564,7 @@ ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
   return negated;
 }
 
-ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
+ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing) {
   if (expr.operands.empty()) return ValueType::unknown();
   // `numpy.load` with no `import python numpy`: a dotted name whose first part is nothing known.
   const Expr* root = expr.operands[0].get();
@@ -614,8 +629,56 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope) {
           .fix("pipe into `" + expr.text + "`", Span{expr.operands[0]->span.end, expr.text_span.end}, " |> " + expr.text);
     else if (const TorchName* torch = torch_name(expr.text))
       d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
+    else
+      tensor_size_help(d, expr, object.tensor, enclosing, scope);
   }
   return ValueType::unknown();
+}
+
+void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,
+                               const Scope& scope) const {
+  const std::string& field = attribute.text;
+  bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &attribute;
+  bool indexed = enclosing && enclosing->kind == Expr::Kind::subscript && enclosing->operands[0].get() == &attribute;
+  const Expr& asked = called || indexed ? *enclosing : attribute;  // the whole `x.shape[1]`
+  std::string names;
+  for (const Axis& a : tensor.axes) names += (names.empty() ? "`" : ", `") + a.label + "`";
+  if (field == "ndim" && !called) {
+    std::string rank = std::to_string(tensor.rank());
+    d.help("a tensor's rank is in its type: `" + text(asked.span) + "` is " + rank + " here, for " + tensor.to_string())
+        .fix("write `" + rank + "`", asked.span, rank);
+    return;
+  }
+  // The one position asked: `x.shape[1]`, `x.size(-1)`.
+  std::optional<size_t> at;
+  if (field == "shape" && indexed && asked.index.size() == 1) {
+    at = size_position(asked.index[0], tensor.rank());
+  } else if (field == "size" && called && asked.arguments.size() == 1 && !asked.arguments[0].keyword) {
+    at = literal_position(asked.arguments[0].value.get(), tensor.rank());
+  } else if ((field == "shape" && !indexed) || (field == "size" && called && asked.arguments.empty())) {
+    d.help("a tensor's shape is its type, " + tensor.to_string() + ": each size is written by its axis's name (" + names + ")");
+    return;
+  } else {
+    return;
+  }
+  if (!at) {
+    d.help("a size is written by its axis's name, and " + tensor.to_string() + " has " + std::to_string(tensor.rank()) + ": " + names);
+    return;
+  }
+  axis_size_help(d, asked, tensor, *at, scope);
+}
+
+void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const {
+  const Axis& axis = tensor.axes[at];
+  if (auto written = written_axis(axis, tensor, scope)) {
+    // In place of `x.shape[2]` in `x.shape[2] * 2`, a size such as `16*gh` keeps its own precedence.
+    std::string value = is_identifier(*written) || std::all_of(written->begin(), written->end(), ::isdigit) ? *written : "(" + *written + ")";
+    d.help("a size is written by its axis's name, which the checker follows: `" + text(asked.span) + "` is `" + *written + "` here")
+        .fix("write `" + value + "`", asked.span, value);
+  }
+  else
+    d.help("a size is written by its axis's name: `" + text(asked.span) + "` is the axis `" + axis.label + "` of " + tensor.to_string() +
+           ", which this function's signature can name");
 }
 
 namespace {
@@ -773,7 +836,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
     a_.semantics.types[&base] = ValueType::unknown();
     return ValueType::of(made);
   }
-  ValueType value = eval(base, scope);
+  ValueType value = eval(base, scope, &expr);
   if (value.kind == ValueType::Kind::python) return value;
   auto tensor = require_tensor(value, &base, base.span);
   if (!tensor) return ValueType::unknown();
@@ -896,7 +959,7 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
   } else if (auto moved = torch_axes_call(expr, scope)) {
     result = *moved;  // `transpose(x, 1, 2)`: reported with the pattern it is
   } else {
-    ValueType function = eval(callee, scope);
+    ValueType function = eval(callee, scope, &expr);
     if (function.kind == ValueType::Kind::function) {
       auto global = globals_.find(function.name);
       if (global != globals_.end()) result = call_function(*global->second, expr, scope, facts);
@@ -1035,19 +1098,6 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   return builtin.rule(context);
 }
 
-namespace {
-
-// A position written as PyTorch does (`1`, `-1` from the end) among `rank` axes.
-std::optional<size_t> literal_position(const Expr* e, size_t rank) {
-  bool negative = e && e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty();
-  const Expr* number = negative ? e->operands[0].get() : e;
-  if (!number || number->kind != Expr::Kind::number || !number->is_integer) return std::nullopt;
-  auto at = static_cast<int64_t>(number->number) * (negative ? -1 : 1) + (negative ? static_cast<int64_t>(rank) : 0);
-  return at >= 0 && at < static_cast<int64_t>(rank) ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
-}
-
-}  // namespace
-
 // How `over=` can pick `axis` of `tensor` here, for a fix to write: its name, where this function
 // knows the name as that very size, or for an axis with no name its size, where each name in it
 // is one of this function's axes and no other axis of the tensor has that size.
@@ -1065,14 +1115,22 @@ std::optional<std::string> Checker::written_axis(const Axis& axis, const TensorT
 
 // `transpose(x, 1, 2)` and `permute(x, 0, 2, 1)`, where neither is defined: PyTorch's, reported
 // as E0201 with the `rearrange` they are, written out where every axis has a name and each
-// position is a number. Unknown (reported) when it is one of them; nullopt otherwise.
+// position is a number; and Python's `len(x)`, with the name of x's first axis. Unknown (reported)
+// when it is one of them; nullopt otherwise.
 std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope) {
   const Expr& callee = *expr.operands[0];
-  if (callee.kind != Expr::Kind::name || (callee.text != "transpose" && callee.text != "permute") || scope.locals.count(callee.text) ||
+  if (callee.kind != Expr::Kind::name || (callee.text != "transpose" && callee.text != "permute" && callee.text != "len") || scope.locals.count(callee.text) ||
       scope.axes.count(callee.text) || known_dim(callee.text) || globals_.count(callee.text) || lost_in_syntax_error(callee.text))
     return std::nullopt;
   std::vector<ValueType> arguments;
   for (const Argument& argument : expr.arguments) arguments.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
+  a_.semantics.types[&callee] = ValueType::unknown();
+  if (callee.text == "len") {  // Python's size of the first axis
+    auto d = report(DiagnosticCode::E0201, callee.span, "no value named `len`");
+    d.label("not defined");
+    if (arguments.size() == 1 && arguments[0].is_tensor() && arguments[0].tensor.rank() > 0) axis_size_help(d, expr, arguments[0].tensor, 0, scope);
+    return ValueType::unknown();
+  }
   std::optional<std::string> pattern;
   if (!arguments.empty() && arguments[0].is_tensor() && !expr.arguments[0].keyword) {
     const TensorType& x = arguments[0].tensor;
@@ -1113,7 +1171,6 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
         .fix("write `rearrange`", expr.span, *pattern);
   else
     d.help("PyTorch's `" + callee.text + "` is `rearrange` here: " + std::string(kMoveAxes));
-  a_.semantics.types[&callee] = ValueType::unknown();
   return ValueType::unknown();
 }
 

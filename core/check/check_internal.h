@@ -102,7 +102,9 @@ class Checker {
   void error(DiagnosticCode code, Span span, std::string message, std::string label);
 
   // Expressions (check_expr.cpp).
-  ValueType eval(const Expr& expr, Scope& scope);
+  // `enclosing`: the subscript or call that `expr` is the base or callee of, for a help that reads
+  // the whole of `x.shape[1]` or `x.size(1)`.
+  ValueType eval(const Expr& expr, Scope& scope, const Expr* enclosing = nullptr);
   std::optional<Axis> resolve_size(const SizeNode& node, Scope& scope);
   // Broadcasts as numpy does; a_at/b_at, where the operands are written, let a help rewrite one.
   // With `scope`, an operand that is a local has the line that made it labelled.
@@ -248,11 +250,15 @@ class Checker {
   ValueType type_from_node(const TypeNode& node, Scope& scope);
 
   // check_expr.cpp
-  ValueType eval_uncached(const Expr& expr, Scope& scope);
+  ValueType eval_uncached(const Expr& expr, Scope& scope, const Expr* enclosing);
   ValueType eval_name(const Expr& expr, Scope& scope);
   ValueType eval_binary(const Expr& expr, Scope& scope);
   ValueType eval_unary(const Expr& expr, Scope& scope);
-  ValueType eval_attribute(const Expr& expr, Scope& scope);
+  ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
+  // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
+  void tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing, const Scope& scope) const;
+  // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this function can write it.
+  void axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const;
   ValueType eval_subscript(const Expr& expr, Scope& scope);
   // Where an index written as a size (`L - l`, `n`, `l + 1`) surely falls outside an axis of size
   // `size`: "at l = 0 it is 3", or "it is never below n"; nullopt where it may be in range.

@@ -5,3 +5,6 @@ fn project(x: [b n D], w: [D D]) -> [b n D]:
 
 fn square(x: [b n D]) -> [b n D]:
     return x ** 2
+
+fn width(x: [b n D]) -> Int:
+    return x.shape[-1]

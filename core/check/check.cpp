@@ -208,8 +208,13 @@ struct PythonSyntax {
   std::string_view written, help;
   std::string_view after = {};  // what the text just before it ends with, where that decides
 };
+constexpr std::string_view kNoSlices =
+    "there are no slices: `x[l]` takes one index along the first axis, so move the axis first, as in `(x |> rearrange(b n D -> n b D))[n - 1]` "
+    "for the last position of `n`";
 constexpr PythonSyntax kPythonSyntax[] = {
     {"-", "a tensor's sizes are the names in its type: for `x: [b n D]`, `x.shape[-1]` is `D`", ".shape["},
+    {"[:", kNoSlices},
+    {":", kNoSlices, "["},
     {"def ", "a function is `fn NAME(x: [b n D]) -> [b n D]:`, with a type for each parameter and the result"},
     {"class ", "parameters are declared in a `model NAME:` block, one `param w: [D D] = normal(std=0.02)` a line"},
     {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},

@@ -629,6 +629,11 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
           .fix("pipe into `" + expr.text + "`", Span{expr.operands[0]->span.end, expr.text_span.end}, " |> " + expr.text);
     else if (const TorchName* torch = torch_name(expr.text))
       d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
+    else if (bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &expr && enclosing->arguments.empty();
+             called && (expr.text == "contiguous" || expr.text == "clone" || (expr.text == "float" && object.tensor.element.kind == ElementKind::real)))
+      // Memory layout, copies and the default element type are PyTorch's to decide, and the compiled program does.
+      d.help("`." + expr.text + "()` changes nothing a ShapeScript value has: remove it")
+          .fix("remove `." + expr.text + "()`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
     else
       tensor_size_help(d, expr, object.tensor, enclosing, scope);
   }
@@ -1203,6 +1208,8 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
       d.fix("write `attn_mask=" + mask + "`", argument.span, "attn_mask=" + mask);
     return "attn_mask";
   }
+  if (keyword == "keepdim" && takes("over"))
+    d.help("the axis `over=` names is gone from the result, and a pattern puts a 1 in its place: `mean(x, over=D) |> rearrange(b n -> b n 1)`");
   return std::nullopt;
 }
 

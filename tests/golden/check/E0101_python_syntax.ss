@@ -8,3 +8,9 @@ fn square(x: [b n D]) -> [b n D]:
 
 fn width(x: [b n D]) -> Int:
     return x.shape[-1]
+
+fn last(x: [b n D]) -> [b D]:
+    return x[:, -1, :]
+
+fn first(x: [b n D]) -> [b D]:
+    return x[:, 0]

@@ -240,6 +240,9 @@ constexpr TorchName kTorchNames[] = {
     {"matmul", "linear", kProduct},
     {"mm", "linear", kProduct},
     {"bmm", "einsum", kProduct},
+    {"zeros_like", "zeros", "a tensor of zeros is written with its shape, as in `zeros[b n D]`"},
+    {"ones_like", "ones", "a tensor of ones is written with its shape, as in `ones[b n D]`"},
+    {"full_like", "full", "a filled tensor is written with its shape, as in `full[b n D](0.5)`"},
 };
 
 const TorchName* torch_name(std::string_view name) {
@@ -255,6 +258,22 @@ std::optional<size_t> literal_position(const Expr* e, size_t rank) {
   if (!number || number->kind != Expr::Kind::number || !number->is_integer) return std::nullopt;
   auto at = static_cast<int64_t>(number->number) * (negative ? -1 : 1) + (negative ? static_cast<int64_t>(rank) : 0);
   return at >= 0 && at < static_cast<int64_t>(rank) ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
+}
+
+// `zeros(b, n, D)`, PyTorch's sizes as arguments: the shape ShapeScript writes in brackets,
+// `[b n D]`, where each is a name or a number.
+std::optional<std::string> shape_of_arguments(const Expr& call) {
+  std::string shape;
+  for (const Argument& argument : call.arguments) {
+    const Expr* v = argument.value.get();
+    if (argument.keyword || !v) return std::nullopt;
+    if (v->kind == Expr::Kind::name) shape += (shape.empty() ? "" : " ") + v->text;
+    else if (v->kind == Expr::Kind::number && v->is_integer && v->number >= 1 && v->number < 9.0e15)
+      shape += (shape.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(v->number));
+    else return std::nullopt;
+  }
+  if (shape.empty()) return std::nullopt;
+  return "[" + shape + "]";
 }
 
 // The same, written in a subscript's brackets (`x.shape[1]`), where a size has no sign.
@@ -581,7 +600,15 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     // `torch.relu`, `F.softmax`, `torch.cat`: ShapeScript has its own, which checks and exports.
     const TorchName* torch = torch_name(expr.text);
     std::string ours = find_builtin(expr.text) ? expr.text : torch ? std::string(torch->ours) : "";
-    if (!ours.empty() && (!torch || torch->how.empty()))
+    const Builtin* own = find_builtin(expr.text);
+    bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &expr;
+    if (own && own->takes_shape && own->max_positional == 0) {  // `torch.zeros(b, n, D)`: `zeros[b n D]`
+      if (auto shape = called ? shape_of_arguments(*enclosing) : std::nullopt)
+        d.help("`" + ours + "` is ShapeScript's own, written with its shape: `" + ours + *shape + "`")
+            .fix("write `" + ours + *shape + "`", enclosing->span, ours + *shape);
+      else
+        d.help("`" + ours + "` is ShapeScript's own, written with its shape, as in `" + ours + "[n D]`");
+    } else if (!ours.empty() && (!torch || torch->how.empty()))
       d.help("`" + ours + "` is ShapeScript's own, which the checker follows and `export` can compile: write `" + ours + "`")
           .fix("write `" + ours + "`", expr.span, ours);
     else if (torch)
@@ -1006,7 +1033,10 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   if (builtin.effect == BuiltinEffect::initializer) {
     auto d = report(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here");
     d.label("only after `param name: [..] =`");
-    if (builtin.takes_shape) d.help("a tensor of " + name + " in an expression is written with its shape, as in `" + name + "[n D]`");
+    if (auto shape = builtin.takes_shape ? shape_of_arguments(expr) : std::nullopt)
+      d.help("a tensor of " + name + " in an expression is written with its shape: `" + name + *shape + "`").fix("write `" + name + *shape + "`", expr.span, name + *shape);
+    else if (builtin.takes_shape)
+      d.help("a tensor of " + name + " in an expression is written with its shape, as in `" + name + "[n D]`");
     d.emit();
     return ValueType::unknown();
   }

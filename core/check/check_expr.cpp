@@ -394,6 +394,40 @@ bool is_identifier(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
+// the positions after x: where every axis of x has a name of its own and each position is a number.
+std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions) {
+  size_t rank = x.rank();
+  std::set<std::string> labels;
+  for (const Axis& a : x.axes) {
+    if (!is_identifier(a.label)) return std::nullopt;
+    labels.insert(a.label);
+  }
+  if (labels.size() != rank) return std::nullopt;
+  std::vector<size_t> order(rank);
+  for (size_t i = 0; i < rank; ++i) order[i] = i;
+  if (torch == "transpose" && positions.size() == 2) {
+    auto a = literal_position(positions[0], rank), b = literal_position(positions[1], rank);
+    if (!a || !b) return std::nullopt;
+    std::swap(order[*a], order[*b]);
+  } else if (torch == "permute" && positions.size() == rank) {
+    std::set<size_t> seen;
+    for (size_t i = 0; i < rank; ++i) {
+      auto at = literal_position(positions[i], rank);
+      if (!at || !seen.insert(*at).second) return std::nullopt;
+      order[i] = *at;
+    }
+  } else {
+    return std::nullopt;
+  }
+  std::string from, to;
+  for (size_t i = 0; i < rank; ++i) {
+    from += (i ? " " : "") + x.axes[i].label;
+    to += (i ? " " : "") + x.axes[order[i]].label;
+  }
+  return from + " -> " + to;
+}
+
 }  // namespace
 
 // When a pattern names every axis of `tensor` but one, plus dims whose product is that axis's size
@@ -651,13 +685,33 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   d.label("no such field");
   // `x.softmax(over=D)`, PyTorch's method style: the built-in takes the tensor first, or through `|>`.
   if (object.is_tensor()) {
-    if (find_builtin(expr.text))
-      d.help("`" + expr.text + "` is a function, not a method: pipe the tensor into it, `" + text(expr.operands[0]->span) + " |> " + expr.text + "(…)`")
-          .fix("pipe into `" + expr.text + "`", Span{expr.operands[0]->span.end, expr.text_span.end}, " |> " + expr.text);
-    else if (const TorchName* torch = torch_name(expr.text))
-      d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
-    else if (bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &expr && enclosing->arguments.empty();
-             called && (expr.text == "contiguous" || expr.text == "clone" || (expr.text == "float" && object.tensor.element.kind == ElementKind::real)))
+    bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &expr;
+    const std::string x = text(expr.operands[0]->span);
+    // Fixes write a call, not a pipe, which binds as the method call it replaces (`a + x.softmax(..)`).
+    auto method_as_call = [&](const std::string& name, const std::string& rest) {
+      return name + "(" + x + (rest.empty() ? "" : ", " + rest) + ")";
+    };
+    if (find_builtin(expr.text)) {
+      d.help("`" + expr.text + "` is a function, not a method: the tensor is its first argument, `" + expr.text + "(" + x + ", …)`, or piped in, `" + x +
+             " |> " + expr.text + "(…)`");
+      if (called) {
+        std::string rest = enclosing->arguments.empty() ? "" : text({enclosing->arguments.front().span.begin, enclosing->arguments.back().span.end});
+        d.fix("write `" + expr.text + "(" + x + ", …)`", enclosing->span, method_as_call(expr.text, rest));
+      }
+    } else if (const TorchName* torch = torch_name(expr.text)) {
+      std::optional<std::string> moved;
+      if (called) {
+        std::vector<const Expr*> positions;
+        for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
+        moved = moved_axes_pattern(expr.text, object.tensor, positions);
+      }
+      if (moved)
+        d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + method_as_call("rearrange", *moved) + "`")
+            .fix("write `rearrange`", enclosing->span, method_as_call("rearrange", *moved));
+      else
+        d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
+    } else if (called && enclosing->arguments.empty() &&
+               (expr.text == "contiguous" || expr.text == "clone" || (expr.text == "float" && object.tensor.element.kind == ElementKind::real)))
       // Memory layout, copies and the default element type are PyTorch's to decide, and the compiled program does.
       d.help("`." + expr.text + "()` changes nothing a ShapeScript value has: remove it")
           .fix("remove `." + expr.text + "()`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
@@ -1168,36 +1222,11 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
   }
   std::optional<std::string> pattern;
   if (!arguments.empty() && arguments[0].is_tensor() && !expr.arguments[0].keyword) {
-    const TensorType& x = arguments[0].tensor;
-    size_t rank = x.rank();
-    bool named = std::all_of(x.axes.begin(), x.axes.end(), [](const Axis& a) { return is_identifier(a.label); });
-    std::set<std::string> labels;
-    for (const Axis& a : x.axes) labels.insert(a.label);
-    std::vector<size_t> order(x.rank());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    bool known = named && labels.size() == x.rank();
-    if (callee.text == "transpose" && expr.arguments.size() == 3) {
-      auto a = literal_position(expr.arguments[1].value.get(), rank), b = literal_position(expr.arguments[2].value.get(), rank);
-      if (a && b) std::swap(order[*a], order[*b]);
-      else known = false;
-    } else if (callee.text == "permute" && expr.arguments.size() == x.rank() + 1) {
-      std::set<size_t> seen;
-      for (size_t i = 0; i < x.rank(); ++i) {
-        auto at = literal_position(expr.arguments[i + 1].value.get(), rank);
-        if (!at || !seen.insert(*at).second) known = false;
-        else order[i] = *at;
-      }
-    } else {
-      known = false;
-    }
-    if (known) {
-      std::string from, to;
-      for (size_t i = 0; i < x.rank(); ++i) {
-        from += (i ? " " : "") + x.axes[i].label;
-        to += (i ? " " : "") + x.axes[order[i]].label;
-      }
-      pattern = text(expr.arguments[0].span) + " |> rearrange(" + from + " -> " + to + ")";
-    }
+    std::vector<const Expr*> positions;
+    for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
+    // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
+    if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions))
+      pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
   d.label("not defined");

@@ -17,3 +17,13 @@ fn swapped(x: [b n D]) -> [b D n]:
 
 fn heads_first(x: [b n H Dh]) -> [b H Dh n]:
     return permute(x, 0, 2, 3, 1)
+
+## Inside a larger expression: the fix is a call, which binds as the one it replaces.
+fn heads_back(y: [b H n Dh], r: [b n H Dh]) -> [b n H Dh]:
+    return r + y.transpose(1, 2)
+
+fn gated(x: [b n D], r: [b n D]) -> [b n D]:
+    return r * x.softmax(over=D)
+
+fn flipped(x: [b n D], r: [b D n]) -> [b D n]:
+    return r + x.permute(0, 2, 1)

@@ -211,10 +211,15 @@ struct PythonSyntax {
 constexpr std::string_view kNoSlices =
     "there are no slices: `x[l]` takes one index along the first axis, so move the axis first, as in `(x |> rearrange(b n D -> n b D))[n - 1]` "
     "for the last position of `n`";
+constexpr std::string_view kNoImports =
+    "ShapeScript's built-ins (`softmax`, `linear`, `rearrange`...) need no import; a Python module is `import python torch`, whose values "
+    "can't be exported";
 constexpr PythonSyntax kPythonSyntax[] = {
     {"-", "a tensor's sizes are the names in its type: for `x: [b n D]`, `x.shape[-1]` is `D`", ".shape["},
     {"[:", kNoSlices},
     {":", kNoSlices, "["},
+    {"import ", kNoImports},
+    {"from ", kNoImports},
     {"def ", "a function is `fn NAME(x: [b n D]) -> [b n D]:`, with a type for each parameter and the result"},
     {"class ", "parameters are declared in a `model NAME:` block, one `param w: [D D] = normal(std=0.02)` a line"},
     {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},

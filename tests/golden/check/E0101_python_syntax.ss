@@ -1,3 +1,6 @@
+import torch
+from torch import nn
+
 dim D = 64
 
 fn project(x: [b n D], w: [D D]) -> [b n D]:

@@ -1492,7 +1492,7 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
   bool extern_fn = item.kind == Item::Kind::extern_fn;
   std::optional<TensorType> lifted;  // an extern fn's scalar parameters lift over tensor arguments
   SizeBindings& bindings = facts.bindings;
-  std::map<std::string, std::string> labels;  // a generic axis's label at the call site
+  std::map<std::string, std::string> labels, names;  // a generic axis's label and name at the call site
   std::map<std::string, std::pair<Span, size_t>> bound_by;  // the argument and axis that bound it
   struct Pending {
     size_t parameter, axis;
@@ -1567,6 +1567,7 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
       }
       if (r.status == UnifyStatus::bound) {
         labels[r.variable] = got.label;
+        names[r.variable] = got.name;
         bound_by[r.variable] = {argument.span, p.axis};
       }
       if (r.status == UnifyStatus::equal || r.status == UnifyStatus::bound) continue;
@@ -1623,7 +1624,8 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
       std::vector<std::string> variables = axis.size.variables();
       bool bare_generic = variables.size() == 1 && axis.size == SizeExpr::variable(variables[0]);
       axis.size = axis.size.substitute(bindings);
-      if (bare_generic && labels.count(variables[0])) axis.label = labels[variables[0]];
+      // The caller's axis, by its label and its name: the callee's `n` means nothing where the call is.
+      if (bare_generic && labels.count(variables[0])) axis.label = labels[variables[0]], axis.name = names[variables[0]];
       else if (!variables.empty()) axis.label = size_label(axis.size);
       axis.bound_at = {};
     }

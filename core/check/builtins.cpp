@@ -694,6 +694,32 @@ ValueType rule_concat(CallContext& call) {
     joined.label = size_label(joined.size);
     joined.name.clear();
   }
+  // Parts alike joined along the wrong axis: the declared result says which axis grows. Reported at
+  // `over=`, the cause, rather than as the result's mismatch.
+  const Argument* over = call.keyword("over");
+  if (auto expected = call.expected_result(); expected && expected->rank() == out.rank() && over && over->value && parts.size() > 1) {
+    auto fits = [&](const TensorType& t) {
+      for (size_t b = 0; b < t.rank(); ++b)
+        if (t.axes[b].size != expected->axes[b].size) return false;
+      return true;
+    };
+    for (size_t a = 0; a < out.rank() && !fits(out); ++a) {
+      if (a == *axis) continue;
+      TensorType along = parts[0];
+      for (size_t p = 1; p < parts.size(); ++p) along.axes[a].size = along.axes[a].size + parts[p].axes[a].size;
+      if (!fits(along)) continue;
+      const std::string& name = parts[0].axes[a].name;
+      auto d = call.report(DiagnosticCode::E0301, over->value->span,
+                           "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + ", which makes " + out.to_string() + ", but the result is declared " +
+                               expected->to_string());
+      d.label("joins along " + describe_axis(parts[0].axes[*axis]));
+      if (!name.empty())
+        d.help("the declared result grows " + dim_word(a) + ": to join along it, write `over=" + name + "`").fix("join along `" + name + "`", over->value->span, name);
+      else
+        d.help("the declared result grows " + dim_word(a) + ", " + describe_axis(parts[0].axes[a]) + ": join along it with `over=`");
+      return tensor_value(*expected);
+    }
+  }
   lowering(call, "dim", std::to_string(*axis));
   return tensor_value(out);
 }

@@ -456,6 +456,54 @@ std::optional<std::pair<size_t, std::string>> Checker::unsplit_axis(const std::v
 
 // `b n (H Dh) -> b H n Dh`-like: the tensor's axes with axis `at` as the group `dims`, into the
 // tensor's other axes with the dims after the first (the heads beside the batch, as attention wants).
+// A parameter declared `[b H m Dh]` given `[b n D]` with D = H * Dh: the tensor's axis that is the
+// product of some of the declared dims, the other declared axes matching the tensor's others in
+// order (a dim by its size, a generic axis any). The pattern, `b n (H Dh) -> b H n Dh`, names the
+// caller's axes, so each of them must have a name of its own.
+std::optional<Checker::Split> Checker::split_into(const std::vector<SizeNode>& declared, const TensorType& tensor) const {
+  size_t rank = tensor.rank(), extra = declared.size() >= rank ? declared.size() - rank : 0;
+  if (extra == 0 || declared.size() > 8) return std::nullopt;
+  for (const Axis& a : tensor.axes)
+    if (!is_identifier(a.label) && !a.size.is_constant()) return std::nullopt;
+  std::optional<Split> found;
+  // Which declared axes make up the split one: each subset of extra + 1 of them, by a bit mask.
+  for (uint32_t mask = 0; mask < (1u << declared.size()); ++mask) {
+    if (static_cast<size_t>(__builtin_popcount(mask)) != extra + 1) continue;
+    int64_t product = 1;
+    std::string dims;
+    bool all_dims = true;
+    for (size_t j = 0; j < declared.size() && all_dims; ++j)
+      if (mask & (1u << j)) {
+        const KnownDim* dim = declared[j].kind == SizeNode::Kind::name ? known_dim(declared[j].name) : nullptr;
+        all_dims = dim != nullptr;
+        if (dim) product *= dim->value, dims += (dims.empty() ? "" : " ") + declared[j].name;
+      }
+    if (!all_dims) continue;
+    for (size_t at = 0; at < rank; ++at) {
+      if (tensor.axes[at].size.constant_value() != product) continue;
+      // The rest pair up in order: declared j (outside the mask) with the tensor's axes but `at`.
+      std::string from, to;
+      bool fits = true;
+      for (size_t a = 0, j = 0; j < declared.size() && fits; ++j) {
+        if (mask & (1u << j)) {
+          to += (to.empty() ? "" : " ") + declared[j].name;
+          continue;
+        }
+        if (a == at) ++a;
+        const SizeNode& node = declared[j];
+        const KnownDim* dim = node.kind == SizeNode::Kind::name ? known_dim(node.name) : nullptr;
+        fits = node.kind == SizeNode::Kind::name && a < rank && (!dim || tensor.axes[a].size.constant_value() == dim->value) && is_identifier(tensor.axes[a].label);
+        if (fits) to += (to.empty() ? "" : " ") + tensor.axes[a++].label;
+      }
+      if (!fits) continue;
+      for (size_t a = 0; a < rank; ++a) from += (a ? " " : "") + (a == at ? "(" + dims + ")" : tensor.axes[a].label);
+      if (found) return std::nullopt;  // two ways to split: no sure fix
+      found = Split{at, dims, from + " -> " + to};
+    }
+  }
+  return found;
+}
+
 std::string Checker::tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims) {
   std::string from, to;
   std::string first = dims.substr(0, dims.find(' ')), rest = dims.substr(dims.find(' ') + 1);
@@ -1534,9 +1582,16 @@ ValueType Checker::call_function(const Item& item, const Expr& expr, Scope& scop
         lifted = shape;
       }
     } else if (tensor->rank() != want.rank()) {
-      report(DiagnosticCode::E0306, argument->span, "`" + item.name + "` expects `" + signature.names[i] + "` to be " + want.to_string() + ", with " + std::to_string(want.rank()) +
-              " axes, but this is " + tensor->to_string() + ", with " + std::to_string(tensor->rank()))
-          .label("this is " + tensor->to_string()).secondary(item.parameters[i].type.span, "the parameter's type");
+      auto d = report(DiagnosticCode::E0306, argument->span, "`" + item.name + "` expects `" + signature.names[i] + "` to be " + want.to_string() + ", with " +
+                                                                 std::to_string(want.rank()) + " axes, but this is " + tensor->to_string() + ", with " + std::to_string(tensor->rank()));
+      d.label("this is " + tensor->to_string()).secondary(item.parameters[i].type.span, "the parameter's type");
+      // Heads never split: `[b n D]` where `[b H n Dh]` is expected, with D = H * Dh. The fix is the
+      // rearrange into the parameter's order, where every axis has a name.
+      if (auto split = split_into(item.parameters[i].type.axes, *tensor)) {
+        std::string rearranged = "rearrange(" + text(argument->span) + ", " + split->pattern + ")";
+        d.help(describe_axis(tensor->axes[split->axis]) + " is `(" + split->dims + ")` but was never split into `" + split->dims + "`: `" + rearranged + "`")
+            .fix("split `" + split->dims + "`", argument->span, rearranged);
+      }
       ok = false;
       continue;
     } else {

@@ -114,6 +114,13 @@ class Checker {
                                                             const std::vector<Span>& spans, Scope& scope);
   std::optional<size_t> axis_argument(const TensorType& tensor, const Argument* argument, std::string_view keyword, Span tensor_span, Scope& scope);
   static ExportAxis export_axis(const Axis& axis);
+  // A tensor's axis that is a product of dims a parameter declares apart (heads never split).
+  struct Split {
+    size_t axis;          // the tensor's
+    std::string dims;     // "H Dh"
+    std::string pattern;  // "b n (H Dh) -> b H n Dh"
+  };
+  std::optional<Split> split_into(const std::vector<SizeNode>& declared, const TensorType& tensor) const;
   std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
   static std::string tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims);
   // The type `e` must have, when the checker knows it: the declared result, for what is returned.

@@ -1,5 +1,6 @@
 // Expressions: names, arithmetic with broadcasting, calls of built-ins and functions, patterns.
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -251,6 +252,11 @@ const TorchName* torch_name(std::string_view name) {
   return nullptr;
 }
 
+// Whether `enclosing` is a call (or subscript) of `base`: `x.size(1)`, `x.shape[1]` around `x.size`.
+bool encloses(const Expr* enclosing, Expr::Kind kind, const Expr& base) {
+  return enclosing && enclosing->kind == kind && !enclosing->operands.empty() && enclosing->operands[0].get() == &base;
+}
+
 // A position written as PyTorch does (`1`, `-1` from the end) among `rank` axes.
 std::optional<size_t> literal_position(const Expr* e, size_t rank) {
   bool negative = e && e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty();
@@ -454,8 +460,6 @@ std::optional<std::pair<size_t, std::string>> Checker::unsplit_axis(const std::v
   return std::pair{at, extra};
 }
 
-// `b n (H Dh) -> b H n Dh`-like: the tensor's axes with axis `at` as the group `dims`, into the
-// tensor's other axes with the dims after the first (the heads beside the batch, as attention wants).
 // A parameter declared `[b H m Dh]` given `[b n D]` with D = H * Dh: the tensor's axis that is the
 // product of some of the declared dims, the other declared axes matching the tensor's others in
 // order (a dim by its size, a generic axis any). The pattern, `b n (H Dh) -> b H n Dh`, names the
@@ -468,7 +472,7 @@ std::optional<Checker::Split> Checker::split_into(const std::vector<SizeNode>& d
   std::optional<Split> found;
   // Which declared axes make up the split one: each subset of extra + 1 of them, by a bit mask.
   for (uint32_t mask = 0; mask < (1u << declared.size()); ++mask) {
-    if (static_cast<size_t>(__builtin_popcount(mask)) != extra + 1) continue;
+    if (static_cast<size_t>(std::popcount(mask)) != extra + 1) continue;
     int64_t product = 1;
     std::string dims;
     bool all_dims = true;
@@ -504,6 +508,8 @@ std::optional<Checker::Split> Checker::split_into(const std::vector<SizeNode>& d
   return found;
 }
 
+// `b n (H Dh) -> b H n Dh`-like: the tensor's axes with axis `at` as the group `dims`, into the
+// tensor's other axes with the dims after the first (the heads beside the batch, as attention wants).
 std::string Checker::tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims) {
   std::string from, to;
   std::string first = dims.substr(0, dims.find(' ')), rest = dims.substr(dims.find(' ') + 1);
@@ -683,7 +689,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     const TorchName* torch = torch_name(expr.text);
     std::string ours = find_builtin(expr.text) ? expr.text : torch ? std::string(torch->ours) : "";
     const Builtin* own = find_builtin(expr.text);
-    bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &expr;
+    bool called = encloses(enclosing, Expr::Kind::call, expr);
     if (own && own->takes_shape && own->max_positional == 0) {  // `torch.zeros(b, n, D)`: `zeros[b n D]`
       if (auto shape = called ? shape_of_arguments(*enclosing) : std::nullopt)
         d.help("`" + ours + "` is ShapeScript's own, written with its shape: `" + ours + *shape + "`")
@@ -733,7 +739,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   d.label("no such field");
   // `x.softmax(over=D)`, PyTorch's method style: the built-in takes the tensor first, or through `|>`.
   if (object.is_tensor()) {
-    bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &expr;
+    bool called = encloses(enclosing, Expr::Kind::call, expr);
     const std::string x = text(expr.operands[0]->span);
     // Fixes write a call, not a pipe, which binds as the method call it replaces (`a + x.softmax(..)`).
     auto method_as_call = [&](const std::string& name, const std::string& rest) {
@@ -772,8 +778,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
 void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,
                                const Scope& scope) const {
   const std::string& field = attribute.text;
-  bool called = enclosing && enclosing->kind == Expr::Kind::call && enclosing->operands[0].get() == &attribute;
-  bool indexed = enclosing && enclosing->kind == Expr::Kind::subscript && enclosing->operands[0].get() == &attribute;
+  bool called = encloses(enclosing, Expr::Kind::call, attribute), indexed = encloses(enclosing, Expr::Kind::subscript, attribute);
   const Expr& asked = called || indexed ? *enclosing : attribute;  // the whole `x.shape[1]`
   std::string names;
   for (const Axis& a : tensor.axes) names += (names.empty() ? "`" : ", `") + a.label + "`";
@@ -809,10 +814,10 @@ void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const Tens
     std::string value = is_identifier(*written) || std::all_of(written->begin(), written->end(), ::isdigit) ? *written : "(" + *written + ")";
     d.help("a size is written by its axis's name, which the checker follows: `" + text(asked.span) + "` is `" + *written + "` here")
         .fix("write `" + value + "`", asked.span, value);
-  }
-  else
+  } else {
     d.help("a size is written by its axis's name: `" + text(asked.span) + "` is the axis `" + axis.label + "` of " + tensor.to_string() +
            ", which this function's signature can name");
+  }
 }
 
 namespace {

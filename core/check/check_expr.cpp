@@ -241,6 +241,7 @@ constexpr TorchName kTorchNames[] = {
     {"matmul", "linear", kProduct},
     {"mm", "linear", kProduct},
     {"bmm", "einsum", kProduct},
+    {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`"},
     {"zeros_like", "zeros", "a tensor of zeros is written with its shape, as in `zeros[b n D]`"},
     {"ones_like", "ones", "a tensor of ones is written with its shape, as in `ones[b n D]`"},
     {"full_like", "full", "a filled tensor is written with its shape, as in `full[b n D](0.5)`"},
@@ -458,6 +459,76 @@ std::optional<std::pair<size_t, std::string>> Checker::unsplit_axis(const std::v
   size_t at = std::find(matched.begin(), matched.end(), false) - matched.begin();
   if (tensor.axes[at].size.constant_value() != product) return std::nullopt;
   return std::pair{at, extra};
+}
+
+// `einsum("bnd,bmd->bnm", q, k)` and einops' `rearrange(x, "b n (h d) -> b h n d", h=H)`: the call
+// with the pattern written as ShapeScript's, `einsum(q, k: b n d, b m d -> b n m)` and
+// `rearrange(x, b n (H d) -> b H n d)` (a keyword's size in place of its name).
+std::optional<std::string> Checker::unquoted_pattern_call(const std::string& name, const Expr& call) const {
+  const Expr* quoted = nullptr;
+  std::vector<std::string> operands;
+  std::map<std::string, std::string> sizes;  // einops' `h=H`
+  for (const Argument& argument : call.arguments) {
+    const Expr* v = argument.value.get();
+    if (!v) return std::nullopt;
+    if (argument.keyword) {
+      if (v->kind != Expr::Kind::name && !(v->kind == Expr::Kind::number && v->is_integer)) return std::nullopt;
+      sizes[*argument.keyword] = text(v->span);
+    } else if (v->kind == Expr::Kind::string && !quoted) {
+      quoted = v;
+    } else {
+      operands.push_back(text(argument.span));
+    }
+  }
+  if (!quoted || operands.empty()) return std::nullopt;
+  const std::string& written = quoted->text;
+  std::string pattern;
+  if (name == "einsum") {
+    // torch's equation: one letter an axis, no spaces needed; only the explicit form, `->` and an output.
+    size_t arrow = written.find("->");
+    if (arrow == std::string::npos || !sizes.empty()) return std::nullopt;
+    size_t inputs = 1;
+    for (size_t i = 0; i < written.size(); ++i) {
+      char c = written[i];
+      if (i == arrow || i == arrow + 1 || c == ' ') {
+        if (i == arrow) pattern += " -> ";
+        continue;
+      }
+      if (c == ',') {
+        if (i > arrow) return std::nullopt;
+        pattern += ", ";
+        ++inputs;
+      } else if (std::isalpha(static_cast<unsigned char>(c))) {
+        if (!pattern.empty() && std::isalpha(static_cast<unsigned char>(pattern.back()))) pattern += ' ';
+        pattern += c;
+      } else {
+        return std::nullopt;  // `...`, a digit: no sure rewrite
+      }
+    }
+    if (inputs != operands.size()) return std::nullopt;
+    std::string joined;
+    for (const std::string& o : operands) joined += (joined.empty() ? "" : ", ") + o;
+    return name + "(" + joined + ": " + pattern + ")";
+  }
+  // einops: the words as written, each name given a size by a keyword replaced by that size.
+  if (operands.size() != 1 || written.find("->") == std::string::npos) return std::nullopt;
+  for (size_t i = 0; i < written.size();) {
+    char c = written[i];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t end = i;
+      while (end < written.size() && (std::isalnum(static_cast<unsigned char>(written[end])) || written[end] == '_')) ++end;
+      std::string word = written.substr(i, end - i);
+      auto size = sizes.find(word);
+      pattern += size != sizes.end() ? size->second : word;
+      i = end;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == ' ' || c == '(' || c == ')' || c == '-' || c == '>') {
+      pattern += c;
+      ++i;
+    } else {
+      return std::nullopt;  // `...` and the like
+    }
+  }
+  return name + "(" + operands[0] + ", " + pattern + ")";
 }
 
 // A parameter declared `[b H m Dh]` given `[b n D]` with D = H * Dh: the tensor's axis that is the
@@ -696,6 +767,10 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             .fix("write `" + ours + *shape + "`", enclosing->span, ours + *shape);
       else
         d.help("`" + ours + "` is ShapeScript's own, written with its shape, as in `" + ours + "[n D]`");
+    } else if (auto unquoted = own && own->takes_pattern && called ? unquoted_pattern_call(ours, *enclosing) : std::nullopt) {
+      // `torch.einsum("bnd,bmd->bnm", q, k)`: renaming it alone would leave the quoted equation.
+      d.help("`" + ours + "` is ShapeScript's own, whose pattern is written without quotes: `" + *unquoted + "`")
+          .fix("write `" + ours + "`", enclosing->span, *unquoted);
     } else if (!ours.empty() && (!torch || torch->how.empty()))
       d.help("`" + ours + "` is ShapeScript's own, which the checker follows and `export` can compile: write `" + ours + "`")
           .fix("write `" + ours + "`", expr.span, ours);
@@ -1155,6 +1230,9 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   const AxisPattern* pattern = nullptr;
   bool ok = true;
   std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
+  // einops' `rearrange(x, "b n (h d) -> ...", h=H)`: its keywords size the quoted pattern, whose E0504 fix writes them in.
+  bool quoted_pattern = builtin.takes_pattern && std::none_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return a.pattern.has_value(); }) &&
+                        std::any_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return !a.keyword && a.value && a.value->kind == Expr::Kind::string; });
   for (const Argument& argument : expr.arguments) {
     if (argument.pattern) {
       if (!builtin.takes_pattern) {
@@ -1165,6 +1243,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
       continue;
     }
     if (argument.keyword) {
+      if (quoted_pattern) continue;
       if (std::find(builtin.keywords.begin(), builtin.keywords.end(), *argument.keyword) == builtin.keywords.end()) {
         std::vector<std::string> accepted(builtin.keywords.begin(), builtin.keywords.end());
         auto suggestion = suggest_name(*argument.keyword, accepted);
@@ -1208,9 +1287,11 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     const Argument* string_pattern = nullptr;
     for (const Argument* a : positional)
       if (a->value && a->value->kind == Expr::Kind::string) string_pattern = a;
-    error(DiagnosticCode::E0504, string_pattern ? string_pattern->span : expr.span,
-          "`" + name + "` needs an axis pattern, as in `" + std::string(builtin.signature) + "`",
-          string_pattern ? "a pattern is written without quotes" : "no pattern");
+    auto d = report(DiagnosticCode::E0504, string_pattern ? string_pattern->span : expr.span,
+                    "`" + name + "` needs an axis pattern, as in `" + std::string(builtin.signature) + "`");
+    d.label(string_pattern ? "a pattern is written without quotes" : "no pattern");
+    if (auto written = unquoted_pattern_call(name, expr))
+      d.help("a pattern is written without quotes, one name an axis: `" + *written + "`").fix("write the pattern", expr.span, *written);
     return ValueType::unknown();
   }
   int count = static_cast<int>(positional.size());

@@ -121,6 +121,8 @@ class Checker {
     std::string pattern;  // "b n (H Dh) -> b H n Dh"
   };
   std::optional<Split> split_into(const std::vector<SizeNode>& declared, const TensorType& tensor) const;
+  // A pattern written as a string, einops' or torch's: the call with ShapeScript's pattern.
+  std::optional<std::string> unquoted_pattern_call(const std::string& name, const Expr& call) const;
   std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
   static std::string tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims);
   // The type `e` must have, when the checker knows it: the declared result, for what is returned.

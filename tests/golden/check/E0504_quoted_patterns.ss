@@ -1,0 +1,13 @@
+dim D = 64
+dim H = 4
+
+## torch's equation and einops' pattern, written as strings: ShapeScript's pattern has no quotes,
+## one name an axis, and a size in place of einops' `h=H`.
+fn scores(q: [b n D], k: [b m D]) -> [b n m]:
+    return einsum("bnd,bmd->bnm", q, k)
+
+fn scores_torch(q: [b n D], k: [b m D]) -> [b n m]:
+    return torch.einsum("bnd,bmd->bnm", q, k)
+
+fn heads(x: [b n D]) -> [b H n D/H]:
+    return rearrange(x, "b n (h d) -> b h n d", h=H)

@@ -749,7 +749,12 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
   if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !known_dim(root->text) &&
       !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
-    if (suggest_known(root->text, [&] { return value_names(scope); }) || lost_in_syntax_error(root->text)) {
+    // `F.dropout`: PyTorch's usual module names are that, not a misspelling of a local `f`.
+    static const std::set<std::string_view> kPythonModules = {"torch", "F", "nn", "np", "numpy", "einops", "math"};
+    // The names Python code imports them as, which `import python` has no `as` for.
+    static const std::map<std::string_view, std::string_view> kModuleAliases = {{"F", "torch.nn.functional"}, {"nn", "torch.nn"}, {"np", "numpy"}};
+    bool module_name = kPythonModules.count(root->text) > 0;
+    if ((!module_name && suggest_known(root->text, [&] { return value_names(scope); })) || lost_in_syntax_error(root->text)) {
       eval(*root, scope);  // a misspelled name: E0201 with its suggestion
       return ValueType::unknown();
     }
@@ -776,9 +781,17 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
           .fix("write `" + ours + "`", expr.span, ours);
     else if (torch)
       d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
-    d.help(torch || !ours.empty() ? "or, to call Python, import it: `import python " + module + "` (its values can't be exported)"
-                                  : "import it: `import python " + module + "`")
-        .fix("add `import python " + module + "`", {0, 0}, "import python " + module + "\n");
+    std::string also = torch || !ours.empty() ? "or, to call Python, " : "";
+    if (auto alias = kModuleAliases.find(module); alias != kModuleAliases.end()) {
+      // `F.gelu` is `torch.nn.functional.gelu`: the import, and the module's whole name where the alias was.
+      std::string whole(alias->second);
+      d.help(also + "import `" + whole + "` and write its whole name: `import python " + whole + "`, then `" + whole + "." + expr.text + "`" +
+             (also.empty() ? "" : " (its values can't be exported)"))
+          .fix("add `import python " + whole + "`", {{{0, 0}, "import python " + whole + "\n"}, {root->span, whole}});
+    } else {
+      d.help(also.empty() ? "import it: `import python " + module + "`" : also + "import it: `import python " + module + "` (its values can't be exported)")
+          .fix("add `import python " + module + "`", {0, 0}, "import python " + module + "\n");
+    }
     return ValueType::unknown();
   }
   ValueType object = eval(*expr.operands[0], scope);

@@ -270,6 +270,7 @@ std::optional<size_t> literal_position(const Expr* e, size_t rank) {
 // `zeros(b, n, D)`, PyTorch's sizes as arguments: the shape ShapeScript writes in brackets,
 // `[b n D]`, where each is a name or a number.
 std::optional<std::string> shape_of_arguments(const Expr& call) {
+  if (call.piped) return std::nullopt;  // `b |> zeros(n, D)`: no such habit to rewrite
   std::string shape;
   for (const Argument& argument : call.arguments) {
     const Expr* v = argument.value.get();
@@ -483,6 +484,8 @@ std::optional<std::string> Checker::unquoted_pattern_call(const std::string& nam
   if (!quoted || operands.empty()) return std::nullopt;
   const std::string& written = quoted->text;
   std::string pattern;
+  // `x |> f(..)` replaces `f(..)` alone: the piped operand stays where it is.
+  size_t written_from = call.piped ? 1 : 0;
   if (name == "einsum") {
     // torch's equation: one letter an axis, no spaces needed; only the explicit form, `->` and an output.
     size_t arrow = written.find("->");
@@ -507,8 +510,8 @@ std::optional<std::string> Checker::unquoted_pattern_call(const std::string& nam
     }
     if (inputs != operands.size()) return std::nullopt;
     std::string joined;
-    for (const std::string& o : operands) joined += (joined.empty() ? "" : ", ") + o;
-    return name + "(" + joined + ": " + pattern + ")";
+    for (size_t i = written_from; i < operands.size(); ++i) joined += (joined.empty() ? "" : ", ") + operands[i];
+    return name + "(" + joined + (joined.empty() ? "" : ": ") + pattern + ")";
   }
   // einops: the words as written, each name given a size by a keyword replaced by that size.
   if (operands.size() != 1 || written.find("->") == std::string::npos) return std::nullopt;
@@ -528,7 +531,7 @@ std::optional<std::string> Checker::unquoted_pattern_call(const std::string& nam
       return std::nullopt;  // `...` and the like
     }
   }
-  return name + "(" + operands[0] + ", " + pattern + ")";
+  return name + "(" + (call.piped ? "" : operands[0] + ", ") + pattern + ")";
 }
 
 // A parameter declared `[b H m Dh]` given `[b n D]` with D = H * Dh: the tensor's axis that is the
@@ -897,13 +900,15 @@ void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, cons
 
 void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const {
   const Axis& axis = tensor.axes[at];
+  // `x |> len` is a call whose span is `len` alone: the question is written from `x` on.
+  Span whole = asked.piped && !asked.arguments.empty() ? Span{asked.arguments[0].span.begin, asked.span.end} : asked.span;
   if (auto written = written_axis(axis, tensor, scope)) {
     // In place of `x.shape[2]` in `x.shape[2] * 2`, a size such as `16*gh` keeps its own precedence.
     std::string value = is_identifier(*written) || std::all_of(written->begin(), written->end(), ::isdigit) ? *written : "(" + *written + ")";
-    d.help("a size is written by its axis's name, which the checker follows: `" + text(asked.span) + "` is `" + *written + "` here")
-        .fix("write `" + value + "`", asked.span, value);
+    d.help("a size is written by its axis's name, which the checker follows: `" + text(whole) + "` is `" + *written + "` here")
+        .fix("write `" + value + "`", whole, value);
   } else {
-    d.help("a size is written by its axis's name: `" + text(asked.span) + "` is the axis `" + axis.label + "` of " + tensor.to_string() +
+    d.help("a size is written by its axis's name: `" + text(whole) + "` is the axis `" + axis.label + "` of " + tensor.to_string() +
            ", which this function's signature can name");
   }
 }
@@ -1372,8 +1377,9 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     std::vector<const Expr*> positions;
     for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
     // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
+    // `x |> transpose(1, 2)` replaces the call after `|>` alone: the piped operand stays.
     if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions))
-      pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
+      pattern = "rearrange(" + (expr.piped ? "" : text(expr.arguments[0].span) + ", ") + *moved + ")";
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
   d.label("not defined");

@@ -27,3 +27,6 @@ fn gated(x: [b n D], r: [b n D]) -> [b n D]:
 
 fn flipped(x: [b n D], r: [b D n]) -> [b D n]:
     return r + x.permute(0, 2, 1)
+
+fn swapped_piped(x: [b n D]) -> [b D n]:
+    return x |> transpose(1, 2)

@@ -17,3 +17,6 @@ fn positions(img: [b 3 16gh 16gw]) -> Int:
 
 fn rank(x: [b n D]) -> Int:
     return x.ndim
+
+fn batch_piped(x: [b n D]) -> Int:
+    return x |> len

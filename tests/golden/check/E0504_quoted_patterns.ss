@@ -11,3 +11,10 @@ fn scores_torch(q: [b n D], k: [b m D]) -> [b n m]:
 
 fn heads(x: [b n D]) -> [b H n D/H]:
     return rearrange(x, "b n (h d) -> b h n d", h=H)
+
+## Piped in: the fix rewrites the call after `|>`, and the piped operand stays.
+fn heads_piped(x: [b n D]) -> [b H n D/H]:
+    return x |> rearrange("b n (h d) -> b h n d", h=H)
+
+fn scores_piped(q: [b n D], k: [b m D]) -> [b n m]:
+    return q |> einsum("bnd,bmd->bnm", k)

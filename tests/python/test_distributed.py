@@ -48,6 +48,17 @@ def assert_same_curve(got, expected):
     torch.testing.assert_close([e["loss"] for e in got], [e["loss"] for e in expected], rtol=1e-5, atol=1e-5)
 
 
+def assert_resumed_curve(got, expected):
+    """A run resumed from two processes' checkpoint: the weights, step and data position it restores
+    give its first loss, which must agree as closely as two processes' steps agree with one's (1e-5).
+    After it, the two processes' float sums, in another order than one process's, differ by about
+    1e-7, which a dozen more steps of Adam grew to 1e-4 (2026-12-07, on a changed training text):
+    the rest of the curve must agree to 1e-3."""
+    assert [e["step"] for e in got] == [e["step"] for e in expected]
+    torch.testing.assert_close(got[0]["loss"], expected[0]["loss"], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close([e["loss"] for e in got], [e["loss"] for e in expected], rtol=1e-3, atol=1e-3)
+
+
 @pytest.fixture(scope="module")
 def one(tmp_path_factory):
     """One process, 24 steps straight: the curve every other run must follow."""
@@ -89,7 +100,7 @@ def test_resuming_two_processes_on_one_continues_the_same_curve(one, two_half, t
     folder = program(tmp_path, STEPS)
     result = train(folder, "--resume", str(two_half / "tiny.pt"))
     assert f"resuming at step {STEPS // 2} of {STEPS}" in result.stderr
-    assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
+    assert_resumed_curve(losses(folder), losses(one)[STEPS // 2:])
 
 
 def test_resuming_two_processes_on_one_under_torchrun_reads_each_rank_its_shards(one, two_half, tmp_path):
@@ -97,7 +108,7 @@ def test_resuming_two_processes_on_one_under_torchrun_reads_each_rank_its_shards
     folder = program(tmp_path, STEPS)
     result = train(folder, "--nproc-per-node", "1", "--resume", str(two_half / "tiny.pt"))
     assert f"resuming at step {STEPS // 2} of {STEPS}" in result.stderr
-    assert_same_curve(losses(folder), losses(one)[STEPS // 2:])
+    assert_resumed_curve(losses(folder), losses(one)[STEPS // 2:])
 
 
 def test_resuming_one_process_on_two_continues_the_same_curve(one, tmp_path):

@@ -253,6 +253,12 @@ const TorchName* torch_name(std::string_view name) {
   return nullptr;
 }
 
+// Where a call is written, its piped operand included: `x |> f(a)`'s span is `f(a)` alone, so a fix
+// that rewrites the call replaces this and writes the operand in, `g(x, ..)`.
+Span written_call(const Expr& call) {
+  return call.piped && !call.arguments.empty() ? Span{call.arguments[0].span.begin, call.span.end} : call.span;
+}
+
 // Whether `enclosing` is a call (or subscript) of `base`: `x.size(1)`, `x.shape[1]` around `x.size`.
 bool encloses(const Expr* enclosing, Expr::Kind kind, const Expr& base) {
   return enclosing && enclosing->kind == kind && !enclosing->operands.empty() && enclosing->operands[0].get() == &base;
@@ -270,7 +276,6 @@ std::optional<size_t> literal_position(const Expr* e, size_t rank) {
 // `zeros(b, n, D)`, PyTorch's sizes as arguments: the shape ShapeScript writes in brackets,
 // `[b n D]`, where each is a name or a number.
 std::optional<std::string> shape_of_arguments(const Expr& call) {
-  if (call.piped) return std::nullopt;  // `b |> zeros(n, D)`: no such habit to rewrite
   std::string shape;
   for (const Argument& argument : call.arguments) {
     const Expr* v = argument.value.get();
@@ -484,8 +489,6 @@ std::optional<std::string> Checker::unquoted_pattern_call(const std::string& nam
   if (!quoted || operands.empty()) return std::nullopt;
   const std::string& written = quoted->text;
   std::string pattern;
-  // `x |> f(..)` replaces `f(..)` alone: the piped operand stays where it is.
-  size_t written_from = call.piped ? 1 : 0;
   if (name == "einsum") {
     // torch's equation: one letter an axis, no spaces needed; only the explicit form, `->` and an output.
     size_t arrow = written.find("->");
@@ -510,8 +513,8 @@ std::optional<std::string> Checker::unquoted_pattern_call(const std::string& nam
     }
     if (inputs != operands.size()) return std::nullopt;
     std::string joined;
-    for (size_t i = written_from; i < operands.size(); ++i) joined += (joined.empty() ? "" : ", ") + operands[i];
-    return name + "(" + joined + (joined.empty() ? "" : ": ") + pattern + ")";
+    for (const std::string& o : operands) joined += (joined.empty() ? "" : ", ") + o;
+    return name + "(" + joined + ": " + pattern + ")";
   }
   // einops: the words as written, each name given a size by a keyword replaced by that size.
   if (operands.size() != 1 || written.find("->") == std::string::npos) return std::nullopt;
@@ -531,7 +534,7 @@ std::optional<std::string> Checker::unquoted_pattern_call(const std::string& nam
       return std::nullopt;  // `...` and the like
     }
   }
-  return name + "(" + (call.piped ? "" : operands[0] + ", ") + pattern + ")";
+  return name + "(" + operands[0] + ", " + pattern + ")";
 }
 
 // A parameter declared `[b H m Dh]` given `[b n D]` with D = H * Dh: the tensor's axis that is the
@@ -752,11 +755,12 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
   if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !known_dim(root->text) &&
       !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
-    // `F.dropout`: PyTorch's usual module names are that, not a misspelling of a local `f`.
-    static const std::set<std::string_view> kPythonModules = {"torch", "F", "nn", "np", "numpy", "einops", "math"};
-    // The names Python code imports them as, which `import python` has no `as` for.
-    static const std::map<std::string_view, std::string_view> kModuleAliases = {{"F", "torch.nn.functional"}, {"nn", "torch.nn"}, {"np", "numpy"}};
-    bool module_name = kPythonModules.count(root->text) > 0;
+    // `F.dropout`: PyTorch's usual module names are that, not a misspelling of a local `f`. Each
+    // with its whole name where it is an alias, which `import python` has no `as` for.
+    static const std::map<std::string_view, std::string_view> kPythonModules = {
+        {"torch", ""}, {"F", "torch.nn.functional"}, {"nn", "torch.nn"}, {"np", "numpy"}, {"numpy", ""}, {"einops", ""}, {"math", ""}};
+    auto known_module = kPythonModules.find(root->text);
+    bool module_name = known_module != kPythonModules.end();
     if ((!module_name && suggest_known(root->text, [&] { return value_names(scope); })) || lost_in_syntax_error(root->text)) {
       eval(*root, scope);  // a misspelled name: E0201 with its suggestion
       return ValueType::unknown();
@@ -772,22 +776,22 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     if (own && own->takes_shape && own->max_positional == 0) {  // `torch.zeros(b, n, D)`: `zeros[b n D]`
       if (auto shape = called ? shape_of_arguments(*enclosing) : std::nullopt)
         d.help("`" + ours + "` is ShapeScript's own, written with its shape: `" + ours + *shape + "`")
-            .fix("write `" + ours + *shape + "`", enclosing->span, ours + *shape);
+            .fix("write `" + ours + *shape + "`", written_call(*enclosing), ours + *shape);
       else
         d.help("`" + ours + "` is ShapeScript's own, written with its shape, as in `" + ours + "[n D]`");
     } else if (auto unquoted = own && own->takes_pattern && called ? unquoted_pattern_call(ours, *enclosing) : std::nullopt) {
       // `torch.einsum("bnd,bmd->bnm", q, k)`: renaming it alone would leave the quoted equation.
       d.help("`" + ours + "` is ShapeScript's own, whose pattern is written without quotes: `" + *unquoted + "`")
-          .fix("write `" + ours + "`", enclosing->span, *unquoted);
+          .fix("write `" + ours + "`", written_call(*enclosing), *unquoted);
     } else if (!ours.empty() && (!torch || torch->how.empty()))
       d.help("`" + ours + "` is ShapeScript's own, which the checker follows and `export` can compile: write `" + ours + "`")
           .fix("write `" + ours + "`", expr.span, ours);
     else if (torch)
       d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
     std::string also = torch || !ours.empty() ? "or, to call Python, " : "";
-    if (auto alias = kModuleAliases.find(module); alias != kModuleAliases.end()) {
+    if (module_name && !known_module->second.empty()) {
       // `F.gelu` is `torch.nn.functional.gelu`: the import, and the module's whole name where the alias was.
-      std::string whole(alias->second);
+      std::string whole(known_module->second);
       d.help(also + "import `" + whole + "` and write its whole name: `import python " + whole + "`, then `" + whole + "." + expr.text + "`" +
              (also.empty() ? "" : " (its values can't be exported)"))
           .fix("add `import python " + whole + "`", {{{0, 0}, "import python " + whole + "\n"}, {root->span, whole}});
@@ -830,7 +834,8 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   d.label("no such field");
   // `x.softmax(over=D)`, PyTorch's method style: the built-in takes the tensor first, or through `|>`.
   if (object.is_tensor()) {
-    bool called = encloses(enclosing, Expr::Kind::call, expr);
+    // A method called with a piped value (`y |> x.softmax(..)`) is no PyTorch habit: help, no fix.
+    bool called = encloses(enclosing, Expr::Kind::call, expr) && !enclosing->piped;
     const std::string x = text(expr.operands[0]->span);
     // Fixes write a call, not a pipe, which binds as the method call it replaces (`a + x.softmax(..)`).
     auto method_as_call = [&](const std::string& name, const std::string& rest) {
@@ -900,8 +905,7 @@ void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, cons
 
 void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const {
   const Axis& axis = tensor.axes[at];
-  // `x |> len` is a call whose span is `len` alone: the question is written from `x` on.
-  Span whole = asked.piped && !asked.arguments.empty() ? Span{asked.arguments[0].span.begin, asked.span.end} : asked.span;
+  Span whole = written_call(asked);  // `x |> len` from `x` on
   if (auto written = written_axis(axis, tensor, scope)) {
     // In place of `x.shape[2]` in `x.shape[2] * 2`, a size such as `16*gh` keeps its own precedence.
     std::string value = is_identifier(*written) || std::all_of(written->begin(), written->end(), ::isdigit) ? *written : "(" + *written + ")";
@@ -1234,7 +1238,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     auto d = report(DiagnosticCode::E0601, expr.operands[0]->span, "`" + name + "` initializes a model parameter; it can't be called here");
     d.label("only after `param name: [..] =`");
     if (auto shape = builtin.takes_shape ? shape_of_arguments(expr) : std::nullopt)
-      d.help("a tensor of " + name + " in an expression is written with its shape: `" + name + *shape + "`").fix("write `" + name + *shape + "`", expr.span, name + *shape);
+      d.help("a tensor of " + name + " in an expression is written with its shape: `" + name + *shape + "`").fix("write `" + name + *shape + "`", written_call(expr), name + *shape);
     else if (builtin.takes_shape)
       d.help("a tensor of " + name + " in an expression is written with its shape, as in `" + name + "[n D]`");
     d.emit();
@@ -1309,7 +1313,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
                     "`" + name + "` needs an axis pattern, as in `" + std::string(builtin.signature) + "`");
     d.label(string_pattern ? "a pattern is written without quotes" : "no pattern");
     if (auto written = unquoted_pattern_call(name, expr))
-      d.help("a pattern is written without quotes, one name an axis: `" + *written + "`").fix("write the pattern", expr.span, *written);
+      d.help("a pattern is written without quotes, one name an axis: `" + *written + "`").fix("write the pattern", written_call(expr), *written);
     return ValueType::unknown();
   }
   int count = static_cast<int>(positional.size());
@@ -1377,15 +1381,14 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     std::vector<const Expr*> positions;
     for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
     // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
-    // `x |> transpose(1, 2)` replaces the call after `|>` alone: the piped operand stays.
     if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions))
-      pattern = "rearrange(" + (expr.piped ? "" : text(expr.arguments[0].span) + ", ") + *moved + ")";
+      pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
   d.label("not defined");
   if (pattern)
     d.help("PyTorch's `" + callee.text + "` is `rearrange` here, whose pattern names the axes: `" + *pattern + "`")
-        .fix("write `rearrange`", expr.span, *pattern);
+        .fix("write `rearrange`", written_call(expr), *pattern);
   else
     d.help("PyTorch's `" + callee.text + "` is `rearrange` here: " + std::string(kMoveAxes));
   return ValueType::unknown();

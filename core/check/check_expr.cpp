@@ -1163,6 +1163,24 @@ ValueType Checker::eval_as(const Expr& expr, Scope& scope) {
           "this is " + value.tensor.to_string());
     return asserted;
   }
+  // An assertion is checked when the program runs; one whose sizes differ by a fixed amount (64
+  // asserted as 32, `n` as `n+1`) fails on every input, so it is an error now.
+  if (value.is_tensor() && asserted.is_tensor() && value.tensor.rank() == asserted.tensor.rank())
+    for (size_t i = 0; i < value.tensor.rank(); ++i) {
+      const Axis& is = value.tensor.axes[i];
+      const Axis& said = asserted.tensor.axes[i];
+      auto difference = (is.size - said.size).constant_value();
+      if (!difference || *difference == 0) continue;
+      const Span at = expr.type->axes.size() == value.tensor.rank() ? expr.type->axes[i].span : expr.type->span;
+      auto d = report(DiagnosticCode::E0301, at,
+                      "`as` asserts that axis " + std::to_string(i + 1) + " is " + describe_axis(said) + ", but it is always " + describe_axis(is));
+      d.label("this is " + describe_axis(is));
+      if (!is.bound_at.empty()) d.secondary(is.bound_at, bound_label(is));
+      d.help("`as` checks a size as the program runs and never changes it, so this one fails on every input; "
+             "a tensor gets another shape from `rearrange` or a function that computes it");
+      d.emit();
+      return asserted;
+    }
   // A plain number stays one: the compiled program checks it as it is traced.
   asserted.fixed = value.fixed && asserted.is_tensor() && asserted.tensor.rank() == 0;
   return asserted;

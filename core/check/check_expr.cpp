@@ -443,6 +443,105 @@ std::optional<std::string> moved_axes_pattern(std::string_view torch, const Tens
 
 }  // namespace
 
+// The pattern PyTorch's `x.view(-1, V)`, `x.reshape(b, n, H, Dh)` or `x.flatten(2)` is, `b n V ->
+// (b n) V`: each new size is a run of x's axes merged, or one of x's axes split into named sizes,
+// in order. A new size is a number, `-1` (what is left, merged only), or a name: one of x's axes,
+// a dim or an axis of the function; x's axes must each have a name of their own.
+std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& arguments,
+                                                     const Scope& scope) const {
+  size_t rank = x.rank();
+  std::set<std::string> labels;
+  for (const Axis& a : x.axes)
+    if (!is_identifier(a.label) || !labels.insert(a.label).second) return std::nullopt;
+  struct NewSize {
+    std::optional<SizeExpr> size;  // none: `-1`
+    std::string written;
+  };
+  std::vector<NewSize> sizes;
+  if (torch == "flatten") {
+    // `flatten(start=0, end=-1)` merges the axes from start to end.
+    if (arguments.size() > 2) return std::nullopt;
+    auto start = arguments.empty() ? std::optional<size_t>(0) : literal_position(arguments[0], rank);
+    auto end = arguments.size() < 2 ? std::optional<size_t>(rank - 1) : literal_position(arguments[1], rank);
+    if (!start || !end || *start > *end) return std::nullopt;
+    for (size_t i = 0; i < rank; ++i)
+      if (i <= *start || i > *end) sizes.push_back({i == *start ? std::nullopt : std::optional(x.axes[i].size), ""});
+  } else if (torch == "view" || torch == "reshape") {
+    for (const Expr* e : arguments) {
+      if (!e) return std::nullopt;
+      if (e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty() && e->operands[0]->kind == Expr::Kind::number &&
+          e->operands[0]->number == 1) {
+        sizes.push_back({std::nullopt, ""});
+      } else if (e->kind == Expr::Kind::number && e->is_integer && e->number >= 1 && e->number < 9.0e15) {
+        auto n = static_cast<int64_t>(e->number);
+        sizes.push_back({SizeExpr::constant(n), std::to_string(n)});
+      } else if (e->kind == Expr::Kind::name) {
+        auto axis = std::find_if(x.axes.begin(), x.axes.end(), [&](const Axis& a) { return a.label == e->text; });
+        std::optional<SizeExpr> size;
+        if (axis != x.axes.end()) size = axis->size;
+        else if (const KnownDim* dim = known_dim(e->text)) size = dim->size;
+        else if (auto bound = scope.axes.find(e->text); bound != scope.axes.end()) size = bound->second.size;
+        if (!size) return std::nullopt;
+        sizes.push_back({std::move(*size), e->text});
+      } else {
+        return std::nullopt;
+      }
+    }
+  } else {
+    return std::nullopt;
+  }
+  // What `-1` stands for: x's size over the product of the others.
+  SizeExpr total = SizeExpr::constant(1), given = SizeExpr::constant(1);
+  for (const Axis& a : x.axes) total *= a.size;
+  size_t unknowns = 0;
+  for (const NewSize& n : sizes) n.size ? void(given *= *n.size) : void(++unknowns);
+  if (unknowns > 1 || sizes.empty()) return std::nullopt;
+  for (NewSize& n : sizes)
+    if (!n.size) {
+      auto rest = total.divide_exact(given);
+      if (!rest) return std::nullopt;
+      n.size = *rest;
+    }
+  std::string from, to;
+  auto add = [](std::string& side, const std::string& piece) { side += (side.empty() ? "" : " ") + piece; };
+  size_t i = 0, j = 0;
+  while (i < rank && j < sizes.size()) {
+    if (x.axes[i].size == *sizes[j].size) {
+      add(from, x.axes[i].label);
+      add(to, x.axes[i].label);
+      ++i, ++j;
+      continue;
+    }
+    // Several of x's axes merged into this new size,
+    SizeExpr product = x.axes[i].size;
+    size_t k = i + 1;
+    while (k < rank && product != *sizes[j].size) product *= x.axes[k++].size;
+    if (product == *sizes[j].size) {
+      std::string group;
+      for (size_t m = i; m < k; ++m) add(group, x.axes[m].label);
+      for (size_t m = i; m < k; ++m) add(from, x.axes[m].label);
+      add(to, "(" + group + ")");
+      i = k, ++j;
+      continue;
+    }
+    // or one of x's axes split into named new sizes.
+    product = *sizes[j].size;
+    k = j + 1;
+    while (k < sizes.size() && product != x.axes[i].size) product *= *sizes[k++].size;
+    if (product != x.axes[i].size) return std::nullopt;
+    std::string group;
+    for (size_t m = j; m < k; ++m) {
+      if (!is_identifier(sizes[m].written) || labels.count(sizes[m].written)) return std::nullopt;
+      add(group, sizes[m].written);
+      add(to, sizes[m].written);
+    }
+    add(from, "(" + group + ")");
+    ++i, j = k;
+  }
+  if (i != rank || j != sizes.size() || from == to) return std::nullopt;
+  return from + " -> " + to;
+}
+
 // When a pattern names every axis of `tensor` but one, plus dims whose product is that axis's size
 // (`b H n Dh` against [b n D] with D = H * Dh): that axis, and the dims, as the pattern writes them.
 std::optional<std::pair<size_t, std::string>> Checker::unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const {
@@ -854,6 +953,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         std::vector<const Expr*> positions;
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
         moved = moved_axes_pattern(expr.text, object.tensor, positions);
+        if (!moved) moved = reshaped_pattern(expr.text, object.tensor, positions, scope);
       }
       if (moved)
         d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + method_as_call("rearrange", *moved) + "`")
@@ -1348,8 +1448,21 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   }
   for (std::string_view required : builtin.required_keywords)
     if (!keywords.count(std::string(required)) && !suggested.count(std::string(required))) {
-      report(DiagnosticCode::E0503, expr.span, "`" + name + "` needs `" + std::string(required) + "=`")
-          .label("`" + std::string(builtin.signature) + "`");
+      auto d = report(DiagnosticCode::E0503, expr.span, "`" + name + "` needs `" + std::string(required) + "=`");
+      d.label("`" + std::string(builtin.signature) + "`");
+      if (required == "over")
+        if (auto over = implied_over(name, positional_types, scope)) {
+          // Written inside the call's parentheses, or in new ones after a bare piped name (`x |> softmax`).
+          std::string written = text(expr.span);
+          bool others = std::any_of(expr.arguments.begin() + (expr.piped ? 1 : 0), expr.arguments.end(), [](const Argument&) { return true; });
+          std::string keyword = "over=" + *over;
+          if (!written.empty() && written.back() == ')')
+            d.fix("write `" + keyword + "`", Span{expr.span.end - 1, expr.span.end - 1}, (others ? ", " : "") + keyword);
+          else
+            d.fix("write `" + keyword + "`", Span{expr.span.end, expr.span.end}, "(" + keyword + ")");
+          d.help(builtin.name == "cross_entropy" ? "the targets are `" + positional_types[1].tensor.element.to_string() + "`: the classes are the logits' axis `" + *over + "`"
+                                                 : "the logits are `" + positional_types[0].tensor.element.to_string() + "`: `" + name + "` is along `" + *over + "`");
+        }
       ok = false;
     }
   if (!ok || !builtin.rule) return ValueType::unknown();
@@ -1359,6 +1472,29 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   context.facts = &facts;
   context.shape_ = shape;
   return builtin.rule(context);
+}
+
+// The `over=` a call's arguments' types already say: `Logit over A` logits are normalized over `A`, and
+// `cross_entropy`'s `Index[V]` targets index the one axis of size V.
+std::optional<std::string> Checker::implied_over(std::string_view builtin, const std::vector<ValueType>& arguments, const Scope& scope) const {
+  if (arguments.empty() || !arguments[0].is_tensor()) return std::nullopt;
+  const TensorType& x = arguments[0].tensor;
+  auto only = [&](auto matches) -> std::optional<std::string> {
+    const Axis* found = nullptr;
+    for (const Axis& a : x.axes)
+      if (matches(a)) {
+        if (found) return std::nullopt;
+        found = &a;
+      }
+    return found ? written_axis(*found, x, scope) : std::nullopt;
+  };
+  if (builtin == "cross_entropy" && arguments.size() == 2 && arguments[1].is_tensor() && arguments[1].tensor.element.kind == ElementKind::index &&
+      !arguments[1].tensor.element.bound.is_zero())
+    return only([&](const Axis& a) { return a.size == arguments[1].tensor.element.bound; });
+  bool normalizes = builtin == "softmax" || builtin == "log_softmax" || builtin == "cross_entropy";  // what logits are for
+  if (normalizes && x.element.kind == ElementKind::logit && !x.element.over.empty())
+    return only([&](const Axis& a) { return a.name == x.element.over || a.label == x.element.over; });
+  return std::nullopt;
 }
 
 // How `over=` can pick `axis` of `tensor` here, for a fix to write: its name, where this function

@@ -124,6 +124,8 @@ class Checker {
   // A pattern written as a string, einops' or torch's: the call with ShapeScript's pattern.
   std::optional<std::string> unquoted_pattern_call(const std::string& name, const Expr& call) const;
   std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
+  std::optional<std::string> reshaped_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& arguments,
+                                              const Scope& scope) const;
   static std::string tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims);
   // The type `e` must have, when the checker knows it: the declared result, for what is returned.
   std::optional<TensorType> expected_type(const Expr& e, const Scope& scope);
@@ -203,6 +205,7 @@ class Checker {
   void set_dim(const Item& item, int64_t value);
   std::optional<ValueType> torch_axes_call(const Expr& expr, Scope& scope);
   std::optional<std::string> written_axis(const Axis& axis, const TensorType& tensor, const Scope& scope) const;
+  std::optional<std::string> implied_over(std::string_view builtin, const std::vector<ValueType>& arguments, const Scope& scope) const;
   // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
   std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,
                                                 const std::vector<ValueType>& positional, Scope& scope);

@@ -289,6 +289,30 @@ std::optional<std::string> shape_of_arguments(const Expr& call) {
   return "[" + shape + "]";
 }
 
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// PyTorch's `zeros_like(x)`, `ones_like(x)` and `full_like(x, v)` of a `Real` x: the built-in
+// written with x's shape, `zeros[b n D]`, `full[b n D](v)`, where every axis of x is a name or a number.
+std::optional<std::string> like_call(std::string_view torch, const Expr& call, const ValueType& x, const std::string& value) {
+  std::string_view ours = torch == "zeros_like" ? "zeros" : torch == "ones_like" ? "ones" : torch == "full_like" ? "full" : "";
+  size_t count = ours == "full" ? 2 : 1;
+  if (ours.empty() || call.arguments.size() != count || !x.is_tensor() || x.tensor.element.kind != ElementKind::real) return std::nullopt;
+  for (const Argument& a : call.arguments)
+    if (a.keyword || !a.value) return std::nullopt;
+  std::string shape;
+  for (const Axis& a : x.tensor.axes) {
+    bool number = !a.label.empty() && std::all_of(a.label.begin(), a.label.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (!is_identifier(a.label) && !number) return std::nullopt;
+    shape += (shape.empty() ? "" : " ") + a.label;
+  }
+  std::string written = std::string(ours) + "[" + shape + "]";
+  if (ours == "full") written += "(" + value + ")";
+  return written;
+}
+
 // The same, written in a subscript's brackets (`x.shape[1]`), where a size has no sign.
 std::optional<size_t> size_position(const SizeNode& node, size_t rank) {
   if (node.kind != SizeNode::Kind::number || node.number < 0 || static_cast<uint64_t>(node.number) >= rank) return std::nullopt;
@@ -402,10 +426,6 @@ std::optional<std::vector<size_t>> only_placement(const TensorType& small, const
   return found[0];
 }
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 // The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
 // the positions after x: where every axis of x has a name of its own and each position is a number.
@@ -878,6 +898,13 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             .fix("write `" + ours + *shape + "`", written_call(*enclosing), ours + *shape);
       else
         d.help("`" + ours + "` is ShapeScript's own, written with its shape, as in `" + ours + "[n D]`");
+    } else if (auto like = called && expr.text.ends_with("_like") && !enclosing->arguments.empty() && enclosing->arguments[0].value
+                               ? like_call(expr.text, *enclosing, eval(*enclosing->arguments[0].value, scope),
+                                           enclosing->arguments.size() > 1 ? text(enclosing->arguments[1].span) : "")
+                               : std::nullopt) {
+      // `torch.zeros_like(x)`: its argument, which nothing else evaluates, gives the shape.
+      d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here, written with the shape: `" + *like + "`")
+          .fix("write `" + *like + "`", written_call(*enclosing), *like);
     } else if (auto unquoted = own && own->takes_pattern && called ? unquoted_pattern_call(ours, *enclosing) : std::nullopt) {
       // `torch.einsum("bnd,bmd->bnm", q, k)`: renaming it alone would leave the quoted equation.
       d.help("`" + ours + "` is ShapeScript's own, whose pattern is written without quotes: `" + *unquoted + "`")
@@ -1518,7 +1545,8 @@ std::optional<std::string> Checker::written_axis(const Axis& axis, const TensorT
 // when it is one of them; nullopt otherwise.
 std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope) {
   const Expr& callee = *expr.operands[0];
-  if (callee.kind != Expr::Kind::name || (callee.text != "transpose" && callee.text != "permute" && callee.text != "len") || scope.locals.count(callee.text) ||
+  static const std::set<std::string, std::less<>> kNames = {"transpose", "permute", "len", "zeros_like", "ones_like", "full_like"};
+  if (callee.kind != Expr::Kind::name || !kNames.count(callee.text) || scope.locals.count(callee.text) ||
       scope.axes.count(callee.text) || known_dim(callee.text) || globals_.count(callee.text) || lost_in_syntax_error(callee.text))
     return std::nullopt;
   std::vector<ValueType> arguments;
@@ -1528,6 +1556,18 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     auto d = report(DiagnosticCode::E0201, callee.span, "no value named `len`");
     d.label("not defined");
     if (arguments.size() == 1 && arguments[0].is_tensor() && arguments[0].tensor.rank() > 0) axis_size_help(d, expr, arguments[0].tensor, 0, scope);
+    return ValueType::unknown();
+  }
+  if (callee.text.ends_with("_like")) {  // `zeros_like(x)`: `zeros[b n D]`
+    const TorchName& torch = *torch_name(callee.text);
+    auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
+    d.label("not defined");
+    if (auto written = like_call(callee.text, expr, arguments.empty() ? ValueType::unknown() : arguments[0],
+                                 expr.arguments.size() > 1 ? text(expr.arguments[1].span) : ""))
+      d.help("PyTorch's `" + callee.text + "` is `" + std::string(torch.ours) + "` here, written with the shape: `" + *written + "`")
+          .fix("write `" + *written + "`", written_call(expr), *written);
+    else
+      d.help("PyTorch's `" + callee.text + "` is `" + std::string(torch.ours) + "` here: " + std::string(torch.how));
     return ValueType::unknown();
   }
   std::optional<std::string> pattern;

@@ -708,13 +708,13 @@ ValueType rule_concat(CallContext& call) {
       TensorType along = parts[0];
       for (size_t p = 1; p < parts.size(); ++p) along.axes[a].size = along.axes[a].size + parts[p].axes[a].size;
       if (!fits(along)) continue;
-      const std::string& name = parts[0].axes[a].name;
+      std::optional<std::string> name = call.written_axis(parts[0].axes[a], parts[0]);
       auto d = call.report(DiagnosticCode::E0301, over->value->span,
                            "`concat` joins along " + describe_axis(parts[0].axes[*axis]) + ", which makes " + out.to_string() + ", but the result is declared " +
                                expected->to_string());
       d.label("joins along " + describe_axis(parts[0].axes[*axis]));
-      if (!name.empty())
-        d.help("the declared result grows " + dim_word(a) + ": to join along it, write `over=" + name + "`").fix("join along `" + name + "`", over->value->span, name);
+      if (name)
+        d.help("the declared result grows " + dim_word(a) + ": to join along it, write `over=" + *name + "`").fix("join along `" + *name + "`", over->value->span, *name);
       else
         d.help("the declared result grows " + dim_word(a) + ", " + describe_axis(parts[0].axes[a]) + ": join along it with `over=`");
       return tensor_value(*expected);

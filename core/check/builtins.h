@@ -48,6 +48,8 @@ class CallContext {
   virtual const std::vector<SizeNode>* shape() const = 0;
   // A dim's or an axis's size in scope by name, without reporting a name that is neither.
   virtual std::optional<SizeExpr> size_named(std::string_view name) const = 0;
+  // How `over=` can pick `axis` of `tensor` here, for a fix to write (its name, or its size); none when it can't.
+  virtual std::optional<std::string> written_axis(const Axis& axis, const TensorType& tensor) const = 0;
   // Broadcasts two tensors as numpy does, reporting E0304 at `span`.
   // a_at/b_at, where the operands are written (when they are), let a help offer to rewrite one.
   virtual std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at = {}, Span b_at = {}) = 0;

@@ -94,6 +94,7 @@ class CallChecker final : public CallContext {
     if (auto axis = scope_.axes.find(name); axis != scope_.axes.end()) return axis->second.size;
     return std::nullopt;
   }
+  std::optional<std::string> written_axis(const Axis& axis, const TensorType& tensor) const override { return checker_.written_axis(axis, tensor, scope_); }
   std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) override {
     return checker_.broadcast(a, b, span, a_at, b_at, &scope_);
   }
@@ -428,37 +429,52 @@ std::optional<std::vector<size_t>> only_placement(const TensorType& small, const
 
 
 // The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
-// the positions after x: where every axis of x has a name of its own and each position is a number.
+// the positions after x, and `unsqueeze(x, 1)` (`b n -> b 1 n`) or `squeeze(x, 1)` (`b 1 n -> b n`):
+// where every axis of x has a name of its own (an axis of size 1 is written `1`) and each position is a number.
 std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions) {
   size_t rank = x.rank();
   std::set<std::string> labels;
+  std::vector<std::string> written;
   for (const Axis& a : x.axes) {
-    if (!is_identifier(a.label)) return std::nullopt;
-    labels.insert(a.label);
+    if (a.size.constant_value() == 1) {
+      written.push_back("1");
+      continue;
+    }
+    if (!is_identifier(a.label) || !labels.insert(a.label).second) return std::nullopt;
+    written.push_back(a.label);
   }
-  if (labels.size() != rank) return std::nullopt;
-  std::vector<size_t> order(rank);
-  for (size_t i = 0; i < rank; ++i) order[i] = i;
+  std::vector<std::string> to = written;
   if (torch == "transpose" && positions.size() == 2) {
     auto a = literal_position(positions[0], rank), b = literal_position(positions[1], rank);
     if (!a || !b) return std::nullopt;
-    std::swap(order[*a], order[*b]);
+    std::swap(to[*a], to[*b]);
   } else if (torch == "permute" && positions.size() == rank) {
     std::set<size_t> seen;
     for (size_t i = 0; i < rank; ++i) {
       auto at = literal_position(positions[i], rank);
       if (!at || !seen.insert(*at).second) return std::nullopt;
-      order[i] = *at;
+      to[i] = written[*at];
     }
+  } else if (torch == "unsqueeze" && positions.size() == 1) {
+    auto at = literal_position(positions[0], rank + 1);  // a place among rank + 1
+    if (!at) return std::nullopt;
+    to.insert(to.begin() + static_cast<std::ptrdiff_t>(*at), "1");
+  } else if (torch == "squeeze" && positions.size() <= 1) {
+    std::optional<size_t> at = positions.empty() ? std::nullopt : literal_position(positions[0], rank);
+    if (!positions.empty() && (!at || written[*at] != "1")) return std::nullopt;
+    to.clear();
+    for (size_t i = 0; i < rank; ++i)
+      if (written[i] != "1" || (at && i != *at)) to.push_back(written[i]);
+    if (to.size() == rank) return std::nullopt;  // nothing of size 1
   } else {
     return std::nullopt;
   }
-  std::string from, to;
-  for (size_t i = 0; i < rank; ++i) {
-    from += (i ? " " : "") + x.axes[i].label;
-    to += (i ? " " : "") + x.axes[order[i]].label;
-  }
-  return from + " -> " + to;
+  auto joined = [](const std::vector<std::string>& side) {
+    std::string out;
+    for (const std::string& w : side) out += (out.empty() ? "" : " ") + w;
+    return out;
+  };
+  return joined(written) + " -> " + joined(to);
 }
 
 }  // namespace
@@ -1038,6 +1054,17 @@ void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const Tens
     std::string value = is_identifier(*written) || std::all_of(written->begin(), written->end(), ::isdigit) ? *written : "(" + *written + ")";
     d.help("a size is written by its axis's name, which the checker follows: `" + text(whole) + "` is `" + *written + "` here")
         .fix("write `" + value + "`", whole, value);
+  } else if (std::ranges::all_of(axis.size.variables(), [&](const std::string& v) {
+               auto bound = scope.axes.find(v);
+               return !v.starts_with("?") && bound != scope.axes.end() && bound->second.size == SizeExpr::variable(v);
+             })) {
+    // A size is a value, whichever axis has it: `8`, `(n+1)` where another axis is the same size.
+    std::string value = axis.size.to_string();
+    if (!axis.size.is_constant()) value = "(" + value + ")";
+    d.help("`" + text(whole) + "` is " + axis.size.to_string() + " here, for " + tensor.to_string()).fix("write `" + value + "`", whole, value);
+  } else if (std::ranges::any_of(axis.size.variables(), [](const std::string& v) { return v.starts_with("?"); })) {
+    d.help("`" + text(whole) + "` is `" + axis.label + "`, a size known only as the program runs, which no value names: " +
+           "what uses it takes it from the tensor's type");
   } else {
     d.help("a size is written by its axis's name: `" + text(whole) + "` is the axis `" + axis.label + "` of " + tensor.to_string() +
            ", which this function's signature can name");
@@ -1539,13 +1566,14 @@ std::optional<std::string> Checker::written_axis(const Axis& axis, const TensorT
   return axis.size.to_string();
 }
 
-// `transpose(x, 1, 2)` and `permute(x, 0, 2, 1)`, where neither is defined: PyTorch's, reported
-// as E0201 with the `rearrange` they are, written out where every axis has a name and each
-// position is a number; and Python's `len(x)`, with the name of x's first axis. Unknown (reported)
-// when it is one of them; nullopt otherwise.
+// `transpose(x, 1, 2)`, `permute(x, 0, 2, 1)`, `unsqueeze(x, 1)` and `squeeze(x, 1)`, where none is
+// defined: PyTorch's, reported as E0201 with the `rearrange` they are, written out where every axis
+// has a name and each position is a number; `zeros_like(x)` and its kin, with x's shape; and
+// Python's `len(x)`, with the name of x's first axis. Unknown (reported) when it is one of them;
+// nullopt otherwise.
 std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope) {
   const Expr& callee = *expr.operands[0];
-  static const std::set<std::string, std::less<>> kNames = {"transpose", "permute", "len", "zeros_like", "ones_like", "full_like"};
+  static const std::set<std::string, std::less<>> kNames = {"transpose", "permute", "unsqueeze", "squeeze", "len", "zeros_like", "ones_like", "full_like"};
   if (callee.kind != Expr::Kind::name || !kNames.count(callee.text) || scope.locals.count(callee.text) ||
       scope.axes.count(callee.text) || known_dim(callee.text) || globals_.count(callee.text) || lost_in_syntax_error(callee.text))
     return std::nullopt;
@@ -1584,7 +1612,7 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     d.help("PyTorch's `" + callee.text + "` is `rearrange` here, whose pattern names the axes: `" + *pattern + "`")
         .fix("write `rearrange`", written_call(expr), *pattern);
   else
-    d.help("PyTorch's `" + callee.text + "` is `rearrange` here: " + std::string(kMoveAxes));
+    d.help("PyTorch's `" + callee.text + "` is `rearrange` here: " + std::string(torch_name(callee.text)->how));
   return ValueType::unknown();
 }
 
@@ -1603,7 +1631,11 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
       else if (value->kind == Expr::Kind::name) axis = value->text;
     }
     const std::string why = "ShapeScript picks an axis by its name, not its position: ";
+    auto at = value && first ? literal_position(value, first->rank()) : std::nullopt;
     if (axis) d.help(why + "write `over=" + *axis + "`").fix("write `over=" + *axis + "`", argument.span, "over=" + *axis);
+    else if (at)  // an axis with no name, whose size another axis shares
+      d.help(why + "axis " + std::to_string(*at + 1) + " of " + first->to_string() + " has no name and another axis has its size, so give it a name " +
+             "where it is declared (`[.. c]`, or a `dim`) and write `over=` with it");
     else d.help(why + "`over=` with the axis's name (or, for one with no name, its size)");
     return "over";
   }

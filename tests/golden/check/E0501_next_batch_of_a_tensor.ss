@@ -1,0 +1,3 @@
+fn main():
+    x = zeros[2 8]
+    batch = next_batch(x)

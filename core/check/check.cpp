@@ -162,6 +162,65 @@ std::optional<std::pair<uint32_t, char>> unclosed_bracket(std::string_view text,
   return open.front();
 }
 
+// A Python list as an argument, `cat([x, y], dim=-1)`: the `[` the parser could not read, after `(`
+// or `,`, whose `]` is further on in the file with a comma between at its own depth. The offsets
+// of the two brackets.
+std::optional<std::pair<uint32_t, uint32_t>> list_argument(std::string_view source, uint32_t open) {
+  size_t before = source.find_last_not_of(" \t\n", open == 0 ? 0 : open - 1);
+  if (open == 0 || before == std::string_view::npos || (source[before] != '(' && source[before] != ',')) return std::nullopt;
+  int depth = 0;
+  bool comma = false;
+  for (size_t i = open; i < source.size(); ++i) {
+    char c = source[i];
+    if (c == '#' || c == '"') {
+      char end = c == '#' ? '\n' : '"';
+      for (++i; i < source.size() && source[i] != end && source[i] != '\n'; ++i) {}
+    } else if (c == '(' || c == '[') {
+      ++depth;
+    } else if (c == ')' || c == ']') {
+      if (--depth == 0) {
+        if (c != ']' || !comma) return std::nullopt;
+        return std::pair{open, static_cast<uint32_t>(i)};
+      }
+      if (depth < 0) return std::nullopt;
+    } else if (c == ',' && depth == 1) {
+      comma = true;
+    }
+  }
+  return std::nullopt;
+}
+
+// The first list argument whose `[` is in `region`, text the parser could not read.
+std::optional<std::pair<uint32_t, uint32_t>> python_list_in(std::string_view source, Span region) {
+  for (uint32_t i = region.begin; i < region.end && i < source.size(); ++i) {
+    if (source[i] == '#' || source[i] == '"') {
+      char end = source[i] == '#' ? '\n' : '"';
+      for (++i; i < region.end && source[i] != end && source[i] != '\n'; ++i) {}
+    } else if (source[i] == '[') {
+      if (auto list = list_argument(source, i)) return list;
+    }
+  }
+  return std::nullopt;
+}
+
+// The parentheses of the call around the argument at `at`: the `(` before it and the `)` that closes it.
+Span call_around(std::string_view source, uint32_t at) {
+  int depth = 0;
+  size_t i = at;
+  while (i > 0) {  // back to the `(` this argument is in
+    char c = source[--i];
+    if (c == ')' || c == ']') ++depth;
+    else if ((c == '(' || c == '[') && depth-- == 0) break;
+  }
+  depth = 0;
+  for (size_t j = i; j < source.size(); ++j) {
+    char c = source[j];
+    if (c == '(' || c == '[') ++depth;
+    else if ((c == ')' || c == ']') && --depth == 0) return {static_cast<uint32_t>(i), static_cast<uint32_t>(j)};
+  }
+  return {static_cast<uint32_t>(i), static_cast<uint32_t>(source.size())};
+}
+
 // A line that opens a block but lacks its `:`: the offset where the `:` belongs.
 std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t offset) {
   LineColumn position = file.line_column(offset);
@@ -244,6 +303,15 @@ std::string_view python_syntax_help(std::string_view found, std::string_view bef
 }  // namespace
 
 void Checker::report_syntax_errors() {
+  struct ListInCall {
+    std::pair<uint32_t, uint32_t> brackets;
+    Span call;  // from its `(` to its `)`
+    bool reported = false;
+  };
+  std::vector<ListInCall> lists;
+  for (const SyntaxError& e : a_.program.syntax_errors)
+    if (e.kind == SyntaxError::Kind::unreadable)
+      if (auto list = python_list_in(a_.file.text(), e.span)) lists.push_back({*list, call_around(a_.file.text(), list->first)});
   for (const SyntaxError& e : a_.program.syntax_errors) {
     if (e.kind == SyntaxError::Kind::too_deep) {
       report(DiagnosticCode::E0104, e.span, "nesting too deep: more than " + std::to_string(kMaxNesting) + " levels")
@@ -272,9 +340,22 @@ void Checker::report_syntax_errors() {
             "expected here");
       continue;
     }
+    // PyTorch's `torch.cat([x, y], dim=-1)`: ShapeScript's built-ins take the tensors as arguments.
+    // Every error within the call is the list's doing, and is reported once, as the list.
+    auto in_call = std::find_if(lists.begin(), lists.end(), [&](const ListInCall& l) { return e.span.begin <= l.call.end && e.span.end >= l.call.begin; });
+    if (in_call != lists.end()) {
+      if (std::exchange(in_call->reported, true)) continue;
+      auto [open_at, close_at] = in_call->brackets;
+      report(DiagnosticCode::E0101, {open_at, close_at + 1}, "there are no lists: `[" + text({open_at + 1, close_at}) + "]`")
+          .label("a Python list")
+          .help("a built-in takes the tensors themselves as its arguments, as in `concat(x, y, over=D)`")
+          .fix("write the tensors as arguments", {{{open_at, open_at + 1}, ""}, {{close_at, close_at + 1}, ""}});
+      continue;
+    }
+    auto open = unclosed_bracket(a_.file.slice(e.span), e.span.begin);
     // The two most common half-written lines get a precise message: a bracket left open, which
     // swallows the lines after it, and a block's header without its `:`.
-    if (auto open = unclosed_bracket(a_.file.slice(e.span), e.span.begin)) {
+    if (open) {
       std::string bracket(1, open->second), closing = open->second == '(' ? ")" : "]";
       report(DiagnosticCode::E0103, {open->first, open->first + 1}, "expected `" + closing + "`: this `" + bracket + "` is never closed")
           .label("never closed").note("newlines inside `( )` and `[ ]` don't end a line, so the lines after it were read as part of it")

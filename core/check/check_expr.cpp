@@ -243,6 +243,8 @@ constexpr TorchName kTorchNames[] = {
     {"mm", "linear", kProduct},
     {"bmm", "einsum", kProduct},
     {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`"},
+    {"amax", "max", ""},
+    {"amin", "min", ""},
     {"zeros_like", "zeros", "a tensor of zeros is written with its shape, as in `zeros[b n D]`"},
     {"ones_like", "ones", "a tensor of ones is written with its shape, as in `ones[b n D]`"},
     {"full_like", "full", "a filled tensor is written with its shape, as in `full[b n D](0.5)`"},
@@ -983,14 +985,29 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     auto method_as_call = [&](const std::string& name, const std::string& rest) {
       return name + "(" + x + (rest.empty() ? "" : ", " + rest) + ")";
     };
-    if (find_builtin(expr.text)) {
-      d.help("`" + expr.text + "` is a function, not a method: the tensor is its first argument, `" + expr.text + "(" + x + ", …)`, or piped in, `" + x +
-             " |> " + expr.text + "(…)`");
+    // A built-in by its name, or by PyTorch's for it that means the same (`x.amax(1)` is `max`).
+    const TorchName* renamed = torch_name(expr.text);
+    const Builtin* as_function = find_builtin(expr.text) ? find_builtin(expr.text) : renamed && renamed->how.empty() ? find_builtin(renamed->ours) : nullptr;
+    if (as_function) {
+      const Builtin& builtin = *as_function;
+      const std::string name(builtin.name);
+      d.help((name == expr.text ? "`" + name + "` is a function, not a method" : "PyTorch's `." + expr.text + "` is the function `" + name + "` here") +
+             ": the tensor is its first argument, `" + name + "(" + x + ", …)`, or piped in, `" + x + " |> " + name + "(…)`");
       if (called) {
-        std::string rest = enclosing->arguments.empty() ? "" : text({enclosing->arguments.front().span.begin, enclosing->arguments.back().span.end});
-        d.fix("write `" + expr.text + "(" + x + ", …)`", enclosing->span, method_as_call(expr.text, rest));
+        // PyTorch's axis, `x.sum(-1)` or `x.mean(dim=1)`, becomes the `over=` it is, where the axis has a name here.
+        bool takes_over = std::find(builtin.keywords.begin(), builtin.keywords.end(), "over") != builtin.keywords.end();
+        std::string rest;
+        for (const Argument& a : enclosing->arguments) {
+          std::string written = text(a.span);
+          bool axis = a.keyword ? (*a.keyword == "dim" || *a.keyword == "axis") : builtin.max_positional == 1 && enclosing->arguments.size() == 1;
+          if (takes_over && axis && a.value)
+            if (auto at = literal_position(a.value.get(), object.tensor.rank()))
+              if (auto name = written_axis(object.tensor.axes[*at], object.tensor, scope)) written = "over=" + *name;
+          rest += (rest.empty() ? "" : ", ") + written;
+        }
+        d.fix("write `" + name + "(" + x + ", …)`", enclosing->span, method_as_call(name, rest));
       }
-    } else if (const TorchName* torch = torch_name(expr.text)) {
+    } else if (const TorchName* torch = renamed) {
       std::optional<std::string> moved;
       if (called) {
         std::vector<const Expr*> positions;
@@ -1497,6 +1514,15 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
             (count == 1 ? " was" : " were") + " given");
     d.label("`" + std::string(builtin.signature) + "`");
     if (expr.piped) d.note("`x |> f(a)` passes `x` as the first argument");
+    // PyTorch's `softmax(x, -1)` and `x.sum(-1)`: the axis as a position after the tensor.
+    bool takes_over = std::find(builtin.keywords.begin(), builtin.keywords.end(), "over") != builtin.keywords.end();
+    if (takes_over && !keywords.count("over") && count == builtin.max_positional + 1 && positional_types[0].is_tensor())
+      if (auto at = literal_position(positional.back()->value.get(), positional_types[0].tensor.rank())) {
+        const TensorType& x = positional_types[0].tensor;
+        if (auto axis = written_axis(x.axes[*at], x, scope))
+          d.help("ShapeScript picks an axis by its name, not its position: write `over=" + *axis + "`")
+              .fix("write `over=" + *axis + "`", positional.back()->span, "over=" + *axis);
+      }
     d.emit();
     return ValueType::unknown();
   }

@@ -22,10 +22,26 @@ import distributed  # noqa: E402 - the runtime's reader of sharded checkpoints
 STEPS = 24  # a straight run; the halves stop at 12 and are resumed to 24
 
 
+def training_text(words=4000):
+    """English-like text from a fixed seed, the same in every run: the curves compared across runs
+    and numbers of processes must not move when the project's docs are edited (the example trains on
+    docs/language.md, and an edit there once pushed a resumed curve past its tolerance)."""
+    import random
+    vocabulary = ("the a model learns each axis of a tensor shape size name type checks export weight layer "
+                  "attention head token sequence batch step loss gradient process shard checkpoint").split()
+    rng = random.Random(24)
+    sentences = []
+    while sum(len(s) for s in sentences) < words:
+        sentences.append([rng.choice(vocabulary) for _ in range(rng.randint(4, 12))])
+    return "\n".join(" ".join(s).capitalize() + "." for s in sentences) + "\n"
+
+
 def program(folder, steps, batch=4, length=32):
     folder.mkdir(parents=True, exist_ok=True)
     source = (ROOT / "examples" / "train_tiny.ss").read_text()
-    replaced = source.replace('"../docs/language.md"', json.dumps(str(ROOT / "docs" / "language.md")))
+    (folder / "training.txt").write_text(training_text())
+    replaced = source.replace('"../docs/language.md"', '"training.txt"')
+    assert replaced != source, "examples/train_tiny.ss no longer trains on ../docs/language.md"
     for name, value in {"S": steps, "B": batch, "T": length}.items():
         line = next(l for l in replaced.splitlines() if l.startswith(f"dim {name} "))
         replaced = replaced.replace(line, f"dim {name}  = {value}")

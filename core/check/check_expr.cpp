@@ -910,7 +910,9 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     std::string ours = find_builtin(expr.text) ? expr.text : torch ? std::string(torch->ours) : "";
     const Builtin* own = find_builtin(expr.text);
     bool called = encloses(enclosing, Expr::Kind::call, expr);
-    if (own && own->takes_shape && own->max_positional == 0) {  // `torch.zeros(b, n, D)`: `zeros[b n D]`
+    if (expr.text == "inf" && !called) {  // `math.inf`, `torch.inf`
+      d.help("infinity is ShapeScript's own: `inf`, and its negation `-inf`").fix("write `inf`", expr.span, "inf");
+    } else if (own && own->takes_shape && own->max_positional == 0) {  // `torch.zeros(b, n, D)`: `zeros[b n D]`
       if (auto shape = called ? shape_of_arguments(*enclosing) : std::nullopt)
         d.help("`" + ours + "` is ShapeScript's own, written with its shape: `" + ours + *shape + "`")
             .fix("write `" + ours + *shape + "`", written_call(*enclosing), ours + *shape);
@@ -932,7 +934,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
           .fix("write `" + ours + "`", expr.span, ours);
     else if (torch)
       d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
-    std::string also = torch || !ours.empty() ? "or, to call Python, " : "";
+    std::string also = torch || !ours.empty() || expr.text == "inf" ? "or, to call Python, " : "";
     if (module_name && !known_module->second.empty()) {
       // `F.gelu` is `torch.nn.functional.gelu`: the import, and the module's whole name where the alias was.
       std::string whole(known_module->second);
@@ -1599,7 +1601,7 @@ std::optional<std::string> Checker::written_axis(const Axis& axis, const TensorT
 // nullopt otherwise.
 std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope) {
   const Expr& callee = *expr.operands[0];
-  static const std::set<std::string, std::less<>> kNames = {"transpose", "permute", "unsqueeze", "squeeze", "len", "zeros_like", "ones_like", "full_like"};
+  static const std::set<std::string, std::less<>> kNames = {"transpose", "permute", "unsqueeze", "squeeze", "len", "zeros_like", "ones_like", "full_like", "float"};
   if (callee.kind != Expr::Kind::name || !kNames.count(callee.text) || scope.locals.count(callee.text) ||
       scope.axes.count(callee.text) || known_dim(callee.text) || globals_.count(callee.text) || lost_in_syntax_error(callee.text))
     return std::nullopt;
@@ -1610,6 +1612,17 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     auto d = report(DiagnosticCode::E0201, callee.span, "no value named `len`");
     d.label("not defined");
     if (arguments.size() == 1 && arguments[0].is_tensor() && arguments[0].tensor.rank() > 0) axis_size_help(d, expr, arguments[0].tensor, 0, scope);
+    return ValueType::unknown();
+  }
+  if (callee.text == "float") {  // Python's `float("-inf")`: `-inf`
+    auto d = report(DiagnosticCode::E0201, callee.span, "no value named `float`");
+    d.label("not defined");
+    const Expr* value = expr.arguments.size() == 1 && !expr.arguments[0].keyword ? expr.arguments[0].value.get() : nullptr;
+    std::string infinity = value && value->kind == Expr::Kind::string ? value->text : "";
+    if (infinity == "inf" || infinity == "-inf" || infinity == "+inf")
+      d.help("infinity is written `inf`, and its negation `-inf`").fix("write `" + infinity.substr(infinity[0] == '+') + "`", written_call(expr), infinity.substr(infinity[0] == '+'));
+    else
+      d.help("a number is written as it is (`0.5`, `inf`), and a tensor of integers becomes `Real` where a `Real` is expected");
     return ValueType::unknown();
   }
   if (callee.text.ends_with("_like")) {  // `zeros_like(x)`: `zeros[b n D]`

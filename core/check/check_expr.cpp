@@ -243,6 +243,8 @@ constexpr TorchName kTorchNames[] = {
     {"mm", "linear", kProduct},
     {"bmm", "einsum", kProduct},
     {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`"},
+    {"chunk", "split", "equal pieces are a group in a pattern: `split(x, b n (3 D) -> b n D)`"},
+    {"tril", "causal", "a lower-triangular mask is `causal[n n]`, true where a position may attend"},
     {"amax", "max", ""},
     {"amin", "min", ""},
     {"zeros_like", "zeros", "a tensor of zeros is written with its shape, as in `zeros[b n D]`"},
@@ -577,6 +579,68 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
     ++i, j = k;
   }
   if (i != rank || j != sizes.size() || from == to) return std::nullopt;
+  return from + " -> " + to;
+}
+
+// The pattern PyTorch's `x.chunk(3, dim=-1)` or `x.split(D, dim=-1)` (pieces of size D) is for
+// ShapeScript's `split`, `b n (3 D) -> b n D`: where the piece's size has a name here (a dim or an
+// axis of the function), and every other axis of x a name of its own.
+std::optional<std::string> Checker::chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope) const {
+  if (torch != "chunk" && torch != "split") return std::nullopt;
+  const Expr* count = nullptr;
+  const Expr* position = nullptr;
+  for (const Argument& a : call.arguments) {
+    if (!a.value) return std::nullopt;
+    if (a.keyword ? (*a.keyword == "dim") : count != nullptr) {
+      if (position) return std::nullopt;
+      position = a.value.get();
+    } else if (!a.keyword && !count) {
+      count = a.value.get();
+    } else {
+      return std::nullopt;
+    }
+  }
+  auto at = position ? literal_position(position, x.rank()) : std::optional<size_t>(0);
+  if (!count || !at) return std::nullopt;
+  auto size_of = [&](const Expr& e) -> std::optional<SizeExpr> {
+    if (e.kind == Expr::Kind::number && e.is_integer && e.number >= 1 && e.number < 9.0e15) return SizeExpr::constant(static_cast<int64_t>(e.number));
+    if (e.kind != Expr::Kind::name) return std::nullopt;
+    if (const KnownDim* dim = known_dim(e.text)) return dim->size;
+    if (auto bound = scope.axes.find(e.text); bound != scope.axes.end()) return bound->second.size;
+    return std::nullopt;
+  };
+  auto given = size_of(*count);
+  if (!given || given->is_zero()) return std::nullopt;
+  const SizeExpr& whole = x.axes[*at].size;
+  // `chunk(k)` gives k pieces; `split(S)` pieces of size S.
+  std::optional<SizeExpr> pieces = torch == "chunk" ? given : whole.divide_exact(*given);
+  std::optional<SizeExpr> piece = torch == "chunk" ? whole.divide_exact(*given) : given;
+  if (!pieces || !piece || !pieces->constant_value() || *pieces->constant_value() < 2 || piece->is_zero()) return std::nullopt;
+  // The piece by the name the axis is written with (`3*D`: `D`), else by an axis of the function of its size.
+  std::string piece_name;
+  const std::string& written = x.axes[*at].label;
+  std::string times = std::to_string(*pieces->constant_value()) + "*";
+  if (std::string name = written.substr(std::min(written.size(), times.size())); written.starts_with(times) && is_identifier(name)) {
+    const KnownDim* dim = known_dim(name);
+    auto bound = scope.axes.find(name);
+    if ((dim && dim->size == *piece) || (bound != scope.axes.end() && bound->second.size == *piece)) piece_name = name;
+  }
+  for (const auto& [name, bound] : scope.axes)
+    if (piece_name.empty() && bound.size == *piece) piece_name = name;
+  // A number would not do: in `(2 4) -> 4`, which factor is cut is the names' to say.
+  if (piece_name.empty()) return std::nullopt;
+  std::set<std::string> labels;
+  std::string from, to;
+  for (size_t i = 0; i < x.rank(); ++i) {
+    std::string label = x.axes[i].label;
+    if (i == *at) {
+      label = "(" + std::to_string(*pieces->constant_value()) + " " + piece_name + ")";
+    } else if (!is_identifier(label) || label == piece_name || !labels.insert(label).second) {
+      return std::nullopt;
+    }
+    from += (i ? " " : "") + label;
+    to += (i ? " " : "") + (i == *at ? piece_name : label);
+  }
   return from + " -> " + to;
 }
 
@@ -990,7 +1054,12 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     // A built-in by its name, or by PyTorch's for it that means the same (`x.amax(1)` is `max`).
     const TorchName* renamed = torch_name(expr.text);
     const Builtin* as_function = find_builtin(expr.text) ? find_builtin(expr.text) : renamed && renamed->how.empty() ? find_builtin(renamed->ours) : nullptr;
-    if (as_function) {
+    std::optional<std::string> chunked = called ? chunked_pattern(expr.text, object.tensor, *enclosing, scope) : std::nullopt;
+    if (chunked) {
+      // `qkv.chunk(3, dim=-1)`, `qkv.split(D, dim=-1)`: equal pieces, ShapeScript's `split` of a group.
+      std::string written = method_as_call("split", *chunked);
+      d.help("PyTorch's `." + expr.text + "` into equal pieces is `split` of a group here: `" + written + "`").fix("write `split`", enclosing->span, written);
+    } else if (as_function) {
       const Builtin& builtin = *as_function;
       const std::string name(builtin.name);
       d.help((name == expr.text ? "`" + name + "` is a function, not a method" : "PyTorch's `." + expr.text + "` is the function `" + name + "` here") +
@@ -1022,15 +1091,38 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             .fix("write `rearrange`", enclosing->span, method_as_call("rearrange", *moved));
       else
         d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
-    } else if (called && enclosing->arguments.empty() &&
-               (expr.text == "contiguous" || expr.text == "clone" || (expr.text == "float" && object.tensor.element.kind == ElementKind::real)))
-      // Memory layout, copies and the default element type are PyTorch's to decide, and the compiled program does.
-      d.help("`." + expr.text + "()` changes nothing a ShapeScript value has: remove it")
-          .fix("remove `." + expr.text + "()`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
-    else
+    } else if (called && changes_nothing(expr.text, *enclosing, object, scope)) {
+      // Memory layout, copies, devices and the float precision are PyTorch's to decide, and the compiled program does.
+      std::string call = "." + expr.text + "(" + (enclosing->arguments.empty() ? "" : "..") + ")";
+      d.help("`" + call + "` changes nothing a ShapeScript value has: remove it")
+          .fix("remove `" + call + "`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
+    } else if (called && enclosing->arguments.empty() && (expr.text == "float" || expr.text == "double") && object.tensor.element.is_integer()) {
+      d.help("an `" + object.tensor.element.to_string() + "` tensor becomes `Real` wherever a `Real` is expected (`/` always gives one): " +
+             "check that this place expects one, and remove `." + expr.text + "()`");
+    } else
       tensor_size_help(d, expr, object.tensor, enclosing, scope);
   }
   return ValueType::unknown();
+}
+
+// PyTorch's methods that change nothing a ShapeScript value has: `x.contiguous()`, `x.clone()`,
+// `x.cuda()`, `x.to(device)`, and on a `Real` tensor `x.float()`, `x.half()`, `x.type_as(y)` of a `Real` y.
+bool Checker::changes_nothing(const std::string& method, const Expr& call, const ValueType& object, Scope& scope) {
+  static const std::set<std::string, std::less<>> kLayout = {"contiguous", "clone", "cuda", "cpu"};
+  static const std::set<std::string, std::less<>> kPrecision = {"float", "half", "bfloat16", "double"};
+  bool real = object.is_tensor() && object.tensor.element.kind == ElementKind::real;
+  if (call.arguments.empty()) return kLayout.count(method) || (real && kPrecision.count(method));
+  if (call.arguments.size() != 1 || call.arguments[0].keyword || !call.arguments[0].value) return false;
+  const Expr& argument = *call.arguments[0].value;
+  if (method == "to") {  // a device, not a dtype
+    std::string written = text(argument.span);
+    return written.find("device") != std::string::npos || written == "\"cuda\"" || written == "\"cpu\"";
+  }
+  if (method == "type_as" && real) {
+    ValueType other = eval(argument, scope);
+    return other.is_tensor() && other.tensor.element.kind == ElementKind::real;
+  }
+  return false;
 }
 
 void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,

@@ -124,6 +124,7 @@ class Checker {
   // A pattern written as a string, einops' or torch's: the call with ShapeScript's pattern.
   std::optional<std::string> unquoted_pattern_call(const std::string& name, const Expr& call) const;
   std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
+  std::optional<std::string> chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope) const;
   std::optional<std::string> reshaped_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& arguments,
                                               const Scope& scope) const;
   static std::string tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims);
@@ -268,6 +269,7 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
+  bool changes_nothing(const std::string& method, const Expr& call, const ValueType& object, Scope& scope);
   void tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing, const Scope& scope) const;
   // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this function can write it.
   void axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const;

@@ -10,3 +10,17 @@ fn heads(x: [b n D]) -> [b D n]:
 
 fn copy(x: [b n D]) -> [b n D]:
     return x.clone()
+
+## Nor do devices and the float precision, which the compiled program and export decide.
+fn placed(x: [b n D]) -> [b n D]:
+    return x.to(x.device) + x.cuda()
+
+fn matched(x: [b n D], y: [b n D]) -> [b n D]:
+    return x.type_as(y) * y.half()
+
+## An integer tensor's `.float()` is a conversion, and `.to(torch.long)` one too: no sure fix.
+fn counts(x: [b n] Int) -> [b n]:
+    return x.float()
+
+fn longs(x: [b n D]) -> [b n D] Int:
+    return x.to(torch.long)

@@ -4,6 +4,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "check/analysis.h"
 #include "check/builtins.h"
@@ -162,63 +164,56 @@ std::optional<std::pair<uint32_t, char>> unclosed_bracket(std::string_view text,
   return open.front();
 }
 
-// A Python list as an argument, `cat([x, y], dim=-1)`: the `[` the parser could not read, after `(`
-// or `,`, whose `]` is further on in the file with a comma between at its own depth. The offsets
-// of the two brackets.
-std::optional<std::pair<uint32_t, uint32_t>> list_argument(std::string_view source, uint32_t open) {
-  size_t before = source.find_last_not_of(" \t\n", open == 0 ? 0 : open - 1);
-  if (open == 0 || before == std::string_view::npos || (source[before] != '(' && source[before] != ',')) return std::nullopt;
-  int depth = 0;
-  bool comma = false;
-  for (size_t i = open; i < source.size(); ++i) {
-    char c = source[i];
-    if (c == '#' || c == '"') {
-      char end = c == '#' ? '\n' : '"';
-      for (++i; i < source.size() && source[i] != end && source[i] != '\n'; ++i) {}
-    } else if (c == '(' || c == '[') {
-      ++depth;
-    } else if (c == ')' || c == ']') {
-      if (--depth == 0) {
-        if (c != ']' || !comma) return std::nullopt;
-        return std::pair{open, static_cast<uint32_t>(i)};
+// Every bracket of a file matched in one pass (strings and comments skipped): what a `[` closes
+// with, the bracket it is in, and whether a comma stands directly inside it. One pass, so that
+// looking at each bracket of hostile text stays linear.
+struct BracketMap {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::unordered_map<uint32_t, uint32_t> close_of, parent_of;
+  std::unordered_set<uint32_t> has_comma;
+
+  explicit BracketMap(std::string_view source) {
+    std::vector<uint32_t> open;
+    for (size_t i = 0; i < source.size(); ++i) {
+      char c = source[i];
+      auto at = static_cast<uint32_t>(i);
+      if (c == '#' || c == '"') {
+        char end = c == '#' ? '\n' : '"';
+        for (++i; i < source.size() && source[i] != end && source[i] != '\n'; ++i) {}
+      } else if (c == '(' || c == '[') {
+        parent_of[at] = open.empty() ? kNone : open.back();
+        open.push_back(at);
+      } else if ((c == ')' || c == ']') && !open.empty() && source[open.back()] == (c == ')' ? '(' : '[')) {
+        close_of[open.back()] = at;
+        open.pop_back();
+      } else if (c == ',' && !open.empty()) {
+        has_comma.insert(open.back());
       }
-      if (depth < 0) return std::nullopt;
-    } else if (c == ',' && depth == 1) {
-      comma = true;
     }
   }
-  return std::nullopt;
-}
+};
 
-// The first list argument whose `[` is in `region`, text the parser could not read.
-std::optional<std::pair<uint32_t, uint32_t>> python_list_in(std::string_view source, Span region) {
+// A Python list as an argument, `cat([x, y], dim=-1)`: a `[` the parser could not read, in
+// `region`, after `(` or `,`, closed by a `]` with a comma directly inside. The offsets of the two
+// brackets, and the call's parentheses around it.
+struct ListArgument {
+  uint32_t open, close;
+  Span call;
+};
+std::optional<ListArgument> python_list_in(std::string_view source, Span region, const BracketMap& brackets) {
   for (uint32_t i = region.begin; i < region.end && i < source.size(); ++i) {
-    if (source[i] == '#' || source[i] == '"') {
-      char end = source[i] == '#' ? '\n' : '"';
-      for (++i; i < region.end && source[i] != end && source[i] != '\n'; ++i) {}
-    } else if (source[i] == '[') {
-      if (auto list = list_argument(source, i)) return list;
-    }
+    if (source[i] != '[' || !brackets.has_comma.count(i)) continue;
+    auto close = brackets.close_of.find(i);
+    size_t before = i == 0 ? std::string_view::npos : source.find_last_not_of(" \t\n", i - 1);
+    if (close == brackets.close_of.end() || source[close->second] != ']' || before == std::string_view::npos ||
+        (source[before] != '(' && source[before] != ',')) continue;
+    uint32_t parent = brackets.parent_of.at(i);
+    if (parent == BracketMap::kNone) continue;
+    auto parent_close = brackets.close_of.find(parent);
+    uint32_t call_end = parent_close == brackets.close_of.end() ? static_cast<uint32_t>(source.size()) : parent_close->second;
+    return ListArgument{i, close->second, {parent, call_end}};
   }
   return std::nullopt;
-}
-
-// The parentheses of the call around the argument at `at`: the `(` before it and the `)` that closes it.
-Span call_around(std::string_view source, uint32_t at) {
-  int depth = 0;
-  size_t i = at;
-  while (i > 0) {  // back to the `(` this argument is in
-    char c = source[--i];
-    if (c == ')' || c == ']') ++depth;
-    else if ((c == '(' || c == '[') && depth-- == 0) break;
-  }
-  depth = 0;
-  for (size_t j = i; j < source.size(); ++j) {
-    char c = source[j];
-    if (c == '(' || c == '[') ++depth;
-    else if ((c == ')' || c == ']') && --depth == 0) return {static_cast<uint32_t>(i), static_cast<uint32_t>(j)};
-  }
-  return {static_cast<uint32_t>(i), static_cast<uint32_t>(source.size())};
 }
 
 // A line that opens a block but lacks its `:`: the offset where the `:` belongs.
@@ -303,15 +298,13 @@ std::string_view python_syntax_help(std::string_view found, std::string_view bef
 }  // namespace
 
 void Checker::report_syntax_errors() {
-  struct ListInCall {
-    std::pair<uint32_t, uint32_t> brackets;
-    Span call;  // from its `(` to its `)`
-    bool reported = false;
-  };
-  std::vector<ListInCall> lists;
+  std::vector<std::pair<ListArgument, bool>> lists;  // each, and whether it was reported
+  std::optional<BracketMap> brackets;
   for (const SyntaxError& e : a_.program.syntax_errors)
-    if (e.kind == SyntaxError::Kind::unreadable)
-      if (auto list = python_list_in(a_.file.text(), e.span)) lists.push_back({*list, call_around(a_.file.text(), list->first)});
+    if (e.kind == SyntaxError::Kind::unreadable) {
+      if (!brackets) brackets.emplace(a_.file.text());
+      if (auto list = python_list_in(a_.file.text(), e.span, *brackets)) lists.emplace_back(*list, false);
+    }
   for (const SyntaxError& e : a_.program.syntax_errors) {
     if (e.kind == SyntaxError::Kind::too_deep) {
       report(DiagnosticCode::E0104, e.span, "nesting too deep: more than " + std::to_string(kMaxNesting) + " levels")
@@ -342,10 +335,10 @@ void Checker::report_syntax_errors() {
     }
     // PyTorch's `torch.cat([x, y], dim=-1)`: ShapeScript's built-ins take the tensors as arguments.
     // Every error within the call is the list's doing, and is reported once, as the list.
-    auto in_call = std::find_if(lists.begin(), lists.end(), [&](const ListInCall& l) { return e.span.begin <= l.call.end && e.span.end >= l.call.begin; });
+    auto in_call = std::find_if(lists.begin(), lists.end(), [&](const auto& l) { return e.span.begin <= l.first.call.end && e.span.end >= l.first.call.begin; });
     if (in_call != lists.end()) {
-      if (std::exchange(in_call->reported, true)) continue;
-      auto [open_at, close_at] = in_call->brackets;
+      if (std::exchange(in_call->second, true)) continue;
+      uint32_t open_at = in_call->first.open, close_at = in_call->first.close;
       report(DiagnosticCode::E0101, {open_at, close_at + 1}, "there are no lists: `[" + text({open_at + 1, close_at}) + "]`")
           .label("a Python list")
           .help("a built-in takes the tensors themselves as its arguments, as in `concat(x, y, over=D)`")

@@ -1628,7 +1628,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         if (auto over = implied_over(name, positional_types, scope)) {
           // Written inside the call's parentheses, or in new ones after a bare piped name (`x |> softmax`).
           std::string written = text(expr.span);
-          bool others = std::any_of(expr.arguments.begin() + (expr.piped ? 1 : 0), expr.arguments.end(), [](const Argument&) { return true; });
+          bool others = expr.arguments.size() > (expr.piped ? 1u : 0u);  // written inside the parentheses
           std::string keyword = "over=" + *over;
           if (!written.empty() && written.back() == ')')
             d.fix("write `" + keyword + "`", Span{expr.span.end - 1, expr.span.end - 1}, (others ? ", " : "") + keyword);
@@ -1764,7 +1764,8 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
     const std::string why = "ShapeScript picks an axis by its name, not its position: ";
     auto at = value && first ? literal_position(value, first->rank()) : std::nullopt;
     if (axis) d.help(why + "write `over=" + *axis + "`").fix("write `over=" + *axis + "`", argument.span, "over=" + *axis);
-    else if (at)  // an axis with no name, whose size another axis shares
+    else if (at && first->axes[*at].name.empty() &&
+             std::count_if(first->axes.begin(), first->axes.end(), [&](const Axis& a) { return a.size == first->axes[*at].size; }) > 1)
       d.help(why + "axis " + std::to_string(*at + 1) + " of " + first->to_string() + " has no name and another axis has its size, so give it a name " +
              "where it is declared (`[.. c]`, or a `dim`) and write `over=` with it");
     else d.help(why + "`over=` with the axis's name (or, for one with no name, its size)");

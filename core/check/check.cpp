@@ -890,9 +890,34 @@ void Checker::check_initializer(const Expr& init) {
   std::vector<std::string> initializers;
   for (const Builtin& b : builtins())
     if (b.effect == BuiltinEffect::initializer) initializers.emplace_back(b.name);
-  report(DiagnosticCode::E0601, callee->span, "`" + text(callee->span) + "` is not an initializer")
-      .label("expected `normal(std=..)`, `ones` or `zeros`")
-      .suggest(callee->span, callee->kind == Expr::Kind::name ? suggest_name(callee->text, initializers) : std::nullopt);
+  auto d = report(DiagnosticCode::E0601, callee->span, "`" + text(callee->span) + "` is not an initializer");
+  d.label("expected `normal(std=..)`, `ones` or `zeros`");
+  if (auto ours = torch_initializer(init))
+    d.help("PyTorch's `" + text(init.span) + "` is `" + *ours + "` here: the param's type gives the shape").fix("write `" + *ours + "`", init.span, *ours);
+  else
+    d.suggest(callee->span, callee->kind == Expr::Kind::name ? suggest_name(callee->text, initializers) : std::nullopt);
+}
+
+// PyTorch's way to make a weight, `torch.randn(F, D) * 0.02`, `torch.zeros(D)`: the initializer it is
+// (`normal(std=0.02)`, `zeros`), the shape being the param's type.
+std::optional<std::string> Checker::torch_initializer(const Expr& init) const {
+  const Expr* call = &init;
+  std::string scale;
+  if (init.kind == Expr::Kind::binary && init.text == "*" && init.operands.size() == 2) {
+    bool left = init.operands[0]->kind == Expr::Kind::number;
+    const Expr& number = *init.operands[left ? 0 : 1];
+    if (number.kind != Expr::Kind::number || number.number <= 0) return std::nullopt;
+    scale = text(number.span);
+    call = init.operands[left ? 1 : 0].get();
+  }
+  if (call->kind != Expr::Kind::call || call->operands.empty()) return std::nullopt;
+  const Expr& callee = *call->operands[0];
+  bool named = callee.kind == Expr::Kind::name || (callee.kind == Expr::Kind::attribute && !callee.operands.empty() &&
+                                                   callee.operands[0]->kind == Expr::Kind::name && callee.operands[0]->text == "torch");
+  if (!named) return std::nullopt;
+  if (callee.text == "randn") return "normal(std=" + (scale.empty() ? std::string("1.0") : scale) + ")";
+  if ((callee.text == "zeros" || callee.text == "ones") && scale.empty()) return callee.text;
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1091,6 +1091,13 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             .fix("write `rearrange`", enclosing->span, method_as_call("rearrange", *moved));
       else
         d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
+    } else if (expr.text == "weight" && !called) {
+      // PyTorch's `self.up.weight` of an `nn.Linear`: a param is the weight itself.
+      d.help("a param is the weight itself: `" + x + "`").fix("remove `.weight`", Span{expr.operands[0]->span.end, expr.span.end}, "");
+    } else if (expr.text == "bias" && !called) {
+      std::string out = object.tensor.rank() == 2 ? object.tensor.axes[0].label : "out";
+      d.help("a bias is a param of its own, as in `param " + (expr.operands[0]->kind == Expr::Kind::attribute ? expr.operands[0]->text : std::string("w")) +
+             "_bias: [" + out + "] = zeros`, added after `linear`");
     } else if (called && changes_nothing(expr.text, *enclosing, object, scope)) {
       // Memory layout, copies, devices and the float precision are PyTorch's to decide, and the compiled program does.
       std::string call = "." + expr.text + "(" + (enclosing->arguments.empty() ? "" : "..") + ")";
@@ -1495,7 +1502,13 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     } else if (!function.is_unknown()) {
       std::string what = function.to_string();
       if (function.known_size && function.is_tensor() && function.tensor.rank() == 0) what = "a size, " + function.known_size->to_user_string();
-      error(DiagnosticCode::E0205, callee.span, "`" + text(callee.span) + "` is " + what + ", which can't be called", "not a function");
+      auto d = report(DiagnosticCode::E0205, callee.span, "`" + text(callee.span) + "` is " + what + ", which can't be called");
+      d.label("not a function");
+      // PyTorch's `self.up(x)` of an `nn.Linear`: a weight `[out in]` is applied with `linear`.
+      if (function.is_tensor() && function.tensor.rank() == 2 && expr.arguments.size() == 1 && !expr.arguments[0].keyword && !expr.piped) {
+        std::string written = "linear(" + text(expr.arguments[0].span) + ", " + text(callee.span) + ")";
+        d.help("a weight `[out in]` is applied with `linear`, as PyTorch's `nn.Linear` is: `" + written + "`").fix("write `linear`", expr.span, written);
+      }
     }
   }
   a_.semantics.calls[&expr] = std::move(facts);

@@ -269,6 +269,7 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
+  std::optional<std::string> torch_initializer(const Expr& init) const;
   bool changes_nothing(const std::string& method, const Expr& call, const ValueType& object, Scope& scope);
   void tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing, const Scope& scope) const;
   // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this function can write it.

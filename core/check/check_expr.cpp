@@ -1505,7 +1505,11 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
       auto d = report(DiagnosticCode::E0205, callee.span, "`" + text(callee.span) + "` is " + what + ", which can't be called");
       d.label("not a function");
       // PyTorch's `self.up(x)` of an `nn.Linear`: a weight `[out in]` is applied with `linear`.
-      if (function.is_tensor() && function.tensor.rank() == 2 && expr.arguments.size() == 1 && !expr.arguments[0].keyword && !expr.piped) {
+      // Where the param is a model's and the input's last axis is its `in`.
+      bool applied = function.is_tensor() && function.tensor.rank() == 2 && callee.kind == Expr::Kind::attribute && expr.arguments.size() == 1 &&
+                     !expr.arguments[0].keyword && expr.arguments[0].value && !expr.piped;
+      ValueType input = applied ? eval(*expr.arguments[0].value, scope) : ValueType::unknown();
+      if (applied && input.is_tensor() && input.tensor.rank() >= 1 && input.tensor.axes.back().size == function.tensor.axes[1].size) {
         std::string written = "linear(" + text(expr.arguments[0].span) + ", " + text(callee.span) + ")";
         d.help("a weight `[out in]` is applied with `linear`, as PyTorch's `nn.Linear` is: `" + written + "`").fix("write `linear`", expr.span, written);
       }

@@ -15,3 +15,7 @@ fn forward(self: Mlp, x: [b n D]) -> [b n D]:
 ## No sure fix: the bias is a param of its own.
 fn shifted(self: Mlp, x: [b n F]) -> [b n D]:
     return linear(x, self.down) + self.down.bias
+
+## Nor where the input's last axis is not the weight's `in`.
+fn unfit(self: Mlp, x: [b n F]) -> [b n F]:
+    return self.up(x)

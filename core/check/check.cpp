@@ -216,6 +216,35 @@ std::optional<ListArgument> python_list_in(std::string_view source, Span region,
   return std::nullopt;
 }
 
+// PyTorch's module as a param, `param up = nn.Linear(D, F)`: the weight it holds, `param up: [F D] =
+// normal(std=0.02)` (PyTorch keeps `[out in]`), where both sizes are a name or a number.
+std::optional<std::string> linear_module_param(std::string_view line) {
+  auto word = [](std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return identifier_char(c); }); };
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+  };
+  line = trim(line);
+  if (!line.starts_with("param ")) return std::nullopt;
+  size_t equals = line.find('=');
+  std::string_view name = trim(line.substr(6, equals == std::string_view::npos ? 0 : equals - 6));
+  std::string_view module = equals == std::string_view::npos ? "" : trim(line.substr(equals + 1));
+  bool linear = false;
+  for (std::string_view prefix : {"nn.Linear(", "torch.nn.Linear("})
+    if (!linear && module.starts_with(prefix) && module.ends_with(")")) {
+      module = module.substr(prefix.size(), module.size() - prefix.size() - 1);
+      linear = true;
+    }
+  if (!linear) return std::nullopt;
+  size_t comma = module.find(',');
+  if (!word(name) || comma == std::string_view::npos) return std::nullopt;
+  std::string_view in = trim(module.substr(0, comma)), rest = module.substr(comma + 1);
+  std::string_view out = trim(rest.substr(0, rest.find(',')));  // `bias=False` may follow
+  if (!word(in) || !word(out) || module.find('(') != std::string_view::npos) return std::nullopt;
+  return "param " + std::string(name) + ": [" + std::string(out) + " " + std::string(in) + "] = normal(std=0.02)";
+}
+
 // A line that opens a block but lacks its `:`: the offset where the `:` belongs.
 std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t offset) {
   LineColumn position = file.line_column(offset);
@@ -362,6 +391,31 @@ void Checker::report_syntax_errors() {
       continue;
     }
     std::string found = text(e.span);
+    // Params written as PyTorch's modules, a line each (the parser reads a run of them as one error):
+    // each line's fix writes the weight it holds.
+    std::vector<std::pair<Span, std::string>> modules;
+    bool all_modules = true;
+    std::string_view unread = a_.file.slice(e.span);  // as written, lines and all
+    for (size_t at = 0; at < unread.size() && all_modules;) {
+      size_t end = std::min(unread.find('\n', at), unread.size());
+      std::string_view line = unread.substr(at, end - at);
+      if (line.find_first_not_of(" \r") != std::string_view::npos) {
+        auto param = linear_module_param(line);
+        size_t first = line.find_first_not_of(' '), last = line.find_last_not_of(" \r") + 1;
+        if (param) modules.emplace_back(Span{e.span.begin + static_cast<uint32_t>(at + first), e.span.begin + static_cast<uint32_t>(at + last)}, *param);
+        else all_modules = false;
+      }
+      at = end + 1;
+    }
+    if (all_modules && !modules.empty()) {
+      for (const auto& [span, param] : modules)
+        report(DiagnosticCode::E0101, span, "a param is a tensor with a type, not a PyTorch module")
+            .label("`nn.Linear`")
+            .help("`nn.Linear(in, out)` holds a weight `[out in]`: `" + param + "`, applied with `linear(x, m." +
+                  param.substr(6, param.find(':') - 6) + ")` (a bias is a param of its own)")
+            .fix("write the weight", span, param);
+      continue;
+    }
     std::string_view help = python_syntax_help(found, std::string_view(a_.file.text()).substr(0, e.span.begin));
     if (found.size() > 30) found = found.substr(0, 27) + "...";
     Span span = e.span;

@@ -1055,7 +1055,9 @@ void Checker::widen_rebound(const Statement& block_statement, Scope& scope) {
 bool Checker::check_statement(const Statement& statement, Scope& scope) {
   switch (statement.kind) {
     case Statement::Kind::assign: {
+      const Statement* outer = std::exchange(assigning_, statement.targets.size() > 1 ? &statement : nullptr);
       ValueType value = statement.value ? eval(*statement.value, scope) : ValueType::unknown();
+      assigning_ = outer;
       if (value.kind == ValueType::Kind::python && statement.value) {
         python_without_as(*statement.value, std::nullopt);
         value = ValueType::unknown();  // reported once, here, not again at each use

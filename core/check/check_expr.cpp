@@ -4,10 +4,13 @@
 #include <cctype>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 #include <stdexcept>
 
 #include "check/check_internal.h"
+#include "syntax/walk.h"
+#include "check/function_cache.h"
 #include "diagnostics/names.h"
 
 namespace ss {
@@ -1132,6 +1135,40 @@ bool Checker::changes_nothing(const std::string& method, const Expr& call, const
   return false;
 }
 
+// PyTorch's `B, T, C = x.shape` (or `x.size()`), the whole value of an assignment: the edits that
+// remove the line and write each axis's name (or size) where the names are used after it. None
+// where a name is assigned again in the function, or an axis can't be written here.
+std::optional<std::vector<TextEdit>> Checker::shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const {
+  const Statement* statement = assigning_;
+  if (!statement || statement->value.get() != &asked || statement->targets.size() != tensor.rank() || !current_ || !current_->body) return std::nullopt;
+  std::map<std::string, std::string> written;  // each name, and what replaces its uses
+  for (size_t i = 0; i < tensor.rank(); ++i) {
+    const Axis& axis = tensor.axes[i];
+    std::optional<std::string> name = written_axis(axis, tensor, scope);
+    if (!name && axis.size.is_constant()) name = axis.size.to_string();
+    if (!name) return std::nullopt;
+    bool plain = is_identifier(*name) || std::all_of(name->begin(), name->end(), ::isdigit);
+    if (statement->targets[i].first != "_") written[statement->targets[i].first] = plain ? *name : "(" + *name + ")";
+  }
+  bool rebound = false;
+  for_each_statement(*current_->body, [&](const Statement& s) {
+    if (&s != statement)
+      for (const auto& [name, span] : s.targets) rebound = rebound || written.count(name);
+    if (s.kind == Statement::Kind::for_ && written.count(s.variable)) rebound = true;
+    return rebound ? Walk::stop : Walk::into;
+  });
+  if (rebound) return std::nullopt;
+  // The whole line goes, its indentation and newline with it.
+  uint32_t line = a_.file.line_column(statement->span.begin).line;
+  uint32_t begin = a_.file.offset_of({line, 0});
+  uint32_t end = line + 1 < a_.file.line_count() ? a_.file.offset_of({line + 1, 0}) : statement->span.end;
+  std::vector<TextEdit> edits{{{begin, end}, ""}};
+  for (const Expr* e : expressions_of(*current_))
+    if (e->kind == Expr::Kind::name && e->span.begin >= end)
+      if (auto to = written.find(e->text); to != written.end() && to->first != to->second) edits.push_back({e->span, to->second});
+  return edits;
+}
+
 void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,
                                const Scope& scope) const {
   const std::string& field = attribute.text;
@@ -1153,6 +1190,7 @@ void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, cons
     at = literal_position(asked.arguments[0].value.get(), tensor.rank());
   } else if ((field == "shape" && !indexed) || (field == "size" && called && asked.arguments.empty())) {
     d.help("a tensor's shape is its type, " + tensor.to_string() + ": each size is written by its axis's name (" + names + ")");
+    if (auto edits = shape_unpacked(tensor, asked, scope)) d.fix("use the axes' names", std::move(*edits));
     return;
   } else {
     return;

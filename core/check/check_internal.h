@@ -226,6 +226,7 @@ class Checker {
   std::string describe_as_language_model(const ModelLayout& layout) const;
   std::map<const Item*, std::vector<Use>> uses_;
   const Item* current_ = nullptr;  // the function being checked
+  const Statement* assigning_ = nullptr;  // the assignment of several names whose value is being checked (`B, T, C = x.shape`)
   const Expr* returned_ = nullptr;  // the expression a `return` is checking, whose type the result declares
   std::vector<std::optional<std::string>> as_context_;  // `as` types being evaluated, innermost last
 
@@ -270,6 +271,7 @@ class Checker {
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
   std::optional<std::string> torch_initializer(const Expr& init) const;
+  std::optional<std::vector<TextEdit>> shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const;
   bool changes_nothing(const std::string& method, const Expr& call, const ValueType& object, Scope& scope);
   void tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing, const Scope& scope) const;
   // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this function can write it.

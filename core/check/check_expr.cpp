@@ -248,6 +248,7 @@ constexpr TorchName kTorchNames[] = {
     {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`"},
     {"chunk", "split", "equal pieces are a group in a pattern: `split(x, b n (3 D) -> b n D)`"},
     {"tril", "causal", "a lower-triangular mask is `causal[n n]`, true where a position may attend"},
+    {"norm", "sqrt", "a vector's length is `sqrt(sum(x * x, over=D))`"},
     {"amax", "max", ""},
     {"amin", "min", ""},
     {"zeros_like", "zeros", "a tensor of zeros is written with its shape, as in `zeros[b n D]`"},
@@ -1089,7 +1090,26 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         moved = moved_axes_pattern(expr.text, object.tensor, positions);
         if (!moved) moved = reshaped_pattern(expr.text, object.tensor, positions, scope);
       }
-      if (moved)
+      std::optional<std::string> length;  // `x.norm(dim=-1)`: the length along one axis
+      if (called && expr.text == "norm" && enclosing->arguments.size() == 1 && enclosing->arguments[0].value &&
+          (!enclosing->arguments[0].keyword || *enclosing->arguments[0].keyword == "dim"))
+        if (auto at = literal_position(enclosing->arguments[0].value.get(), object.tensor.rank()))
+          if (auto axis = written_axis(object.tensor.axes[*at], object.tensor, scope)) {
+            Expr::Kind kind = expr.operands[0]->kind;  // `(a + b).norm(..)`: `(a + b) * (a + b)`
+            auto parenthesized = [](const std::string& t) {  // `(a + b)`, not `(a) + (b)`
+              int depth = 0;
+              for (size_t i = 0; i < t.size(); ++i)
+                if ((depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0) == 0 && i + 1 < t.size()) return false;
+              return t.size() >= 2 && t.front() == '(';
+            };
+            bool atom = kind == Expr::Kind::name || kind == Expr::Kind::attribute || kind == Expr::Kind::call || kind == Expr::Kind::subscript ||
+                        parenthesized(x);
+            std::string factor = atom ? x : "(" + x + ")";
+            length = "sqrt(sum(" + factor + " * " + factor + ", over=" + *axis + "))";
+          }
+      if (length)
+        d.help("PyTorch's `.norm` is a vector's length: `" + *length + "`").fix("write the length", enclosing->span, *length);
+      else if (moved)
         d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + method_as_call("rearrange", *moved) + "`")
             .fix("write `rearrange`", enclosing->span, method_as_call("rearrange", *moved));
       else

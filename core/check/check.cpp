@@ -216,20 +216,22 @@ std::optional<ListArgument> python_list_in(std::string_view source, Span region,
   return std::nullopt;
 }
 
+// `s` without the spaces (and a line's `\r`) around it.
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
 // PyTorch's module as a param, `param up = nn.Linear(D, F)`: the weight it holds, `param up: [F D] =
 // normal(std=0.02)` (PyTorch keeps `[out in]`), where both sizes are a name or a number.
 std::optional<std::string> linear_module_param(std::string_view line) {
   auto word = [](std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return identifier_char(c); }); };
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-  };
-  line = trim(line);
+  line = trimmed(line);
   if (!line.starts_with("param ")) return std::nullopt;
   size_t equals = line.find('=');
-  std::string_view name = trim(line.substr(6, equals == std::string_view::npos ? 0 : equals - 6));
-  std::string_view module = equals == std::string_view::npos ? "" : trim(line.substr(equals + 1));
+  std::string_view name = trimmed(line.substr(6, equals == std::string_view::npos ? 0 : equals - 6));
+  std::string_view module = equals == std::string_view::npos ? "" : trimmed(line.substr(equals + 1));
   bool linear = false;
   for (std::string_view prefix : {"nn.Linear(", "torch.nn.Linear("})
     if (!linear && module.starts_with(prefix) && module.ends_with(")")) {
@@ -239,8 +241,8 @@ std::optional<std::string> linear_module_param(std::string_view line) {
   if (!linear) return std::nullopt;
   size_t comma = module.find(',');
   if (!word(name) || comma == std::string_view::npos) return std::nullopt;
-  std::string_view in = trim(module.substr(0, comma)), rest = module.substr(comma + 1);
-  std::string_view out = trim(rest.substr(0, rest.find(',')));  // `bias=False` may follow
+  std::string_view in = trimmed(module.substr(0, comma)), rest = module.substr(comma + 1);
+  std::string_view out = trimmed(rest.substr(0, rest.find(',')));  // `bias=False` may follow
   if (!word(in) || !word(out) || module.find('(') != std::string_view::npos) return std::nullopt;
   return "param " + std::string(name) + ": [" + std::string(out) + " " + std::string(in) + "] = normal(std=0.02)";
 }
@@ -254,14 +256,9 @@ std::optional<std::pair<Span, std::string>> python_range(std::string_view text) 
   if (close == std::string_view::npos) return std::nullopt;
   std::string_view inside = text.substr(open + 1, close - open - 1);
   if (inside.find_first_of("([") != std::string_view::npos || std::count(inside.begin(), inside.end(), ',') > 1) return std::nullopt;
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-    return s;
-  };
   size_t comma = inside.find(',');
-  std::string_view from = comma == std::string_view::npos ? "0" : trim(inside.substr(0, comma));
-  std::string_view to = trim(comma == std::string_view::npos ? inside : inside.substr(comma + 1));
+  std::string_view from = comma == std::string_view::npos ? "0" : trimmed(inside.substr(0, comma));
+  std::string_view to = trimmed(comma == std::string_view::npos ? inside : inside.substr(comma + 1));
   if (from.empty() || to.empty()) return std::nullopt;
   return std::pair{Span{static_cast<uint32_t>(at + 3), static_cast<uint32_t>(close + 1)}, std::string(from) + ".." + std::string(to)};
 }

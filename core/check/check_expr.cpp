@@ -282,6 +282,17 @@ std::optional<size_t> literal_position(const Expr* e, size_t rank) {
   return at >= 0 && at < static_cast<int64_t>(rank) ? std::optional<size_t>(static_cast<size_t>(at)) : std::nullopt;
 }
 
+// A size written as a number: a positive integer literal, as its value.
+std::optional<int64_t> positive_integer(const Expr& e) {
+  if (e.kind != Expr::Kind::number || !e.is_integer || e.number < 1 || e.number >= 9.0e15) return std::nullopt;
+  return static_cast<int64_t>(e.number);
+}
+
+// Whether the built-in takes the keyword `name=`.
+bool takes_keyword(const Builtin& builtin, std::string_view name) {
+  return std::find(builtin.keywords.begin(), builtin.keywords.end(), name) != builtin.keywords.end();
+}
+
 // `zeros(b, n, D)`, PyTorch's sizes as arguments: the shape ShapeScript writes in brackets,
 // `[b n D]`, where each is a name or a number.
 std::optional<std::string> shape_of_arguments(const Expr& call) {
@@ -290,8 +301,8 @@ std::optional<std::string> shape_of_arguments(const Expr& call) {
     const Expr* v = argument.value.get();
     if (argument.keyword || !v) return std::nullopt;
     if (v->kind == Expr::Kind::name) shape += (shape.empty() ? "" : " ") + v->text;
-    else if (v->kind == Expr::Kind::number && v->is_integer && v->number >= 1 && v->number < 9.0e15)
-      shape += (shape.empty() ? "" : " ") + std::to_string(static_cast<int64_t>(v->number));
+    else if (auto n = positive_integer(*v))
+      shape += (shape.empty() ? "" : " ") + std::to_string(*n);
     else return std::nullopt;
   }
   if (shape.empty()) return std::nullopt;
@@ -516,9 +527,8 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
       if (e->kind == Expr::Kind::unary && e->text == "-" && !e->operands.empty() && e->operands[0]->kind == Expr::Kind::number &&
           e->operands[0]->number == 1) {
         sizes.push_back({std::nullopt, ""});
-      } else if (e->kind == Expr::Kind::number && e->is_integer && e->number >= 1 && e->number < 9.0e15) {
-        auto n = static_cast<int64_t>(e->number);
-        sizes.push_back({SizeExpr::constant(n), std::to_string(n)});
+      } else if (auto n = positive_integer(*e)) {
+        sizes.push_back({SizeExpr::constant(*n), std::to_string(*n)});
       } else if (e->kind == Expr::Kind::name) {
         auto axis = std::find_if(x.axes.begin(), x.axes.end(), [&](const Axis& a) { return a.label == e->text; });
         std::optional<SizeExpr> size;
@@ -607,7 +617,7 @@ std::optional<std::string> Checker::chunked_pattern(std::string_view torch, cons
   auto at = position ? literal_position(position, x.rank()) : std::optional<size_t>(0);
   if (!count || !at) return std::nullopt;
   auto size_of = [&](const Expr& e) -> std::optional<SizeExpr> {
-    if (e.kind == Expr::Kind::number && e.is_integer && e.number >= 1 && e.number < 9.0e15) return SizeExpr::constant(static_cast<int64_t>(e.number));
+    if (auto n = positive_integer(e)) return SizeExpr::constant(*n);
     if (e.kind != Expr::Kind::name) return std::nullopt;
     if (const KnownDim* dim = known_dim(e.text)) return dim->size;
     if (auto bound = scope.axes.find(e.text); bound != scope.axes.end()) return bound->second.size;
@@ -1070,7 +1080,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
              ": the tensor is its first argument, `" + name + "(" + x + ", …)`, or piped in, `" + x + " |> " + name + "(…)`");
       if (called) {
         // PyTorch's axis, `x.sum(-1)` or `x.mean(dim=1)`, becomes the `over=` it is, where the axis has a name here.
-        bool takes_over = std::find(builtin.keywords.begin(), builtin.keywords.end(), "over") != builtin.keywords.end();
+        bool takes_over = takes_keyword(builtin, "over");
         std::string rest;
         for (const Argument& a : enclosing->arguments) {
           std::string written = text(a.span);
@@ -1662,7 +1672,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   }
   // A missing pattern explains a surplus argument (a pattern written as a string) better than a count.
   // `split(x, S1, S2, over=A)` cuts by sizes instead: a built-in that takes `over=` needs one or the other.
-  bool cuts_over = keywords.count("over") && std::find(builtin.keywords.begin(), builtin.keywords.end(), "over") != builtin.keywords.end();
+  bool cuts_over = keywords.count("over") && takes_keyword(builtin, "over");
   if (builtin.takes_pattern && !pattern && !cuts_over) {
     const Argument* string_pattern = nullptr;
     for (const Argument* a : positional)
@@ -1684,7 +1694,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     d.label("`" + std::string(builtin.signature) + "`");
     if (expr.piped) d.note("`x |> f(a)` passes `x` as the first argument");
     // PyTorch's `softmax(x, -1)` and `x.sum(-1)`: the axis as a position after the tensor.
-    bool takes_over = std::find(builtin.keywords.begin(), builtin.keywords.end(), "over") != builtin.keywords.end();
+    bool takes_over = takes_keyword(builtin, "over");
     if (takes_over && !keywords.count("over") && count == builtin.max_positional + 1 && positional_types[0].is_tensor())
       if (auto at = literal_position(positional.back()->value.get(), positional_types[0].tensor.rank())) {
         const TensorType& x = positional_types[0].tensor;

@@ -269,10 +269,10 @@ class Checker {
   ValueType eval_binary(const Expr& expr, Scope& scope);
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
-  // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
   std::optional<std::string> torch_initializer(const Expr& init) const;
   std::optional<std::vector<TextEdit>> shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const;
   bool changes_nothing(const std::string& method, const Expr& call, const ValueType& object, Scope& scope);
+  // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
   void tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing, const Scope& scope) const;
   // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this function can write it.
   void axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const;

@@ -314,6 +314,13 @@ bool is_identifier(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// `16*gh` in place of `x.shape[2]` in `x.shape[2] * 2` keeps its own precedence: a name or a number
+// stands as it is, anything else in parentheses.
+std::string as_operand(const std::string& value) {
+  bool plain = is_identifier(value) || (!value.empty() && std::ranges::all_of(value, ::isdigit));
+  return plain ? value : "(" + value + ")";
+}
+
 // PyTorch's `zeros_like(x)`, `ones_like(x)` and `full_like(x, v)` of a `Real` x: the built-in
 // written with x's shape, `zeros[b n D]`, `full[b n D](v)`, where every axis of x is a name or a number.
 std::optional<std::string> like_call(std::string_view torch, const Expr& call, const ValueType& x, const std::string& value) {
@@ -1174,11 +1181,9 @@ std::optional<std::vector<TextEdit>> Checker::shape_unpacked(const TensorType& t
   std::map<std::string, std::string> written;  // each name, and what replaces its uses
   for (size_t i = 0; i < tensor.rank(); ++i) {
     const Axis& axis = tensor.axes[i];
-    std::optional<std::string> name = written_axis(axis, tensor, scope);
-    if (!name && axis.size.is_constant()) name = axis.size.to_string();
+    std::optional<std::string> name = size_as_value(axis, tensor, scope);
     if (!name) return std::nullopt;
-    bool plain = is_identifier(*name) || std::all_of(name->begin(), name->end(), ::isdigit);
-    if (statement->targets[i].first != "_") written[statement->targets[i].first] = plain ? *name : "(" + *name + ")";
+    if (statement->targets[i].first != "_") written[statement->targets[i].first] = as_operand(*name);
   }
   bool rebound = false;
   for_each_statement(*current_->body, [&](const Statement& s) {
@@ -1236,18 +1241,12 @@ void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const Tens
   const Axis& axis = tensor.axes[at];
   Span whole = written_call(asked);  // `x |> len` from `x` on
   if (auto written = written_axis(axis, tensor, scope)) {
-    // In place of `x.shape[2]` in `x.shape[2] * 2`, a size such as `16*gh` keeps its own precedence.
-    std::string value = is_identifier(*written) || std::all_of(written->begin(), written->end(), ::isdigit) ? *written : "(" + *written + ")";
     d.help("a size is written by its axis's name, which the checker follows: `" + text(whole) + "` is `" + *written + "` here")
-        .fix("write `" + value + "`", whole, value);
-  } else if (std::ranges::all_of(axis.size.variables(), [&](const std::string& v) {
-               auto bound = scope.axes.find(v);
-               return !v.starts_with("?") && bound != scope.axes.end() && bound->second.size == SizeExpr::variable(v);
-             })) {
+        .fix("write `" + as_operand(*written) + "`", whole, as_operand(*written));
+  } else if (auto value = size_as_value(axis, tensor, scope)) {
     // A size is a value, whichever axis has it: `8`, `(n+1)` where another axis is the same size.
-    std::string value = axis.size.to_string();
-    if (!axis.size.is_constant()) value = "(" + value + ")";
-    d.help("`" + text(whole) + "` is " + axis.size.to_string() + " here, for " + tensor.to_string()).fix("write `" + value + "`", whole, value);
+    d.help("`" + text(whole) + "` is " + *value + " here, for " + tensor.to_string())
+        .fix("write `" + as_operand(*value) + "`", whole, as_operand(*value));
   } else if (std::ranges::any_of(axis.size.variables(), [](const std::string& v) { return v.starts_with("?"); })) {
     d.help("`" + text(whole) + "` is `" + axis.label + "`, a size known only as the program runs, which no value names: " +
            "what uses it takes it from the tensor's type");
@@ -1765,10 +1764,26 @@ std::optional<std::string> Checker::written_axis(const Axis& axis, const TensorT
     if (auto bound = scope.axes.find(axis.name); bound != scope.axes.end() && bound->second.size == axis.size) return axis.name;
     return std::nullopt;
   }
-  for (const std::string& v : axis.size.variables())
-    if (auto bound = scope.axes.find(v); bound == scope.axes.end() || !(bound->second.size == SizeExpr::variable(v))) return std::nullopt;
+  if (!names_its_axes(axis.size, scope)) return std::nullopt;
   if (std::count_if(tensor.axes.begin(), tensor.axes.end(), [&](const Axis& a) { return a.size == axis.size; }) != 1) return std::nullopt;
   return axis.size.to_string();
+}
+
+// Each name in `size` is one of this function's axes, as that very size: the size can be written here.
+// (`?k`, a size known only as the program runs, is bound in scope too, but no value names it.)
+bool Checker::names_its_axes(const SizeExpr& size, const Scope& scope) {
+  return std::ranges::all_of(size.variables(), [&](const std::string& v) {
+    auto bound = scope.axes.find(v);
+    return !v.starts_with("?") && bound != scope.axes.end() && bound->second.size == SizeExpr::variable(v);
+  });
+}
+
+// The size of `axis` as a value this function can write: as over= would pick it (written_axis),
+// else the size itself (`8`, `n+1`) where each name in it is one of this function's axes.
+std::optional<std::string> Checker::size_as_value(const Axis& axis, const TensorType& tensor, const Scope& scope) const {
+  if (auto written = written_axis(axis, tensor, scope)) return written;
+  if (names_its_axes(axis.size, scope)) return axis.size.to_string();
+  return std::nullopt;
 }
 
 // `transpose(x, 1, 2)`, `permute(x, 0, 2, 1)`, `unsqueeze(x, 1)` and `squeeze(x, 1)`, where none is

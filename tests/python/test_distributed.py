@@ -6,6 +6,7 @@ Ctrl-C stops every rank at one step with a whole checkpoint; two "machines" on 1
 Each run is a few dozen steps of a tiny model; the runs are shared by the module's tests."""
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -26,7 +27,6 @@ def training_text(words=4000):
     """English-like text from a fixed seed, the same in every run: the curves compared across runs
     and numbers of processes must not move when the project's docs are edited (the example trains on
     docs/language.md, and an edit there once pushed a resumed curve past its tolerance)."""
-    import random
     vocabulary = ("the a model learns each axis of a tensor shape size name type checks export weight layer "
                   "attention head token sequence batch step loss gradient process shard checkpoint").split()
     rng = random.Random(24)

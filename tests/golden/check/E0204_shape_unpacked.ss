@@ -21,3 +21,8 @@ fn rebound(x: [b n D]) -> [b n D]:
     B, N, C = x.shape
     C = 2
     return x * C
+
+## An axis with no name of its own is its size, where the function can write it: `(n+1)`.
+fn grown(x: [b n+1 n+1]) -> [b n+1 n+1]:
+    B, M, K = x.shape
+    return x * (M / K)

@@ -293,9 +293,12 @@ module.exports = grammar({
       'for',
       field('variable', $.identifier),
       'in',
-      field('start', $._expression),
-      '..',
-      field('end', $._expression),
+      // Python's `for l in range(L):` and `for layer in layers:` parse too, as an `iterable`, so
+      // the checker can say what to write and check the body, rather than lose the whole loop.
+      choice(
+        seq(field('start', $._expression), '..', field('end', $._expression)),
+        field('iterable', $._expression),
+      ),
       ':',
       $._indent,
       field('body', $.block),

@@ -247,22 +247,6 @@ std::optional<std::string> linear_module_param(std::string_view line) {
   return "param " + std::string(name) + ": [" + std::string(out) + " " + std::string(in) + "] = normal(std=0.02)";
 }
 
-// Python's loop, `for l in range(L):` or `range(a, b)`: where `range(..)` is in `text`, and the
-// range it is, `0..L` or `a..b`.
-std::optional<std::pair<Span, std::string>> python_range(std::string_view text) {
-  size_t at = text.find("in range(");
-  if (at == std::string_view::npos || text.substr(0, at).find("for ") == std::string_view::npos) return std::nullopt;
-  size_t open = at + 8, close = text.find(')', open);
-  if (close == std::string_view::npos) return std::nullopt;
-  std::string_view inside = text.substr(open + 1, close - open - 1);
-  if (inside.find_first_of("([") != std::string_view::npos || std::count(inside.begin(), inside.end(), ',') > 1) return std::nullopt;
-  size_t comma = inside.find(',');
-  std::string_view from = comma == std::string_view::npos ? "0" : trimmed(inside.substr(0, comma));
-  std::string_view to = trimmed(comma == std::string_view::npos ? inside : inside.substr(comma + 1));
-  if (from.empty() || to.empty()) return std::nullopt;
-  return std::pair{Span{static_cast<uint32_t>(at + 3), static_cast<uint32_t>(close + 1)}, std::string(from) + ".." + std::string(to)};
-}
-
 // A line that opens a block but lacks its `:`: the offset where the `:` belongs.
 std::optional<uint32_t> missing_block_colon(const SourceFile& file, uint32_t offset) {
   LineColumn position = file.line_column(offset);
@@ -432,14 +416,6 @@ void Checker::report_syntax_errors() {
             .help("`nn.Linear(in, out)` holds a weight `[out in]`: `" + param + "`, applied with `linear(x, m." +
                   param.substr(6, param.find(':') - 6) + ")` (a bias is a param of its own)")
             .fix("write the weight", span, param);
-      continue;
-    }
-    if (auto range = python_range(unread)) {
-      Span at{e.span.begin + range->first.begin, e.span.begin + range->first.end};
-      report(DiagnosticCode::E0101, at, "there is no `range`: a loop counts over `a..b`")
-          .label("Python's `range`")
-          .help("`for l in 0..L:` counts from 0 up to L - 1, as `range(L)` does: `" + range->second + "`")
-          .fix("write `" + range->second + "`", at, range->second);
       continue;
     }
     std::string_view help = python_syntax_help(found, std::string_view(a_.file.text()).substr(0, e.span.begin));
@@ -1086,6 +1062,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
       if (statement.value) eval(*statement.value, scope);
       return false;
     case Statement::Kind::for_: {
+      if (!statement.python_iterable.empty() && !python_loop(statement, scope)) return false;
       for (const Expr* bound : {statement.value.get(), statement.end.get()}) {
         if (!bound) continue;
         ValueType type = eval(*bound, scope);
@@ -1137,6 +1114,30 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
     }
     case Statement::Kind::error: return false;
   }
+  return false;
+}
+
+// Python's `for l in range(L):` (lowered as `0..L`, which the fix writes; true: check it as that
+// loop) or `for layer in layers:` (false: the body is checked with `layer` unknown).
+bool Checker::python_loop(const Statement& loop, Scope& scope) {
+  const Span at = loop.python_iterable;
+  if (loop.end) {
+    std::string range = (loop.value && loop.value->span.empty() ? "0" : text(loop.value->span)) + ".." + text(loop.end->span);
+    report(DiagnosticCode::E0101, at, "there is no `range`: a loop counts over `a..b`")
+        .label("Python's `range`")
+        .help("`for l in 0..L:` counts from 0 up to L - 1, as `range(L)` does: `" + range + "`")
+        .fix("write `" + range + "`", at, range);
+    return true;
+  }
+  report(DiagnosticCode::E0101, at, "a loop counts over `a..b`, not over the items of a value")
+      .label("Python's loop over a value")
+      .help("there are no lists to loop over: layers are one weight stacked along an axis, `param w: [L D D]`, "
+            "and a loop counts over it, `for l in 0..L:`, taking `m.w[l]`");
+  bind_local(loop.variable, loop.variable_span, ValueType::unknown(), scope);
+  widen_rebound(loop, scope);
+  scope.blocks.emplace_back("the loop", scope.locals);
+  if (loop.body) check_block(*loop.body, scope);
+  scope.blocks.pop_back();
   return false;
 }
 

@@ -84,6 +84,9 @@ struct Statement {
   ExprPtr end;                                        // for: end
   std::string variable;                               // for
   Span variable_span;
+  // for: where Python's form was written, `range(L)` (lowered as `0..L`, `range(a, b)` as `a..b`)
+  // or a value (`in layers`, lowered with no ends); empty for `a..b`. The checker reports it.
+  Span python_iterable;
   std::vector<std::pair<ExprPtr, std::unique_ptr<Block>>> branches;  // if/elif: condition and body
   std::unique_ptr<Block> body;                        // for body; if: else body (may be null)
 };

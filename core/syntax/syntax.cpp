@@ -96,8 +96,8 @@ struct Symbols {
 // Field ids, looked up once: by name, tree-sitter compares strings on every call.
 struct Fields {
   TSFieldId arguments, attribute, axes, body, bound, condition, element, end, export_, function, index, init, input,
-      left, module, name, object, operand, operator_, output, over, parameter, parameters, result, right, start,
-      target, targets, type, value, variable;
+      iterable, left, module, name, object, operand, operator_, output, over, parameter, parameters, result, right,
+      start, target, targets, type, value, variable;
   Fields() {
     const TSLanguage* language = tree_sitter_shapescript();
     auto id = [language](const char* name) {
@@ -106,7 +106,7 @@ struct Fields {
     arguments = id("arguments"), attribute = id("attribute"), axes = id("axes"), body = id("body");
     bound = id("bound"), condition = id("condition"), element = id("element"), end = id("end");
     export_ = id("export"), function = id("function"), index = id("index"), init = id("init");
-    input = id("input"), left = id("left"), module = id("module"), name = id("name"), object = id("object");
+    input = id("input"), iterable = id("iterable"), left = id("left"), module = id("module"), name = id("name"), object = id("object");
     operand = id("operand"), operator_ = id("operator"), output = id("output"), over = id("over");
     parameter = id("parameter"), parameters = id("parameters"), result = id("result"), right = id("right");
     start = id("start"), target = id("target"), targets = id("targets"), type = id("type");
@@ -421,6 +421,27 @@ class Lowering {
     return pattern;
   }
 
+  // Python's `for l in range(L):` is lowered as `0..L` (the `0` written nowhere) and `range(a, b)`
+  // as `a..b`, so the body is checked as the loop the fix writes; any other value (`in layers`)
+  // has no ends. Either way the checker reports `python_iterable`.
+  void lower_python_loop(Statement& statement, TSNode iterable) const {
+    statement.python_iterable = span(iterable);
+    ExprPtr value = lower_expr(iterable);
+    bool range = value->kind == Expr::Kind::call && value->operands.size() == 1 && value->operands[0]->kind == Expr::Kind::name &&
+                 value->operands[0]->text == "range" && !value->piped && (value->arguments.size() == 1 || value->arguments.size() == 2) &&
+                 std::ranges::all_of(value->arguments, [](const Argument& a) { return !a.keyword && a.value; });
+    if (!range) return;
+    if (value->arguments.size() == 2) {
+      statement.value = std::move(value->arguments[0].value);
+    } else {
+      statement.value = std::make_unique<Expr>();
+      statement.value->kind = Expr::Kind::number;
+      statement.value->is_integer = true;
+      statement.value->text = "0";
+    }
+    statement.end = std::move(value->arguments.back().value);
+  }
+
   ExprPtr error_expr(TSNode node) const {
     auto expr = std::make_unique<Expr>();
     expr->span = present(node) ? span(node) : Span{};
@@ -591,8 +612,12 @@ class Lowering {
         statement.variable = text(variable);
         statement.variable_span = span(variable);
       }
-      statement.value = lower_expr(field(node, f.start));
-      statement.end = lower_expr(field(node, f.end));
+      if (TSNode iterable = field(node, f.iterable); present(iterable)) {
+        lower_python_loop(statement, iterable);
+      } else {
+        statement.value = lower_expr(field(node, f.start));
+        statement.end = lower_expr(field(node, f.end));
+      }
       statement.body = lower_block(field(node, f.body));
     } else if (sym == Sym::if_statement) {
       statement.kind = Statement::Kind::if_;
@@ -817,6 +842,7 @@ class Lowering {
       move(statement.value.get(), delta);
       move(statement.end.get(), delta);
       move(statement.variable_span, delta);
+      move(statement.python_iterable, delta);
       for (auto& [condition, body] : statement.branches) {
         move(condition.get(), delta);
         move(body.get(), delta);

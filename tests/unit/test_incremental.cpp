@@ -157,7 +157,7 @@ void describe(std::ostream& out, const std::unique_ptr<Block>& block) {
   }
   out << "<block " << span_text(block->span);
   for (const Statement& s : block->statements) {
-    out << "\n  stmt " << static_cast<int>(s.kind) << " " << span_text(s.span) << " " << s.variable << " " << span_text(s.variable_span);
+    out << "\n  stmt " << static_cast<int>(s.kind) << " " << span_text(s.span) << " " << s.variable << " " << span_text(s.variable_span) << " " << span_text(s.python_iterable);
     for (const auto& [name, at] : s.targets) out << " " << name << "@" << span_text(at);
     describe(out, s.value);
     describe(out, s.end);
@@ -399,6 +399,36 @@ fn twice(x: [n K]) -> [n K]:
     REQUIRE(at != std::string::npos);
     text.replace(at, from.size(), to);
     INFO("after replacing `" << from << "` with `" << to << "`:\n" << text);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}
+
+TEST_CASE("Python's loops, read as the loop they stand for, move with the text", "[incremental]") {
+  std::string text = R"(dim D = 4
+dim L = 2
+
+fn counted(x: [n D]) -> [n D]:
+    for l in range(1, L):
+        x = x * 2
+    return x
+
+fn over_a_value(x: [n D]) -> [n D]:
+    for layer in layers:
+        x = layer(x)
+    return x
+)";
+  auto previous = incremental(text, nullptr);
+  for (auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"dim L = 2\n", "dim L = 2\ndim E = 3\n"},      // both functions move, unchanged
+           {"range(1, L)", "range(L)"},                    // the start is the `0` written nowhere
+           {"dim E = 3\n", ""},                            // and moves back
+       }) {
+    text.replace(text.find(from), from.size(), to);
+    INFO(text);
     auto next = incremental(text, previous.get());
     auto fresh = full(text);
     CHECK(describe(next->program) == describe(fresh->program));

@@ -456,8 +456,10 @@ std::optional<std::vector<size_t>> only_placement(const TensorType& small, const
 
 // The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
 // the positions after x, and `unsqueeze(x, 1)` (`b n -> b 1 n`) or `squeeze(x, 1)` (`b 1 n -> b n`):
-// where every axis of x has a name of its own (an axis of size 1 is written `1`) and each position is a number.
-std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions) {
+// where each axis of x is written once, as it is in its type (a name, `8`, `16gh`, `(gh gw)`, `(n+1)`;
+// an axis of size 1 as `1`; a size this function can't write, none), and each position is a number.
+std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions,
+                                              const std::function<bool(const SizeExpr&)>& writable) {
   size_t rank = x.rank();
   std::set<std::string> labels;
   std::vector<std::string> written;
@@ -466,8 +468,15 @@ std::optional<std::string> moved_axes_pattern(std::string_view torch, const Tens
       written.push_back("1");
       continue;
     }
-    if (!is_identifier(a.label) || !labels.insert(a.label).second) return std::nullopt;
-    written.push_back(a.label);
+    std::string as_pattern = a.label;
+    if (!is_identifier(a.label)) {
+      if (a.label.empty() || a.label.find('?') != std::string::npos || !writable(a.size)) return std::nullopt;
+      // `16gh` and `8` are one token, a group `(gh gw)` is written as it is; `n+1` is a size in a group of one.
+      bool token = std::isalnum(static_cast<unsigned char>(a.label[0])) && std::ranges::all_of(a.label, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      if (!token && a.label.front() != '(') as_pattern = "(" + a.label + ")";
+    }
+    if (!labels.insert(as_pattern).second) return std::nullopt;
+    written.push_back(as_pattern);
   }
   std::vector<std::string> to = written;
   if (torch == "transpose" && positions.size() == 2) {
@@ -1104,7 +1113,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       if (called) {
         std::vector<const Expr*> positions;
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
-        moved = moved_axes_pattern(expr.text, object.tensor, positions);
+        moved = moved_axes_pattern(expr.text, object.tensor, positions, [&](const SizeExpr& size) { return writable_here(size, scope); });
         if (!moved) moved = reshaped_pattern(expr.text, object.tensor, positions, scope);
       }
       std::optional<std::string> length;  // `x.norm(dim=-1)`: the length along one axis
@@ -1778,6 +1787,14 @@ bool Checker::names_its_axes(const SizeExpr& size, const Scope& scope) {
   });
 }
 
+// Each name in `size` is one of this function's axes or a dim: the size can be written in a type or pattern here.
+bool Checker::writable_here(const SizeExpr& size, const Scope& scope) const {
+  return std::ranges::all_of(size.variables(), [&](const std::string& v) {
+    SizeExpr only = SizeExpr::variable(v);
+    return names_its_axes(only, scope) || known_dim(v);
+  });
+}
+
 // The size of `axis` as a value this function can write: as over= would pick it (written_axis),
 // else the size itself (`8`, `n+1`) where each name in it is one of this function's axes.
 std::optional<std::string> Checker::size_as_value(const Axis& axis, const TensorType& tensor, const Scope& scope) const {
@@ -1834,7 +1851,7 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     std::vector<const Expr*> positions;
     for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
     // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
-    if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions))
+    if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions, [&](const SizeExpr& size) { return writable_here(size, scope); }))
       pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");

@@ -209,6 +209,7 @@ class Checker {
   bool python_loop(const Statement& loop, Scope& scope);
   std::optional<std::string> size_as_value(const Axis& axis, const TensorType& tensor, const Scope& scope) const;
   static bool names_its_axes(const SizeExpr& size, const Scope& scope);
+  bool writable_here(const SizeExpr& size, const Scope& scope) const;
   std::optional<std::string> implied_over(std::string_view builtin, const std::vector<ValueType>& arguments, const Scope& scope) const;
   // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
   std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,

@@ -30,3 +30,13 @@ fn flipped(x: [b n D], r: [b D n]) -> [b D n]:
 
 fn swapped_piped(x: [b n D]) -> [b D n]:
     return x |> transpose(1, 2)
+
+## An axis with no name of its own is written in the pattern as in its type: `16gh`, `(n+1)`, `8`, a group.
+fn moved(x: [b 16gh D]) -> [b D 16gh]:
+    return transpose(x, 1, 2)
+
+fn grown(x: [b n+1 8]) -> [b 8 n+1]:
+    return x.transpose(1, 2)
+
+fn patches_last(x: [b (gh gw) D]) -> [b D (gh gw)]:
+    return x.permute(0, 2, 1)

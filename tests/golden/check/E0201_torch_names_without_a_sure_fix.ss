@@ -4,8 +4,8 @@ dim D = 64
 fn pairs(x: [b n D]) -> [b n D]:
     return reshape(x, b, n, D)
 
-## `16gh` has no name of its own, which a pattern needs.
-fn moved(x: [b 16gh D]) -> [b D 16gh]:
+## Two axes written alike can't be told apart in a pattern.
+fn square(x: [b n n]) -> [b n n]:
     return transpose(x, 1, 2)
 
 ## A `-1` among sizes split out of one axis has no name to write.

@@ -285,6 +285,21 @@ bool Checker::lost_in_syntax_error(std::string_view name) const {
   return lost;
 }
 
+// Whether text the parser could not read begins in `item` or between it and the next item: a
+// function cut short there may have lost its `return` to it, and "does not return" would only
+// repeat the syntax error.
+bool Checker::cut_short(const Item& item) const {
+  const std::vector<Item>& items = a_.program.items;
+  const Item* next = std::less<>()(&item, items.data() + items.size()) && !std::less<>()(&item, items.data()) ? &item + 1 : nullptr;
+  uint32_t end = !next ? item.span.end : next < items.data() + items.size() ? next->span.begin : UINT32_MAX;
+  bool cut = std::ranges::any_of(a_.program.syntax_errors, [&](const SyntaxError& e) {
+    return (e.kind == SyntaxError::Kind::unreadable || e.kind == SyntaxError::Kind::missing) && e.span.begin >= item.span.begin &&
+           e.span.begin < end;
+  });
+  if (recording_) recording_->cut_short = cut;  // the answer depends on text outside the function
+  return cut;
+}
+
 namespace {
 
 // Python and PyTorch written where ShapeScript says it otherwise: what the text the parser could
@@ -309,6 +324,8 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"class ", "parameters are declared in a `model NAME:` block, one `param w: [D D] = normal(std=0.02)` a line"},
     {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},
     {"**", "there is no `**`: multiply (`x * x`), or use `sqrt`, `exp` and `log`"},
+    {"with ", "there is no `with`: write the lines inside it in the body itself (`torch.no_grad()` belongs to the Python that calls the function)"},
+    {"while ", "there is no `while`: a loop counts over a range, `for l in 0..L:`"},
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
 };
 
@@ -421,6 +438,9 @@ void Checker::report_syntax_errors() {
     std::string_view help = python_syntax_help(found, std::string_view(a_.file.text()).substr(0, e.span.begin));
     if (found.size() > 30) found = found.substr(0, 27) + "...";
     Span span = e.span;
+    // Where the text quoted begins: an error node can start at the newline before it.
+    size_t first = unread.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos) span.begin += static_cast<uint32_t>(first);
     if (span.empty()) span.end = span.begin + 1;
     auto d = report(DiagnosticCode::E0101, span, found.empty() ? "unexpected end of input" : "unexpected `" + found + "`");
     d.label("the parser could not read this");
@@ -994,7 +1014,7 @@ void Checker::check_function(const Item& item) {
   current_ = &item;
   bool returned = false;
   if (item.body) returned = check_block(*item.body, scope);
-  if (item.result && !returned && item.body && !item.body->statements.empty()) {
+  if (item.result && !returned && item.body && !item.body->statements.empty() && !cut_short(item)) {
     error(DiagnosticCode::E0701, item.name_span, "`" + item.name + "` says it returns " + text(item.result->span) + " but does not return",
           "no `return` at the end");
   }

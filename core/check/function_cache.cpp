@@ -507,6 +507,12 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     recording_ = recording;
     if (now != lost) return false;
   }
+  if (record.cut_short) {
+    FunctionRecord* recording = std::exchange(recording_, nullptr);
+    bool now = cut_short(item);
+    recording_ = recording;
+    if (now != *record.cut_short) return false;
+  }
 
   // Whether everything can be moved to where the text now is, before any of it is taken: asked of
   // each position only when the edit lies among them.

@@ -61,6 +61,7 @@ struct FunctionRecord {
   bool reads_all_names = false;  // did-you-mean over every global name: reused while the names stay
   bool position_dependent = false;  // `experts` names sizes by offset: reused only where it didn't move
   std::vector<std::pair<std::string, bool>> lost_names;  // lost_in_syntax_error's answers
+  std::optional<bool> cut_short;                          // cut_short's answer, where it was asked
   size_t suggestion_work = 0;
   // What it produced: diagnostics copied, the rest as its chunks of the analysis's facts.
   std::vector<Diagnostic> diagnostics;

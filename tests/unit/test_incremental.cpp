@@ -437,6 +437,32 @@ fn over_a_value(x: [n D]) -> [n D]:
   }
 }
 
+TEST_CASE("a function is told it does not return only while no unread text follows it", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn forgotten(x: [n D]) -> [n D]:
+    y = x * 2
+
+fn other(x: [n D]) -> [n D]:
+    return x
+)";
+  auto previous = incremental(text, nullptr);
+  // Unread text appears after `forgotten`, whose own text is unchanged, then goes.
+  for (auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"    y = x * 2\n", "    y = x * 2\n    with torch.no_grad():\n"},  // in its own text
+           {"    with torch.no_grad():\n", ""},
+           {"\nfn other", "\nwith torch.no_grad():\nfn other"},  // between it and the next item
+           {"with torch.no_grad():\n", ""},
+       }) {
+    text.replace(text.find(from), from.size(), to);
+    INFO(text);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}
+
 TEST_CASE("an item whose lowering reported an error is lowered again, so the error stays", "[incremental]") {
   std::string text = R"(dim D = 4
 

@@ -329,6 +329,32 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
 };
 
+// Python's `x += e` (or `-=`, `*=`, `/=`) as a line's code: where the code is in the line, its
+// operator, and the whole assignment it is, `x = x + e` (e in parentheses unless a name or a number).
+struct CompoundAssignment {
+  Span at;
+  std::string written, whole;
+};
+std::optional<CompoundAssignment> compound_assignment(std::string_view line) {
+  size_t first = line.find_first_not_of(' ');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view code = line.substr(first);
+  if (size_t hash = code.find('#'); hash != std::string_view::npos) code = code.substr(0, hash);
+  code = trimmed(code);
+  size_t name_end = 0;
+  while (name_end < code.size() && identifier_char(code[name_end])) ++name_end;
+  std::string_view name = code.substr(0, name_end), rest = trimmed(code.substr(name_end));
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || rest.size() < 3 || rest[1] != '=' ||
+      std::string_view("+-*/").find(rest[0]) == std::string_view::npos)
+    return std::nullopt;
+  std::string_view value = trimmed(rest.substr(2));
+  if (value.empty()) return std::nullopt;
+  bool atom = std::ranges::all_of(value, [](char c) { return identifier_char(c) || c == '.'; });
+  std::string operand = atom ? std::string(value) : "(" + std::string(value) + ")";
+  Span at{static_cast<uint32_t>(first), static_cast<uint32_t>(first + code.size())};
+  return CompoundAssignment{at, std::string(rest.substr(0, 2)), std::string(name) + " = " + std::string(name) + " " + rest[0] + " " + operand};
+}
+
 std::string_view python_syntax_help(std::string_view found, std::string_view before) {
   for (const PythonSyntax& p : kPythonSyntax) {
     if (!p.after.empty()) {
@@ -435,12 +461,30 @@ void Checker::report_syntax_errors() {
             .fix("write the weight", span, param);
       continue;
     }
-    std::string_view help = python_syntax_help(found, std::string_view(a_.file.text()).substr(0, e.span.begin));
-    if (found.size() > 30) found = found.substr(0, 27) + "...";
     Span span = e.span;
     // Where the text quoted begins: an error node can start at the newline before it.
     size_t first = unread.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos) span.begin += static_cast<uint32_t>(first);
+    uint32_t line = a_.file.line_column(span.begin).line;
+    if (auto assignment = compound_assignment(a_.file.line_text(line))) {
+      Span at{a_.file.offset_of({line, assignment->at.begin}), a_.file.offset_of({line, assignment->at.end})};
+      report(DiagnosticCode::E0101, at, "there is no `" + assignment->written + "`: an assignment writes the whole value")
+          .label("Python's compound assignment")
+          .help("`" + assignment->whole + "`")
+          .fix("write `" + assignment->whole + "`", at, assignment->whole);
+      continue;
+    }
+    std::string_view before = std::string_view(a_.file.text()).substr(0, span.begin);
+    std::string_view help = python_syntax_help(found, before);
+    // `a if c else b`: an `if` after something on its line.
+    size_t line_start = before.rfind('\n') + 1;
+    if (help.empty() && found.starts_with("if ") && before.substr(line_start).find_first_not_of(' ') != std::string_view::npos)
+      help = "there is no `a if c else b`: an `if` statement assigns in each branch, and `where(c, a, b)` picks element by element";
+    // The first line of what was unread is what a reader recognizes.
+    std::string_view rest = unread.substr(std::min(first, unread.size()));
+    if (size_t newline = rest.find('\n'); newline != std::string_view::npos && trimmed(rest.substr(newline)).size() > 0)
+      found = squash_spaces(rest.substr(0, newline)) + " ...";
+    if (found.size() > 30) found = found.substr(0, 27) + "...";
     if (span.empty()) span.end = span.begin + 1;
     auto d = report(DiagnosticCode::E0101, span, found.empty() ? "unexpected end of input" : "unexpected `" + found + "`");
     d.label("the parser could not read this");

@@ -42,11 +42,12 @@ const PREC = {
   as: 3,
   or: 4,
   and: 5,
-  compare: 6,
-  plus: 7,
-  times: 8,
-  unary: 9,
-  call: 10,
+  not: 6,  // Python's `not`, read where Python reads it so the checker can say `!`
+  compare: 7,
+  plus: 8,
+  times: 9,
+  unary: 10,
+  call: 11,
 
   size_plus: 1,
   size_times: 2,
@@ -392,10 +393,16 @@ module.exports = grammar({
       ))),
     ),
 
-    unary_expression: $ => prec(PREC.unary, seq(
-      field('operator', choice('-', '!')),
-      field('operand', $._expression),
-    )),
+    unary_expression: $ => choice(
+      prec(PREC.unary, seq(
+        field('operator', choice('-', '!')),
+        field('operand', $._expression),
+      )),
+      prec(PREC.not, seq(
+        field('operator', 'not'),
+        field('operand', $._expression),
+      )),
+    ),
 
     call: $ => prec(PREC.call, seq(
       field('function', $._primary_expression),

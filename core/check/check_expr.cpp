@@ -955,10 +955,21 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
 
 ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
-  ValueType operand = eval(*expr.operands[0], scope);
-  auto t = require_tensor(operand, expr.operands[0].get(), expr.operands[0]->span);
+  const Expr& value = *expr.operands[0];
+  if (expr.text == "not") {  // Python's, read as Python reads it (`not a > b` is `!(a > b)`), then checked as `!`
+    Expr::Kind kind = value.kind;
+    bool atom = kind == Expr::Kind::name || kind == Expr::Kind::number || kind == Expr::Kind::call || kind == Expr::Kind::attribute ||
+                kind == Expr::Kind::subscript;
+    std::string negated = "!" + (atom ? text(value.span) : "(" + text(value.span) + ")");
+    report(DiagnosticCode::E0101, {expr.span.begin, expr.span.begin + 3}, "there is no `not`: ShapeScript writes `!`")
+        .label("Python's `not`")
+        .help("`" + negated + "`")
+        .fix("write `" + negated + "`", expr.span, negated);
+  }
+  ValueType operand = eval(value, scope);
+  auto t = require_tensor(operand, &value, value.span);
   if (!t) return ValueType::unknown();
-  if (expr.text == "!") {
+  if (expr.text == "!" || expr.text == "not") {
     if (t->element.kind != ElementKind::bool_) {
       error(DiagnosticCode::E0401, expr.operands[0]->span, "`!` needs `Bool` values, but this is `" + t->element.to_string() + "`",
             "this is " + (t->rank() ? t->to_string() : t->element.to_string()));

@@ -21,7 +21,7 @@
 "return" @keyword.return
 ["for" "in"] @keyword.repeat
 ["if" "elif" "else"] @keyword.conditional
-["and" "or" "as" "over"] @keyword.operator
+["and" "or" "not" "as" "over"] @keyword.operator
 
 ; Definitions
 (function name: (identifier) @function)

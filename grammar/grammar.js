@@ -237,7 +237,7 @@ module.exports = grammar({
         ['%', PREC.size_times],
       ].map(([operator, precedence]) => prec.left(/** @type {number} */ (precedence), seq(
         field('left', $._size),
-        field('operator', /** @type {string} */ (operator)),
+        field('operator', /** @type {RuleOrLiteral} */ (operator)),
         field('right', $._size),
       ))),
     ),
@@ -380,6 +380,9 @@ module.exports = grammar({
         ['<=', PREC.compare],
         ['>', PREC.compare],
         ['>=', PREC.compare],
+        // Python's `x is None` and `x is not None` (one token), which the checker reports.
+        ['is', PREC.compare],
+        [alias(token(seq('is', /[ \t]+/, 'not')), 'is not'), PREC.compare],
         ['+', PREC.plus],
         ['-', PREC.plus],
         ['*', PREC.times],
@@ -388,7 +391,7 @@ module.exports = grammar({
         ['%', PREC.times],
       ].map(([operator, precedence]) => prec.left(/** @type {number} */ (precedence), seq(
         field('left', $._expression),
-        field('operator', /** @type {string} */ (operator)),
+        field('operator', /** @type {RuleOrLiteral} */ (operator)),
         field('right', $._expression),
       ))),
     ),

@@ -324,6 +324,8 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"class ", "parameters are declared in a `model NAME:` block, one `param w: [D D] = normal(std=0.02)` a line"},
     {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},
     {"**", "there is no `**`: multiply (`x * x`), or use `sqrt`, `exp` and `log`"},
+    {"", "there is no `assert`: a shape is asserted by its type (`x as [b n D]`, checked as the program runs), and what sizes must divide is written in them (`[b n H*Dh]`)", "assert "},
+    {"'", "a string is written in double quotes: `\"...\"`"},
     {"with ", "there is no `with`: write the lines inside it in the body itself (`torch.no_grad()` belongs to the Python that calls the function)"},
     {"while ", "there is no `while`: a loop counts over a range, `for l in 0..L:`"},
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},

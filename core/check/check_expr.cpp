@@ -413,6 +413,13 @@ ValueType Checker::eval_name(const Expr& expr, Scope& scope) {
       d.help("PyTorch's `" + name + "` is `" + std::string(torch->ours) + "` here: " + std::string(torch->how));
     return ValueType::unknown();
   }
+  if (name == "None" && !lost_in_syntax_error(name)) {
+    report(DiagnosticCode::E0201, expr.span, "no value named `None`")
+        .label("Python's `None`")
+        .help("there is no `None`: every value has its type and every parameter is passed; where PyTorch passes `None` for "
+              "\"no mask\", write the function without that parameter");
+    return ValueType::unknown();
+  }
   unknown_name(name, expr.span, [&] { return value_names(scope); }, "value");
   return ValueType::unknown();
 }
@@ -900,6 +907,7 @@ bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span sp
 
 ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   if (expr.operands.size() != 2) return ValueType::unknown();
+  if (expr.text.starts_with("is")) return python_identity(expr, scope);
   ValueType left = eval(*expr.operands[0], scope);
   ValueType right = eval(*expr.operands[1], scope);
   auto l = require_tensor(left, expr.operands[0].get(), expr.operands[0]->span);
@@ -951,6 +959,19 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   }
   result.fixed = left.fixed && right.fixed;
   return result;
+}
+
+// Python's `x is None` / `x is not None` (HF's test for an argument left out): one E0101, and the
+// `if` around it is checked as it stands. `None` itself is not looked up: it would only repeat it.
+ValueType Checker::python_identity(const Expr& expr, Scope& scope) {
+  bool negated = expr.text != "is";
+  for (const ExprPtr& operand : expr.operands)
+    if (!(operand->kind == Expr::Kind::name && operand->text == "None")) eval(*operand, scope);
+  report(DiagnosticCode::E0101, expr.text_span, "there is no `" + std::string(negated ? "is not" : "is") + "`: a value is never `None`")
+      .label("Python's `" + std::string(negated ? "is not" : "is") + " None`")
+      .help(std::string("every parameter is passed, with its type, so `") + (negated ? "x is not None` is always true: keep what the `if` does, without the `if`"
+                                                                                 : "x is None` is never true: what the `if` does never happens"));
+  return ValueType::unknown();
 }
 
 ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {

@@ -1202,9 +1202,12 @@ bool Checker::changes_nothing(const std::string& method, const Expr& call, const
   if (call.arguments.empty()) return kLayout.count(method) || (real && kPrecision.count(method));
   if (call.arguments.size() != 1 || call.arguments[0].keyword || !call.arguments[0].value) return false;
   const Expr& argument = *call.arguments[0].value;
-  if (method == "to") {  // a device, not a dtype
+  if (method == "to") {  // a device, or a Real tensor's floating-point precision (as `.float()` is)
+    static const std::set<std::string, std::less<>> kFloatTypes = {"torch.float32", "torch.float", "torch.float16", "torch.half",
+                                                                   "torch.bfloat16", "torch.float64", "torch.double"};
     std::string written = text(argument.span);
-    return written.find("device") != std::string::npos || written == "\"cuda\"" || written == "\"cpu\"";
+    return written.find("device") != std::string::npos || written == "\"cuda\"" || written == "\"cpu\"" ||
+           (real && (kFloatTypes.count(written) || written.ends_with(".dtype")));
   }
   if (method == "type_as" && real) {
     ValueType other = eval(argument, scope);

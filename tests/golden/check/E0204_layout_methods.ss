@@ -18,6 +18,9 @@ fn placed(x: [b n D]) -> [b n D]:
 fn matched(x: [b n D], y: [b n D]) -> [b n D]:
     return x.type_as(y) * y.half()
 
+fn upcast(x: [b n D], y: [b n D]) -> [b n D]:
+    return x.to(torch.float32) + y.to(x.dtype)
+
 ## An integer tensor's `.float()` is a conversion, and `.to(torch.long)` one too: no sure fix.
 fn counts(x: [b n] Int) -> [b n]:
     return x.float()

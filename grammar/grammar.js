@@ -451,7 +451,8 @@ module.exports = grammar({
 
     identifier: _ => /[A-Za-z_][A-Za-z0-9_]*/,
 
-    string: _ => /"([^"\\\n]|\\[^\n])*"/,
+    // Python's single quotes are read too, so the core can say to write double ones (E0101).
+    string: _ => /"([^"\\\n]|\\[^\n])*"|'([^'\\\n]|\\[^\n])*'/,
 
     // `#` to the end of the line; `##` doc comments are comments too (the core reads them from the
     // source text, queries tell them apart by their text).

@@ -325,7 +325,7 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"lambda", "a lambda is `i => e`, as in `n |> map(i => i * 2)`"},
     {"**", "there is no `**`: multiply (`x * x`), or use `sqrt`, `exp` and `log`"},
     {"", "there is no `assert`: a shape is asserted by its type (`x as [b n D]`, checked as the program runs), and what sizes must divide is written in them (`[b n H*Dh]`)", "assert "},
-    {"'", "a string is written in double quotes: `\"...\"`"},
+    {"'", "a string is written in double quotes: `\"...\"`"},  // one left open
     {"with ", "there is no `with`: write the lines inside it in the body itself (`torch.no_grad()` belongs to the Python that calls the function)"},
     {"while ", "there is no `while`: a loop counts over a range, `for l in 0..L:`"},
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
@@ -392,6 +392,23 @@ void Checker::report_syntax_errors() {
           .label("nothing in this file was read")
           .note("tree-sitter's error recovery is slow on some broken text, such as thousands of unclosed `(`")
           .help("close the brackets left open, or delete the broken part, and check again");
+      continue;
+    }
+    if (e.kind == SyntaxError::Kind::single_quoted) {
+      // `'a "b" \'c\''` is `"a \"b\" 'c'"`: the same text, in the quotes the language has.
+      std::string_view inside = a_.file.slice({e.span.begin + 1, e.span.end - 1});
+      std::string quoted = "\"";
+      for (size_t i = 0; i < inside.size(); ++i) {
+        if (inside[i] == '\\' && i + 1 < inside.size()) {
+          if (inside[i + 1] != '\'') quoted += '\\';
+          quoted += inside[++i];
+        } else {
+          if (inside[i] == '"') quoted += '\\';
+          quoted += inside[i];
+        }
+      }
+      quoted += '"';
+      report(DiagnosticCode::E0101, e.span, "a string is written in double quotes").label("Python's single quotes").fix("write `" + quoted + "`", e.span, quoted);
       continue;
     }
     if (e.kind == SyntaxError::Kind::number_too_large) {

@@ -139,6 +139,7 @@ struct SyntaxError {
     too_deep,          // nesting past kMaxNesting, lowered as an error node (E0104)
     number_too_large,  // an integer literal past int64 (E0105)
     parser_gave_up,    // tree-sitter ran past parse_time_limit: the whole file, unread (E0101)
+    single_quoted,     // Python's `'text'`, read as the string it is (E0101, whose fix writes `"text"`)
   };
   Kind kind = Kind::unreadable;
   Span span;

@@ -136,7 +136,7 @@ class Lowering {
   struct Earlier {
     Program& program;  // its unchanged items are taken out
     TextChange change;
-    std::vector<uint32_t> lowering_errors;  // where its too_deep and number_too_large errors begin, sorted
+    std::vector<uint32_t> lowering_errors;  // where its too_deep, number_too_large and single_quoted errors begin, sorted
   };
 
   void source_file(TSNode root, const Earlier* earlier = nullptr) {
@@ -301,6 +301,13 @@ class Lowering {
     std::string doc;
     for (auto it = lines.rbegin(); it != lines.rend(); ++it) doc += (doc.empty() ? "" : "\n") + *it;
     return doc;
+  }
+
+  // A string's contents; one in Python's single quotes is noted as an error of the lowering.
+  std::string string_contents(TSNode node) const {
+    std::string_view t = file_.slice(span(node));
+    if (t.starts_with('\'')) program_.syntax_errors.push_back({SyntaxError::Kind::single_quoted, span(node), {}});
+    return std::string(t.size() >= 2 ? t.substr(1, t.size() - 2) : t);
   }
 
   // Digits as an int64; past int64 an E0105 at `at`, and nothing.
@@ -507,8 +514,7 @@ class Lowering {
       }
     } else if (sym == Sym::string) {
       expr->kind = Expr::Kind::string;
-      std::string_view t = file_.slice(span(node));
-      expr->text = t.size() >= 2 ? t.substr(1, t.size() - 2) : t;
+      expr->text = string_contents(node);
     } else if (sym == Sym::binary_expression) {
       expr->kind = Expr::Kind::binary;
       TSNode op = field(node, f.operator_);
@@ -698,8 +704,7 @@ class Lowering {
       if (present(result)) item.result = lower_type(result);
       TSNode target = field(node, f.target);
       if (present(target)) {
-        std::string t = text(target);
-        item.extern_target = t.size() >= 2 ? t.substr(1, t.size() - 2) : t;
+        item.extern_target = string_contents(target);
         item.extern_target_span = span(target);
       }
     } else if (sym == Sym::function) {
@@ -783,7 +788,8 @@ class Lowering {
   void lower_again(TSNode root, Program& previous, TextChange change) {
     Earlier earlier{previous, change, {}};
     for (const SyntaxError& error : previous.syntax_errors)
-      if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large)
+      if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large ||
+          error.kind == SyntaxError::Kind::single_quoted)
         earlier.lowering_errors.push_back(error.span.begin);
     std::sort(earlier.lowering_errors.begin(), earlier.lowering_errors.end());
     source_file(root, &earlier);

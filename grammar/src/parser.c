@@ -1409,343 +1409,356 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
   eof = lexer->eof(lexer);
   switch (state) {
     case 0:
-      if (eof) ADVANCE(14);
+      if (eof) ADVANCE(16);
       ADVANCE_MAP(
-        '!', 52,
+        '!', 54,
         '"', 3,
-        '#', 56,
-        '%', 39,
-        '(', 20,
-        ')', 22,
-        '*', 36,
-        '+', 33,
-        ',', 21,
-        '-', 35,
-        '.', 17,
-        '/', 37,
-        ':', 19,
-        '<', 45,
-        '=', 16,
-        '>', 47,
-        '?', 32,
-        '[', 23,
-        ']', 24,
-        'i', 53,
-        '|', 5,
+        '#', 58,
+        '%', 41,
+        '\'', 4,
+        '(', 22,
+        ')', 24,
+        '*', 38,
+        '+', 35,
+        ',', 23,
+        '-', 37,
+        '.', 19,
+        '/', 39,
+        ':', 21,
+        '<', 47,
+        '=', 18,
+        '>', 49,
+        '?', 34,
+        '[', 25,
+        ']', 26,
+        'i', 55,
+        '|', 6,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0x200b ||
           lookahead == 0x2060 ||
           lookahead == 0xfeff) SKIP(0);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(25);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(27);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
       END_STATE();
     case 1:
       ADVANCE_MAP(
-        '!', 51,
+        '!', 53,
         '"', 3,
-        '#', 56,
-        '%', 39,
-        '(', 20,
-        ')', 22,
-        '*', 36,
-        '+', 33,
-        ',', 21,
-        '-', 35,
-        '/', 37,
-        ':', 19,
-        '?', 32,
-        ']', 24,
+        '#', 58,
+        '%', 41,
+        '\'', 4,
+        '(', 22,
+        ')', 24,
+        '*', 38,
+        '+', 35,
+        ',', 23,
+        '-', 37,
+        '/', 39,
+        ':', 21,
+        '?', 34,
+        ']', 26,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0x200b ||
           lookahead == 0x2060 ||
           lookahead == 0xfeff) SKIP(1);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(25);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(27);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
       END_STATE();
     case 2:
       ADVANCE_MAP(
-        '!', 4,
-        '#', 56,
-        '%', 39,
-        '(', 20,
-        ')', 22,
-        '*', 36,
-        '+', 33,
-        ',', 21,
-        '-', 35,
-        '.', 17,
-        '/', 37,
-        ':', 19,
-        '<', 45,
-        '=', 16,
-        '>', 47,
-        '?', 32,
-        '[', 23,
-        'i', 53,
-        '|', 5,
+        '!', 5,
+        '#', 58,
+        '%', 41,
+        '(', 22,
+        ')', 24,
+        '*', 38,
+        '+', 35,
+        ',', 23,
+        '-', 37,
+        '.', 19,
+        '/', 39,
+        ':', 21,
+        '<', 47,
+        '=', 18,
+        '>', 49,
+        '?', 34,
+        '[', 25,
+        'i', 55,
+        '|', 6,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0x200b ||
           lookahead == 0x2060 ||
           lookahead == 0xfeff) SKIP(2);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(25);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(27);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
       END_STATE();
     case 3:
-      if (lookahead == '"') ADVANCE(55);
-      if (lookahead == '\\') ADVANCE(12);
+      if (lookahead == '"') ADVANCE(57);
+      if (lookahead == '\\') ADVANCE(13);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(3);
       END_STATE();
     case 4:
-      if (lookahead == '=') ADVANCE(44);
+      if (lookahead == '\'') ADVANCE(57);
+      if (lookahead == '\\') ADVANCE(14);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(4);
       END_STATE();
     case 5:
-      if (lookahead == '>') ADVANCE(42);
+      if (lookahead == '=') ADVANCE(46);
       END_STATE();
     case 6:
-      if (lookahead == 'n') ADVANCE(7);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(6);
+      if (lookahead == '>') ADVANCE(44);
       END_STATE();
     case 7:
-      if (lookahead == 'o') ADVANCE(8);
+      if (lookahead == 'n') ADVANCE(8);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(7);
       END_STATE();
     case 8:
-      if (lookahead == 't') ADVANCE(50);
+      if (lookahead == 'o') ADVANCE(9);
       END_STATE();
     case 9:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(11);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(29);
+      if (lookahead == 't') ADVANCE(52);
       END_STATE();
     case 10:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(27);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(12);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(31);
       END_STATE();
     case 11:
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(29);
       END_STATE();
     case 12:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(31);
+      END_STATE();
+    case 13:
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(3);
       END_STATE();
-    case 13:
-      if (eof) ADVANCE(14);
+    case 14:
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(4);
+      END_STATE();
+    case 15:
+      if (eof) ADVANCE(16);
       ADVANCE_MAP(
-        '!', 51,
+        '!', 53,
         '"', 3,
-        '#', 56,
-        '(', 20,
-        ')', 22,
-        ',', 21,
-        '-', 34,
-        ':', 19,
-        '=', 15,
-        '[', 23,
+        '#', 58,
+        '\'', 4,
+        '(', 22,
+        ')', 24,
+        ',', 23,
+        '-', 36,
+        ':', 21,
+        '=', 17,
+        '[', 25,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == 0x200b ||
           lookahead == 0x2060 ||
-          lookahead == 0xfeff) SKIP(13);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(26);
+          lookahead == 0xfeff) SKIP(15);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(28);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
-      END_STATE();
-    case 14:
-      ACCEPT_TOKEN(ts_builtin_sym_end);
-      END_STATE();
-    case 15:
-      ACCEPT_TOKEN(anon_sym_EQ);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
       END_STATE();
     case 16:
-      ACCEPT_TOKEN(anon_sym_EQ);
-      if (lookahead == '=') ADVANCE(43);
-      if (lookahead == '>') ADVANCE(41);
+      ACCEPT_TOKEN(ts_builtin_sym_end);
       END_STATE();
     case 17:
-      ACCEPT_TOKEN(anon_sym_DOT);
-      if (lookahead == '.') ADVANCE(40);
+      ACCEPT_TOKEN(anon_sym_EQ);
       END_STATE();
     case 18:
-      ACCEPT_TOKEN(anon_sym_DASH_GT);
+      ACCEPT_TOKEN(anon_sym_EQ);
+      if (lookahead == '=') ADVANCE(45);
+      if (lookahead == '>') ADVANCE(43);
       END_STATE();
     case 19:
-      ACCEPT_TOKEN(anon_sym_COLON);
+      ACCEPT_TOKEN(anon_sym_DOT);
+      if (lookahead == '.') ADVANCE(42);
       END_STATE();
     case 20:
-      ACCEPT_TOKEN(anon_sym_LPAREN);
+      ACCEPT_TOKEN(anon_sym_DASH_GT);
       END_STATE();
     case 21:
-      ACCEPT_TOKEN(anon_sym_COMMA);
+      ACCEPT_TOKEN(anon_sym_COLON);
       END_STATE();
     case 22:
-      ACCEPT_TOKEN(anon_sym_RPAREN);
+      ACCEPT_TOKEN(anon_sym_LPAREN);
       END_STATE();
     case 23:
-      ACCEPT_TOKEN(anon_sym_LBRACK);
+      ACCEPT_TOKEN(anon_sym_COMMA);
       END_STATE();
     case 24:
-      ACCEPT_TOKEN(anon_sym_RBRACK);
+      ACCEPT_TOKEN(anon_sym_RPAREN);
       END_STATE();
     case 25:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '.') ADVANCE(10);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(30);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(25);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(31);
+      ACCEPT_TOKEN(anon_sym_LBRACK);
       END_STATE();
     case 26:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '.') ADVANCE(10);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(9);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(26);
+      ACCEPT_TOKEN(anon_sym_RBRACK);
       END_STATE();
     case 27:
       ACCEPT_TOKEN(sym_number);
+      if (lookahead == '.') ADVANCE(11);
       if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(9);
+          lookahead == 'e') ADVANCE(32);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(27);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(33);
       END_STATE();
     case 28:
       ACCEPT_TOKEN(sym_number);
+      if (lookahead == '.') ADVANCE(11);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(10);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(28);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(31);
       END_STATE();
     case 29:
       ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(10);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(29);
       END_STATE();
     case 30:
-      ACCEPT_TOKEN(sym_scaled_size);
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(11);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(28);
+      ACCEPT_TOKEN(sym_number);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(30);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(31);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(33);
       END_STATE();
     case 31:
+      ACCEPT_TOKEN(sym_number);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(31);
+      END_STATE();
+    case 32:
+      ACCEPT_TOKEN(sym_scaled_size);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(12);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(30);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(33);
+      END_STATE();
+    case 33:
       ACCEPT_TOKEN(sym_scaled_size);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(31);
-      END_STATE();
-    case 32:
-      ACCEPT_TOKEN(anon_sym_QMARK);
-      END_STATE();
-    case 33:
-      ACCEPT_TOKEN(anon_sym_PLUS);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(33);
       END_STATE();
     case 34:
-      ACCEPT_TOKEN(anon_sym_DASH);
+      ACCEPT_TOKEN(anon_sym_QMARK);
       END_STATE();
     case 35:
-      ACCEPT_TOKEN(anon_sym_DASH);
-      if (lookahead == '>') ADVANCE(18);
+      ACCEPT_TOKEN(anon_sym_PLUS);
       END_STATE();
     case 36:
-      ACCEPT_TOKEN(anon_sym_STAR);
+      ACCEPT_TOKEN(anon_sym_DASH);
       END_STATE();
     case 37:
-      ACCEPT_TOKEN(anon_sym_SLASH);
-      if (lookahead == '/') ADVANCE(38);
+      ACCEPT_TOKEN(anon_sym_DASH);
+      if (lookahead == '>') ADVANCE(20);
       END_STATE();
     case 38:
-      ACCEPT_TOKEN(anon_sym_SLASH_SLASH);
+      ACCEPT_TOKEN(anon_sym_STAR);
       END_STATE();
     case 39:
-      ACCEPT_TOKEN(anon_sym_PERCENT);
+      ACCEPT_TOKEN(anon_sym_SLASH);
+      if (lookahead == '/') ADVANCE(40);
       END_STATE();
     case 40:
-      ACCEPT_TOKEN(anon_sym_DOT_DOT);
+      ACCEPT_TOKEN(anon_sym_SLASH_SLASH);
       END_STATE();
     case 41:
-      ACCEPT_TOKEN(anon_sym_EQ_GT);
+      ACCEPT_TOKEN(anon_sym_PERCENT);
       END_STATE();
     case 42:
-      ACCEPT_TOKEN(anon_sym_PIPE_GT);
+      ACCEPT_TOKEN(anon_sym_DOT_DOT);
       END_STATE();
     case 43:
-      ACCEPT_TOKEN(anon_sym_EQ_EQ);
+      ACCEPT_TOKEN(anon_sym_EQ_GT);
       END_STATE();
     case 44:
-      ACCEPT_TOKEN(anon_sym_BANG_EQ);
+      ACCEPT_TOKEN(anon_sym_PIPE_GT);
       END_STATE();
     case 45:
-      ACCEPT_TOKEN(anon_sym_LT);
-      if (lookahead == '=') ADVANCE(46);
+      ACCEPT_TOKEN(anon_sym_EQ_EQ);
       END_STATE();
     case 46:
-      ACCEPT_TOKEN(anon_sym_LT_EQ);
+      ACCEPT_TOKEN(anon_sym_BANG_EQ);
       END_STATE();
     case 47:
-      ACCEPT_TOKEN(anon_sym_GT);
+      ACCEPT_TOKEN(anon_sym_LT);
       if (lookahead == '=') ADVANCE(48);
       END_STATE();
     case 48:
-      ACCEPT_TOKEN(anon_sym_GT_EQ);
+      ACCEPT_TOKEN(anon_sym_LT_EQ);
       END_STATE();
     case 49:
-      ACCEPT_TOKEN(anon_sym_is);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(6);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
+      ACCEPT_TOKEN(anon_sym_GT);
+      if (lookahead == '=') ADVANCE(50);
       END_STATE();
     case 50:
-      ACCEPT_TOKEN(aux_sym_binary_expression_token1);
+      ACCEPT_TOKEN(anon_sym_GT_EQ);
       END_STATE();
     case 51:
-      ACCEPT_TOKEN(anon_sym_BANG);
+      ACCEPT_TOKEN(anon_sym_is);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(7);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
       END_STATE();
     case 52:
-      ACCEPT_TOKEN(anon_sym_BANG);
-      if (lookahead == '=') ADVANCE(44);
+      ACCEPT_TOKEN(aux_sym_binary_expression_token1);
       END_STATE();
     case 53:
-      ACCEPT_TOKEN(sym_identifier);
-      if (lookahead == 's') ADVANCE(49);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
+      ACCEPT_TOKEN(anon_sym_BANG);
       END_STATE();
     case 54:
+      ACCEPT_TOKEN(anon_sym_BANG);
+      if (lookahead == '=') ADVANCE(46);
+      END_STATE();
+    case 55:
+      ACCEPT_TOKEN(sym_identifier);
+      if (lookahead == 's') ADVANCE(51);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
+      END_STATE();
+    case 56:
       ACCEPT_TOKEN(sym_identifier);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(54);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(56);
       END_STATE();
-    case 55:
+    case 57:
       ACCEPT_TOKEN(sym_string);
       END_STATE();
-    case 56:
+    case 58:
       ACCEPT_TOKEN(sym_comment);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(56);
+          lookahead != '\n') ADVANCE(58);
       END_STATE();
     default:
       return false;
@@ -1980,22 +1993,22 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
 
 static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0, .external_lex_state = 1},
-  [1] = {.lex_state = 13, .external_lex_state = 2},
-  [2] = {.lex_state = 13, .external_lex_state = 3},
-  [3] = {.lex_state = 13, .external_lex_state = 3},
-  [4] = {.lex_state = 13, .external_lex_state = 3},
-  [5] = {.lex_state = 13, .external_lex_state = 3},
-  [6] = {.lex_state = 13, .external_lex_state = 3},
-  [7] = {.lex_state = 13, .external_lex_state = 3},
-  [8] = {.lex_state = 13, .external_lex_state = 3},
-  [9] = {.lex_state = 13, .external_lex_state = 3},
-  [10] = {.lex_state = 13, .external_lex_state = 3},
-  [11] = {.lex_state = 13, .external_lex_state = 3},
+  [1] = {.lex_state = 15, .external_lex_state = 2},
+  [2] = {.lex_state = 15, .external_lex_state = 3},
+  [3] = {.lex_state = 15, .external_lex_state = 3},
+  [4] = {.lex_state = 15, .external_lex_state = 3},
+  [5] = {.lex_state = 15, .external_lex_state = 3},
+  [6] = {.lex_state = 15, .external_lex_state = 3},
+  [7] = {.lex_state = 15, .external_lex_state = 3},
+  [8] = {.lex_state = 15, .external_lex_state = 3},
+  [9] = {.lex_state = 15, .external_lex_state = 3},
+  [10] = {.lex_state = 15, .external_lex_state = 3},
+  [11] = {.lex_state = 15, .external_lex_state = 3},
   [12] = {.lex_state = 2, .external_lex_state = 4},
   [13] = {.lex_state = 1, .external_lex_state = 4},
-  [14] = {.lex_state = 13, .external_lex_state = 3},
+  [14] = {.lex_state = 15, .external_lex_state = 3},
   [15] = {.lex_state = 1, .external_lex_state = 4},
-  [16] = {.lex_state = 13, .external_lex_state = 3},
+  [16] = {.lex_state = 15, .external_lex_state = 3},
   [17] = {.lex_state = 1, .external_lex_state = 4},
   [18] = {.lex_state = 1, .external_lex_state = 4},
   [19] = {.lex_state = 1, .external_lex_state = 4},
@@ -2080,58 +2093,58 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [98] = {.lex_state = 2},
   [99] = {.lex_state = 2, .external_lex_state = 5},
   [100] = {.lex_state = 2, .external_lex_state = 5},
-  [101] = {.lex_state = 13, .external_lex_state = 4},
-  [102] = {.lex_state = 13, .external_lex_state = 4},
-  [103] = {.lex_state = 13, .external_lex_state = 4},
-  [104] = {.lex_state = 13, .external_lex_state = 4},
-  [105] = {.lex_state = 13, .external_lex_state = 4},
-  [106] = {.lex_state = 13, .external_lex_state = 4},
-  [107] = {.lex_state = 13, .external_lex_state = 4},
-  [108] = {.lex_state = 13, .external_lex_state = 4},
-  [109] = {.lex_state = 13, .external_lex_state = 4},
-  [110] = {.lex_state = 13, .external_lex_state = 4},
-  [111] = {.lex_state = 13, .external_lex_state = 4},
-  [112] = {.lex_state = 13, .external_lex_state = 4},
-  [113] = {.lex_state = 13, .external_lex_state = 4},
-  [114] = {.lex_state = 13, .external_lex_state = 4},
-  [115] = {.lex_state = 13, .external_lex_state = 4},
-  [116] = {.lex_state = 13, .external_lex_state = 4},
-  [117] = {.lex_state = 13, .external_lex_state = 4},
-  [118] = {.lex_state = 13, .external_lex_state = 4},
-  [119] = {.lex_state = 13, .external_lex_state = 4},
-  [120] = {.lex_state = 13, .external_lex_state = 4},
-  [121] = {.lex_state = 13, .external_lex_state = 4},
-  [122] = {.lex_state = 13, .external_lex_state = 4},
-  [123] = {.lex_state = 13, .external_lex_state = 4},
-  [124] = {.lex_state = 13, .external_lex_state = 4},
-  [125] = {.lex_state = 13, .external_lex_state = 4},
-  [126] = {.lex_state = 13, .external_lex_state = 4},
-  [127] = {.lex_state = 13, .external_lex_state = 3},
-  [128] = {.lex_state = 13, .external_lex_state = 3},
+  [101] = {.lex_state = 15, .external_lex_state = 4},
+  [102] = {.lex_state = 15, .external_lex_state = 4},
+  [103] = {.lex_state = 15, .external_lex_state = 4},
+  [104] = {.lex_state = 15, .external_lex_state = 4},
+  [105] = {.lex_state = 15, .external_lex_state = 4},
+  [106] = {.lex_state = 15, .external_lex_state = 4},
+  [107] = {.lex_state = 15, .external_lex_state = 4},
+  [108] = {.lex_state = 15, .external_lex_state = 4},
+  [109] = {.lex_state = 15, .external_lex_state = 4},
+  [110] = {.lex_state = 15, .external_lex_state = 4},
+  [111] = {.lex_state = 15, .external_lex_state = 4},
+  [112] = {.lex_state = 15, .external_lex_state = 4},
+  [113] = {.lex_state = 15, .external_lex_state = 4},
+  [114] = {.lex_state = 15, .external_lex_state = 4},
+  [115] = {.lex_state = 15, .external_lex_state = 4},
+  [116] = {.lex_state = 15, .external_lex_state = 4},
+  [117] = {.lex_state = 15, .external_lex_state = 4},
+  [118] = {.lex_state = 15, .external_lex_state = 4},
+  [119] = {.lex_state = 15, .external_lex_state = 4},
+  [120] = {.lex_state = 15, .external_lex_state = 4},
+  [121] = {.lex_state = 15, .external_lex_state = 4},
+  [122] = {.lex_state = 15, .external_lex_state = 4},
+  [123] = {.lex_state = 15, .external_lex_state = 4},
+  [124] = {.lex_state = 15, .external_lex_state = 4},
+  [125] = {.lex_state = 15, .external_lex_state = 4},
+  [126] = {.lex_state = 15, .external_lex_state = 4},
+  [127] = {.lex_state = 15, .external_lex_state = 3},
+  [128] = {.lex_state = 15, .external_lex_state = 3},
   [129] = {.lex_state = 1, .external_lex_state = 4},
   [130] = {.lex_state = 1, .external_lex_state = 4},
   [131] = {.lex_state = 1, .external_lex_state = 4},
   [132] = {.lex_state = 1, .external_lex_state = 4},
   [133] = {.lex_state = 1, .external_lex_state = 4},
-  [134] = {.lex_state = 13, .external_lex_state = 3},
+  [134] = {.lex_state = 15, .external_lex_state = 3},
   [135] = {.lex_state = 1, .external_lex_state = 4},
-  [136] = {.lex_state = 13, .external_lex_state = 2},
-  [137] = {.lex_state = 13, .external_lex_state = 2},
+  [136] = {.lex_state = 15, .external_lex_state = 2},
+  [137] = {.lex_state = 15, .external_lex_state = 2},
   [138] = {.lex_state = 1, .external_lex_state = 4},
-  [139] = {.lex_state = 13, .external_lex_state = 3},
-  [140] = {.lex_state = 13, .external_lex_state = 3},
-  [141] = {.lex_state = 13, .external_lex_state = 3},
-  [142] = {.lex_state = 13, .external_lex_state = 3},
-  [143] = {.lex_state = 13, .external_lex_state = 3},
-  [144] = {.lex_state = 13, .external_lex_state = 3},
-  [145] = {.lex_state = 13, .external_lex_state = 3},
+  [139] = {.lex_state = 15, .external_lex_state = 3},
+  [140] = {.lex_state = 15, .external_lex_state = 3},
+  [141] = {.lex_state = 15, .external_lex_state = 3},
+  [142] = {.lex_state = 15, .external_lex_state = 3},
+  [143] = {.lex_state = 15, .external_lex_state = 3},
+  [144] = {.lex_state = 15, .external_lex_state = 3},
+  [145] = {.lex_state = 15, .external_lex_state = 3},
   [146] = {.lex_state = 1, .external_lex_state = 4},
   [147] = {.lex_state = 1, .external_lex_state = 4},
-  [148] = {.lex_state = 13, .external_lex_state = 3},
-  [149] = {.lex_state = 13, .external_lex_state = 3},
+  [148] = {.lex_state = 15, .external_lex_state = 3},
+  [149] = {.lex_state = 15, .external_lex_state = 3},
   [150] = {.lex_state = 1, .external_lex_state = 4},
-  [151] = {.lex_state = 13, .external_lex_state = 3},
-  [152] = {.lex_state = 13, .external_lex_state = 3},
+  [151] = {.lex_state = 15, .external_lex_state = 3},
+  [152] = {.lex_state = 15, .external_lex_state = 3},
   [153] = {.lex_state = 1, .external_lex_state = 4},
   [154] = {.lex_state = 1, .external_lex_state = 4},
   [155] = {.lex_state = 1, .external_lex_state = 4},
@@ -2165,23 +2178,23 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [183] = {.lex_state = 1, .external_lex_state = 4},
   [184] = {.lex_state = 1, .external_lex_state = 4},
   [185] = {.lex_state = 1, .external_lex_state = 4},
-  [186] = {.lex_state = 13, .external_lex_state = 4},
+  [186] = {.lex_state = 15, .external_lex_state = 4},
   [187] = {.lex_state = 1, .external_lex_state = 4},
-  [188] = {.lex_state = 13, .external_lex_state = 4},
+  [188] = {.lex_state = 15, .external_lex_state = 4},
   [189] = {.lex_state = 1, .external_lex_state = 4},
   [190] = {.lex_state = 1, .external_lex_state = 4},
-  [191] = {.lex_state = 13, .external_lex_state = 2},
-  [192] = {.lex_state = 13, .external_lex_state = 2},
-  [193] = {.lex_state = 13, .external_lex_state = 2},
-  [194] = {.lex_state = 13, .external_lex_state = 2},
-  [195] = {.lex_state = 13, .external_lex_state = 2},
-  [196] = {.lex_state = 13, .external_lex_state = 2},
-  [197] = {.lex_state = 13, .external_lex_state = 2},
-  [198] = {.lex_state = 13, .external_lex_state = 2},
-  [199] = {.lex_state = 13, .external_lex_state = 2},
-  [200] = {.lex_state = 13, .external_lex_state = 2},
-  [201] = {.lex_state = 13, .external_lex_state = 2},
-  [202] = {.lex_state = 13, .external_lex_state = 2},
+  [191] = {.lex_state = 15, .external_lex_state = 2},
+  [192] = {.lex_state = 15, .external_lex_state = 2},
+  [193] = {.lex_state = 15, .external_lex_state = 2},
+  [194] = {.lex_state = 15, .external_lex_state = 2},
+  [195] = {.lex_state = 15, .external_lex_state = 2},
+  [196] = {.lex_state = 15, .external_lex_state = 2},
+  [197] = {.lex_state = 15, .external_lex_state = 2},
+  [198] = {.lex_state = 15, .external_lex_state = 2},
+  [199] = {.lex_state = 15, .external_lex_state = 2},
+  [200] = {.lex_state = 15, .external_lex_state = 2},
+  [201] = {.lex_state = 15, .external_lex_state = 2},
+  [202] = {.lex_state = 15, .external_lex_state = 2},
   [203] = {.lex_state = 0, .external_lex_state = 5},
   [204] = {.lex_state = 0},
   [205] = {.lex_state = 0, .external_lex_state = 5},
@@ -2193,42 +2206,42 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [211] = {.lex_state = 0},
   [212] = {.lex_state = 0},
   [213] = {.lex_state = 0},
-  [214] = {.lex_state = 13, .external_lex_state = 7},
-  [215] = {.lex_state = 13, .external_lex_state = 4},
-  [216] = {.lex_state = 13, .external_lex_state = 4},
-  [217] = {.lex_state = 13, .external_lex_state = 4},
-  [218] = {.lex_state = 13, .external_lex_state = 4},
-  [219] = {.lex_state = 13, .external_lex_state = 4},
-  [220] = {.lex_state = 13, .external_lex_state = 4},
-  [221] = {.lex_state = 13, .external_lex_state = 4},
-  [222] = {.lex_state = 13, .external_lex_state = 4},
-  [223] = {.lex_state = 13, .external_lex_state = 7},
-  [224] = {.lex_state = 13, .external_lex_state = 4},
-  [225] = {.lex_state = 13, .external_lex_state = 7},
-  [226] = {.lex_state = 13, .external_lex_state = 4},
+  [214] = {.lex_state = 15, .external_lex_state = 7},
+  [215] = {.lex_state = 15, .external_lex_state = 4},
+  [216] = {.lex_state = 15, .external_lex_state = 4},
+  [217] = {.lex_state = 15, .external_lex_state = 4},
+  [218] = {.lex_state = 15, .external_lex_state = 4},
+  [219] = {.lex_state = 15, .external_lex_state = 4},
+  [220] = {.lex_state = 15, .external_lex_state = 4},
+  [221] = {.lex_state = 15, .external_lex_state = 4},
+  [222] = {.lex_state = 15, .external_lex_state = 4},
+  [223] = {.lex_state = 15, .external_lex_state = 7},
+  [224] = {.lex_state = 15, .external_lex_state = 4},
+  [225] = {.lex_state = 15, .external_lex_state = 7},
+  [226] = {.lex_state = 15, .external_lex_state = 4},
   [227] = {.lex_state = 0},
   [228] = {.lex_state = 0},
   [229] = {.lex_state = 0},
   [230] = {.lex_state = 0},
-  [231] = {.lex_state = 13, .external_lex_state = 6},
+  [231] = {.lex_state = 15, .external_lex_state = 6},
   [232] = {.lex_state = 0},
   [233] = {.lex_state = 0},
   [234] = {.lex_state = 0},
   [235] = {.lex_state = 0},
-  [236] = {.lex_state = 13, .external_lex_state = 4},
+  [236] = {.lex_state = 15, .external_lex_state = 4},
   [237] = {.lex_state = 0, .external_lex_state = 5},
-  [238] = {.lex_state = 13, .external_lex_state = 4},
-  [239] = {.lex_state = 13, .external_lex_state = 7},
-  [240] = {.lex_state = 13, .external_lex_state = 6},
-  [241] = {.lex_state = 13, .external_lex_state = 6},
+  [238] = {.lex_state = 15, .external_lex_state = 4},
+  [239] = {.lex_state = 15, .external_lex_state = 7},
+  [240] = {.lex_state = 15, .external_lex_state = 6},
+  [241] = {.lex_state = 15, .external_lex_state = 6},
   [242] = {.lex_state = 0},
-  [243] = {.lex_state = 13, .external_lex_state = 4},
+  [243] = {.lex_state = 15, .external_lex_state = 4},
   [244] = {.lex_state = 0},
   [245] = {.lex_state = 0},
   [246] = {.lex_state = 0},
   [247] = {.lex_state = 0},
   [248] = {.lex_state = 0},
-  [249] = {.lex_state = 13, .external_lex_state = 7},
+  [249] = {.lex_state = 15, .external_lex_state = 7},
   [250] = {.lex_state = 0},
   [251] = {.lex_state = 0},
   [252] = {.lex_state = 0, .external_lex_state = 5},
@@ -2242,7 +2255,7 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [260] = {.lex_state = 0},
   [261] = {.lex_state = 0},
   [262] = {.lex_state = 0},
-  [263] = {.lex_state = 13, .external_lex_state = 4},
+  [263] = {.lex_state = 15, .external_lex_state = 4},
   [264] = {.lex_state = 0},
   [265] = {.lex_state = 0},
   [266] = {.lex_state = 0},
@@ -2250,63 +2263,63 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [268] = {.lex_state = 0},
   [269] = {.lex_state = 0, .external_lex_state = 5},
   [270] = {.lex_state = 0},
-  [271] = {.lex_state = 13, .external_lex_state = 4},
+  [271] = {.lex_state = 15, .external_lex_state = 4},
   [272] = {.lex_state = 0},
   [273] = {.lex_state = 0},
   [274] = {.lex_state = 0, .external_lex_state = 8},
   [275] = {.lex_state = 0, .external_lex_state = 5},
-  [276] = {.lex_state = 13},
+  [276] = {.lex_state = 15},
   [277] = {.lex_state = 0},
-  [278] = {.lex_state = 13, .external_lex_state = 4},
+  [278] = {.lex_state = 15, .external_lex_state = 4},
   [279] = {.lex_state = 0},
   [280] = {.lex_state = 0, .external_lex_state = 8},
   [281] = {.lex_state = 0, .external_lex_state = 8},
   [282] = {.lex_state = 0, .external_lex_state = 8},
-  [283] = {.lex_state = 13},
+  [283] = {.lex_state = 15},
   [284] = {.lex_state = 0},
-  [285] = {.lex_state = 13, .external_lex_state = 4},
-  [286] = {.lex_state = 13, .external_lex_state = 4},
+  [285] = {.lex_state = 15, .external_lex_state = 4},
+  [286] = {.lex_state = 15, .external_lex_state = 4},
   [287] = {.lex_state = 0},
-  [288] = {.lex_state = 13},
-  [289] = {.lex_state = 13, .external_lex_state = 4},
-  [290] = {.lex_state = 13, .external_lex_state = 4},
+  [288] = {.lex_state = 15},
+  [289] = {.lex_state = 15, .external_lex_state = 4},
+  [290] = {.lex_state = 15, .external_lex_state = 4},
   [291] = {.lex_state = 0},
-  [292] = {.lex_state = 13, .external_lex_state = 4},
-  [293] = {.lex_state = 13, .external_lex_state = 4},
+  [292] = {.lex_state = 15, .external_lex_state = 4},
+  [293] = {.lex_state = 15, .external_lex_state = 4},
   [294] = {.lex_state = 0},
   [295] = {.lex_state = 0, .external_lex_state = 8},
   [296] = {.lex_state = 0},
   [297] = {.lex_state = 0},
-  [298] = {.lex_state = 13, .external_lex_state = 4},
-  [299] = {.lex_state = 13, .external_lex_state = 4},
+  [298] = {.lex_state = 15, .external_lex_state = 4},
+  [299] = {.lex_state = 15, .external_lex_state = 4},
   [300] = {.lex_state = 0, .external_lex_state = 8},
   [301] = {.lex_state = 0},
   [302] = {.lex_state = 0},
-  [303] = {.lex_state = 13, .external_lex_state = 4},
+  [303] = {.lex_state = 15, .external_lex_state = 4},
   [304] = {.lex_state = 0, .external_lex_state = 8},
   [305] = {.lex_state = 0},
   [306] = {.lex_state = 0},
   [307] = {.lex_state = 0},
   [308] = {.lex_state = 0},
-  [309] = {.lex_state = 13, .external_lex_state = 4},
+  [309] = {.lex_state = 15, .external_lex_state = 4},
   [310] = {.lex_state = 0},
   [311] = {.lex_state = 0, .external_lex_state = 8},
   [312] = {.lex_state = 0},
   [313] = {.lex_state = 0},
-  [314] = {.lex_state = 13, .external_lex_state = 4},
+  [314] = {.lex_state = 15, .external_lex_state = 4},
   [315] = {.lex_state = 0},
   [316] = {.lex_state = 0},
   [317] = {.lex_state = 0, .external_lex_state = 8},
   [318] = {.lex_state = 0},
   [319] = {.lex_state = 0, .external_lex_state = 5},
-  [320] = {.lex_state = 13, .external_lex_state = 4},
-  [321] = {.lex_state = 13, .external_lex_state = 4},
-  [322] = {.lex_state = 13},
-  [323] = {.lex_state = 13, .external_lex_state = 4},
+  [320] = {.lex_state = 15, .external_lex_state = 4},
+  [321] = {.lex_state = 15, .external_lex_state = 4},
+  [322] = {.lex_state = 15},
+  [323] = {.lex_state = 15, .external_lex_state = 4},
   [324] = {.lex_state = 0},
   [325] = {.lex_state = 0},
   [326] = {.lex_state = 0, .external_lex_state = 8},
-  [327] = {.lex_state = 13, .external_lex_state = 4},
+  [327] = {.lex_state = 15, .external_lex_state = 4},
 };
 
 static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {

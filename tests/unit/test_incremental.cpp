@@ -484,6 +484,30 @@ fn other(x: [n D]) -> [n D]:
   }
 }
 
+TEST_CASE("a string in single quotes stays an error while the text around it is edited", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn quoted(x: [n D]) -> [n D]:
+    return masked_fill(x, x > 0.0, float('-inf'))
+
+fn other(x: [n D]) -> [n D]:
+    return x + 1
+)";
+  auto previous = incremental(text, nullptr);
+  REQUIRE(!previous->program.syntax_errors.empty());
+  for (auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"dim D = 4\n", "dim D = 4\ndim E = 2\n"},  // the item moves; its error must come with it
+           {"x + 1", "x + 2"},                         // an edit after it
+       }) {
+    text.replace(text.find(from), from.size(), to);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}
+
 TEST_CASE("the changed region between two texts is the one a byte-by-byte comparison finds", "[incremental]") {
   // TextChange::between compares blocks first: edits near either end, or near a block's edge, must not fool it.
   auto naive = [](const std::string& before, const std::string& after) {

@@ -461,13 +461,16 @@ std::optional<std::vector<size_t>> only_placement(const TensorType& small, const
 }
 
 
-// The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
-// the positions after x, and `unsqueeze(x, 1)` (`b n -> b 1 n`) or `squeeze(x, 1)` (`b 1 n -> b n`):
-// where each axis of x is written once, as it is in its type (a name, `8`, `16gh`, `(gh gw)`, `(n+1)`;
-// an axis of size 1 as `1`; a size this function can't write, none), and each position is a number.
-std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions,
-                                              const std::function<bool(const SizeExpr&)>& writable) {
-  size_t rank = x.rank();
+// One side of a pattern, its axes separated by spaces.
+std::string joined_axes(const std::vector<std::string>& side) {
+  std::string out;
+  for (const std::string& w : side) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// Each axis of x as a pattern writes it, once: a name, `8`, `16gh`, a group `(gh gw)`, `(n+1)`; an
+// axis of size 1 as `1`. None where two are written alike or a size can't be written here.
+std::optional<std::vector<std::string>> pattern_axes(const TensorType& x, const std::function<bool(const SizeExpr&)>& writable) {
   std::set<std::string> labels;
   std::vector<std::string> written;
   for (const Axis& a : x.axes) {
@@ -485,6 +488,19 @@ std::optional<std::string> moved_axes_pattern(std::string_view torch, const Tens
     if (!labels.insert(as_pattern).second) return std::nullopt;
     written.push_back(as_pattern);
   }
+  return written;
+}
+
+// The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
+// the positions after x, and `unsqueeze(x, 1)` (`b n -> b 1 n`) or `squeeze(x, 1)` (`b 1 n -> b n`):
+// where each axis of x is written once, as it is in its type (a name, `8`, `16gh`, `(gh gw)`, `(n+1)`;
+// an axis of size 1 as `1`; a size this function can't write, none), and each position is a number.
+std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions,
+                                              const std::function<bool(const SizeExpr&)>& writable) {
+  size_t rank = x.rank();
+  std::optional<std::vector<std::string>> axes = pattern_axes(x, writable);
+  if (!axes) return std::nullopt;
+  const std::vector<std::string>& written = *axes;
   std::vector<std::string> to = written;
   if (torch == "transpose" && positions.size() == 2) {
     auto a = literal_position(positions[0], rank), b = literal_position(positions[1], rank);
@@ -511,12 +527,7 @@ std::optional<std::string> moved_axes_pattern(std::string_view torch, const Tens
   } else {
     return std::nullopt;
   }
-  auto joined = [](const std::vector<std::string>& side) {
-    std::string out;
-    for (const std::string& w : side) out += (out.empty() ? "" : " ") + w;
-    return out;
-  };
-  return joined(written) + " -> " + joined(to);
+  return joined_axes(written) + " -> " + joined_axes(to);
 }
 
 }  // namespace
@@ -1684,7 +1695,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
         if (suggestion) suggested.insert(*suggestion);
         else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
-        if (auto ours = torch_keyword_help(d, builtin, argument, positional_types, scope)) suggested.insert(*ours);
+        if (auto ours = torch_keyword_help(d, builtin, expr, argument, positional_types, scope)) suggested.insert(*ours);
         d.emit();
         ok = false;
         continue;
@@ -1901,7 +1912,7 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
 
 // PyTorch's keywords for what ShapeScript says otherwise: someone coming from torch writes
 // `softmax(x, dim=-1)` and `scaled_dot_product_attention(q, k, v, is_causal=True)`.
-std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,
+std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,
                                                        const std::vector<ValueType>& positional, Scope& scope) {
   auto takes = [&](std::string_view keyword) { return std::find(builtin.keywords.begin(), builtin.keywords.end(), keyword) != builtin.keywords.end(); };
   const std::string& keyword = *argument.keyword;
@@ -1933,9 +1944,51 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
       d.fix("write `attn_mask=" + mask + "`", argument.span, "attn_mask=" + mask);
     return "attn_mask";
   }
-  if (keyword == "keepdim" && takes("over"))
-    d.help("the axis `over=` names is gone from the result, and a pattern puts a 1 in its place: `mean(x, over=D) |> rearrange(b n -> b n 1)`");
+  if (keyword == "keepdim" && takes("over")) {
+    if (auto kept = kept_axis(builtin, call, argument, first, scope)) {
+      d.help("the axis `over=` names is gone from the result, and a pattern puts a 1 in its place: `" + *kept + "`")
+          .fix("write the pattern", written_call(call), *kept);
+    } else {
+      d.help("the axis `over=` names is gone from the result, and a pattern puts a 1 in its place: `mean(x, over=D) |> rearrange(b n -> b n 1)`");
+    }
+  }
   return std::nullopt;
+}
+
+// PyTorch's `mean(x, over=D, keepdim=True)` (and `sum`, `max`...) of an `x: [b n D]`: the reduction
+// with a 1 put where its axis was, `rearrange(mean(x, over=D), b n -> b n 1)`, a call so that it
+// binds as the one it replaces in `x - mean(..)`. None unless `over=` names one axis of x, each of
+// x's axes can be written in a pattern, and keepdim is `True`.
+std::optional<std::string> Checker::kept_axis(const Builtin& builtin, const Expr& call, const Argument& keepdim, const TensorType* x,
+                                              const Scope& scope) const {
+  if (!x || !keepdim.value || keepdim.value->kind != Expr::Kind::name || keepdim.value->text != "True") return std::nullopt;
+  const Argument* over = nullptr;
+  for (const Argument& a : call.arguments)
+    if (a.keyword && *a.keyword == "over" && a.value && a.value->kind == Expr::Kind::name) over = &a;
+  if (!over) return std::nullopt;
+  std::optional<size_t> at;
+  for (size_t i = 0; i < x->rank(); ++i)
+    if (x->axes[i].name == over->value->text || x->axes[i].label == over->value->text) {
+      if (at) return std::nullopt;
+      at = i;
+    }
+  if (!at) return std::nullopt;
+  // The result's axes, less the reduced one, and the same with a 1 where it was.
+  TensorType reduced = *x;
+  reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(*at));
+  auto axes = pattern_axes(reduced, [&](const SizeExpr& size) { return writable_here(size, scope); });
+  if (!axes) return std::nullopt;
+  std::vector<std::string> kept = *axes;
+  kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(*at), "1");
+  std::string pattern = joined_axes(*axes) + " -> " + joined_axes(kept);
+  std::string reduction = std::string(builtin.name) + "(";
+  bool first_argument = true;
+  for (const Argument& a : call.arguments) {
+    if (&a == &keepdim) continue;
+    reduction += (first_argument ? "" : ", ") + text(a.span);
+    first_argument = false;
+  }
+  return "rearrange(" + reduction + "), " + pattern + ")";
 }
 
 // `map(n, i => e)`: e for each i in 0..n, stacked along a new axis of size n.

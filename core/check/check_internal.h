@@ -212,7 +212,9 @@ class Checker {
   bool writable_here(const SizeExpr& size, const Scope& scope) const;
   std::optional<std::string> implied_over(std::string_view builtin, const std::vector<ValueType>& arguments, const Scope& scope) const;
   // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
-  std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Argument& argument,
+  std::optional<std::string> kept_axis(const Builtin& builtin, const Expr& call, const Argument& keepdim, const TensorType* x,
+                                       const Scope& scope) const;
+  std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,
                                                 const std::vector<ValueType>& positional, Scope& scope);
   // Shared with the signature records, which outlive this check (function_cache.h).
   std::unordered_map<const Item*, std::shared_ptr<const FunctionSignature>> signatures_;

@@ -249,6 +249,23 @@ std::unique_ptr<Analysis> full(const std::string& text) {
   return analyze_tree(SourceFile("test.ss", text), tree, options);
 }
 
+// Makes each edit in turn (the first `from` in the text becomes `to`), checking each text from the
+// previous one's analysis, and compares the program and the analysis with a full check's.
+void expect_each_edit_as_full(std::string text, const std::vector<std::pair<std::string, std::string>>& edits) {
+  auto previous = incremental(text, nullptr);
+  for (const auto& [from, to] : edits) {
+    size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    INFO("after replacing `" << from << "` with `" << to << "`:\n" << text);
+    auto next = incremental(text, previous.get());
+    auto fresh = full(text);
+    CHECK(describe(next->program) == describe(fresh->program));
+    CHECK(describe(*next) == describe(*fresh));
+    previous = std::move(next);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("incremental checking after random one-line edits equals a full check", "[incremental]") {
@@ -393,18 +410,7 @@ fn twice(x: [n K]) -> [n K]:
       {"    return x * 2\n", "    return x * 2\n    y = 1\n"},  // the last function grows at its end
       {"fn head(m: Net, x: [n C])", "fn head(m: Net, x: [n C], z: [C])"},  // a signature
   };
-  auto previous = incremental(text, nullptr);
-  for (auto& [from, to] : edits) {
-    size_t at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, from.size(), to);
-    INFO("after replacing `" << from << "` with `" << to << "`:\n" << text);
-    auto next = incremental(text, previous.get());
-    auto fresh = full(text);
-    CHECK(describe(next->program) == describe(fresh->program));
-    CHECK(describe(*next) == describe(*fresh));
-    previous = std::move(next);
-  }
+  expect_each_edit_as_full(text, edits);
 }
 
 TEST_CASE("Python's loops, read as the loop they stand for, move with the text", "[incremental]") {
@@ -421,20 +427,11 @@ fn over_a_value(x: [n D]) -> [n D]:
         x = layer(x)
     return x
 )";
-  auto previous = incremental(text, nullptr);
-  for (auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"dim L = 2\n", "dim L = 2\ndim E = 3\n"},      // both functions move, unchanged
-           {"range(1, L)", "range(L)"},                    // the start is the `0` written nowhere
-           {"dim E = 3\n", ""},                            // and moves back
-       }) {
-    text.replace(text.find(from), from.size(), to);
-    INFO(text);
-    auto next = incremental(text, previous.get());
-    auto fresh = full(text);
-    CHECK(describe(next->program) == describe(fresh->program));
-    CHECK(describe(*next) == describe(*fresh));
-    previous = std::move(next);
-  }
+  expect_each_edit_as_full(text, {
+      {"dim L = 2\n", "dim L = 2\ndim E = 3\n"},  // both functions move, unchanged
+      {"range(1, L)", "range(L)"},                // the start is the `0` written nowhere
+      {"dim E = 3\n", ""},                        // and moves back
+  });
 }
 
 TEST_CASE("a function is told it does not return only while no unread text follows it", "[incremental]") {
@@ -446,21 +443,13 @@ fn forgotten(x: [n D]) -> [n D]:
 fn other(x: [n D]) -> [n D]:
     return x
 )";
-  auto previous = incremental(text, nullptr);
   // Unread text appears after `forgotten`, whose own text is unchanged, then goes.
-  for (auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"    y = x * 2\n", "    y = x * 2\n    with torch.no_grad():\n"},  // in its own text
-           {"    with torch.no_grad():\n", ""},
-           {"\nfn other", "\nwith torch.no_grad():\nfn other"},  // between it and the next item
-           {"with torch.no_grad():\n", ""},
-       }) {
-    text.replace(text.find(from), from.size(), to);
-    INFO(text);
-    auto next = incremental(text, previous.get());
-    auto fresh = full(text);
-    CHECK(describe(*next) == describe(*fresh));
-    previous = std::move(next);
-  }
+  expect_each_edit_as_full(text, {
+      {"    y = x * 2\n", "    y = x * 2\n    with torch.no_grad():\n"},  // in its own text
+      {"    with torch.no_grad():\n", ""},
+      {"\nfn other", "\nwith torch.no_grad():\nfn other"},  // between it and the next item
+      {"with torch.no_grad():\n", ""},
+  });
 }
 
 TEST_CASE("an item whose lowering reported an error is lowered again, so the error stays", "[incremental]") {
@@ -493,19 +482,11 @@ fn quoted(x: [n D]) -> [n D]:
 fn other(x: [n D]) -> [n D]:
     return x + 1
 )";
-  auto previous = incremental(text, nullptr);
-  REQUIRE(!previous->program.syntax_errors.empty());
-  for (auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"dim D = 4\n", "dim D = 4\ndim E = 2\n"},  // the item moves; its error must come with it
-           {"x + 1", "x + 2"},                         // an edit after it
-       }) {
-    text.replace(text.find(from), from.size(), to);
-    auto next = incremental(text, previous.get());
-    auto fresh = full(text);
-    CHECK(describe(next->program) == describe(fresh->program));
-    CHECK(describe(*next) == describe(*fresh));
-    previous = std::move(next);
-  }
+  REQUIRE(!full(text)->program.syntax_errors.empty());
+  expect_each_edit_as_full(text, {
+      {"dim D = 4\n", "dim D = 4\ndim E = 2\n"},  // the item moves; its error must come with it
+      {"x + 1", "x + 2"},                         // an edit after it
+  });
 }
 
 TEST_CASE("the changed region between two texts is the one a byte-by-byte comparison finds", "[incremental]") {

@@ -375,6 +375,7 @@ std::string_view python_syntax_help(std::string_view found, std::string_view bef
 
 void Checker::report_syntax_errors() {
   std::vector<std::pair<ListArgument, bool>> lists;  // each, and whether it was reported
+  std::vector<uint32_t> compound_lines;              // lines reported as Python's `x += e`, in order
   std::optional<BracketMap> brackets;
   for (const SyntaxError& e : a_.program.syntax_errors)
     if (e.kind == SyntaxError::Kind::unreadable) {
@@ -485,7 +486,9 @@ void Checker::report_syntax_errors() {
     size_t first = unread.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos) span.begin += static_cast<uint32_t>(first);
     uint32_t line = a_.file.line_column(span.begin).line;
+    if (!compound_lines.empty() && compound_lines.back() == line) continue;  // the line's other errors are the same one
     if (auto assignment = compound_assignment(a_.file.line_text(line))) {
+      compound_lines.push_back(line);
       Span at{a_.file.offset_of({line, assignment->at.begin}), a_.file.offset_of({line, assignment->at.end})};
       report(DiagnosticCode::E0101, at, "there is no `" + assignment->written + "`: an assignment writes the whole value")
           .label("Python's compound assignment")

@@ -12,3 +12,8 @@ fn residual(x: [b n D], y: [b n D]) -> [b n D]:
 fn chosen(x: [b n D]) -> [b n D]:
     y = x if D > 2 else x * 2
     return y
+
+## One error for the line, however many places in it the parser could not read.
+fn unread_twice(x: [b n D], y: [b n D]) -> [b n D]:
+    x += y ** 2 @ y
+    return x

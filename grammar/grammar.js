@@ -271,6 +271,17 @@ module.exports = grammar({
       $.expression_statement,
       $.for_statement,
       $.if_statement,
+      $.python_block,
+    ),
+
+    // Python's `with torch.no_grad():` and `while c:` blocks, read so that the core can say what to
+    // write and check their lines, rather than lose the rest of the function.
+    python_block: $ => seq(
+      field('keyword', choice('with', 'while')),
+      field('value', $._expression),
+      ':',
+      $._indent,
+      field('body', $.block),
     ),
 
     assignment: $ => seq(

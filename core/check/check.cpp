@@ -328,6 +328,8 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"'", "a string is written in double quotes: `\"...\"`"},  // one left open
     {"with ", "there is no `with`: write the lines inside it in the body itself (`torch.no_grad()` belongs to the Python that calls the function)"},
     {"while ", "there is no `while`: a loop counts over a range, `for l in 0..L:`"},
+    {"try:", "there is no `try`: a shape that can go wrong is an error when the file is checked, so the lines inside are the body's own"},
+    {"except", "there is no `except`: a shape that can go wrong is an error when the file is checked, not when it runs"},
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
 };
 
@@ -393,6 +395,10 @@ void Checker::report_syntax_errors() {
           .label("nothing in this file was read")
           .note("tree-sitter's error recovery is slow on some broken text, such as thousands of unclosed `(`")
           .help("close the brackets left open, or delete the broken part, and check again");
+      continue;
+    }
+    if (e.kind == SyntaxError::Kind::python_block) {
+      report_python_block(e);
       continue;
     }
     if (e.kind == SyntaxError::Kind::single_quoted) {
@@ -526,6 +532,43 @@ void Checker::report_syntax_errors() {
     uint32_t offset = a_.file.offset_of({line, static_cast<uint32_t>(tab)});
     error(DiagnosticCode::E0102, {offset, offset + 1}, "a tab in indentation", "indent with spaces");
   }
+}
+
+// Python's `with x:` or `while c:`, whose lines were read as the lines around them. A `with`'s lines
+// run as they are, so its fix removes the header and takes their indentation back one level.
+void Checker::report_python_block(const SyntaxError& e) {
+  uint32_t line = a_.file.line_column(e.span.begin).line;
+  std::string_view header = trimmed(a_.file.slice(e.span));
+  Span at{e.span.begin, e.span.begin + static_cast<uint32_t>(header.size())};
+  if (e.expected == "while") {
+    report(DiagnosticCode::E0101, at, "there is no `while`: a loop counts over a range, `for l in 0..L:`").label("Python's `while`")
+        .note("its lines are checked as if they ran once");
+    return;
+  }
+  if (e.expected != "with") {  // `with open(f) as f:`: what it binds is Python's
+    report(DiagnosticCode::E0101, at, "there is no `with`: its lines are the body's own").label("Python's `with .. as ..`")
+        .help("what it binds is a Python object, which a ShapeScript function can't hold: read it in the Python that calls the function");
+    return;
+  }
+  auto d = report(DiagnosticCode::E0101, at, "there is no `with`: its lines are the body's own");
+  d.label("Python's `with`").help("`torch.no_grad()` and its kin belong to the Python that calls the function");
+  // The header's line goes; each line of the block, up to the first one indented no deeper than
+  // the header, loses one level.
+  auto indent_of = [&](uint32_t l) { std::string_view t = a_.file.line_text(l); return t.find_first_not_of(' '); };
+  size_t header_indent = indent_of(line), level = 0;
+  std::vector<TextEdit> edits;
+  uint32_t end = line + 1 < a_.file.line_count() ? a_.file.offset_of({line + 1, 0}) : static_cast<uint32_t>(a_.file.text().size());
+  edits.push_back({{a_.file.offset_of({line, 0}), end}, ""});
+  for (uint32_t l = line + 1; l < a_.file.line_count(); ++l) {
+    size_t indent = indent_of(l);
+    if (indent == std::string_view::npos) continue;  // a blank line
+    if (indent <= header_indent) break;
+    if (level == 0) level = indent - header_indent;
+    if (indent < header_indent + level) return;  // indented less than the block's first line: no sure fix
+    uint32_t begin = a_.file.offset_of({l, static_cast<uint32_t>(header_indent)});
+    edits.push_back({{begin, begin + static_cast<uint32_t>(level)}, ""});
+  }
+  d.fix("remove the `with` line", std::move(edits));
 }
 
 void Checker::declare_globals() {

@@ -140,6 +140,7 @@ struct SyntaxError {
     number_too_large,  // an integer literal past int64 (E0105)
     parser_gave_up,    // tree-sitter ran past parse_time_limit: the whole file, unread (E0101)
     single_quoted,     // Python's `'text'`, read as the string it is (E0101, whose fix writes `"text"`)
+    python_block,      // Python's `with x:` / `while c:` header (`expected`: `with`, `with as` or `while`); its lines are read as the block's (E0101)
   };
   Kind kind = Kind::unreadable;
   Span span;

@@ -57,7 +57,7 @@ enum class Sym : uint8_t {
   tensor_type, element_type, keyword_argument, axis_pattern, parenthesized_expression, binary_expression,
   unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
   return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
-  parameter, dim_item, python_import, extern_fn, function, model, param_decl,
+  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block,
 };
 
 struct Symbols {
@@ -77,6 +77,7 @@ struct Symbols {
         {Sym::else_clause, "else_clause"}, {Sym::expression_statement, "expression_statement"},
         {Sym::parameter, "parameter"}, {Sym::dim_item, "dim_item"}, {Sym::python_import, "python_import"},
         {Sym::extern_fn, "extern_fn"}, {Sym::function, "function"}, {Sym::model, "model"}, {Sym::param_decl, "param_decl"},
+        {Sym::python_block, "python_block"},
     };
     const TSLanguage* language = tree_sitter_shapescript();
     by_symbol.resize(ts_language_symbol_count(language), Sym::other);
@@ -96,7 +97,7 @@ struct Symbols {
 // Field ids, looked up once: by name, tree-sitter compares strings on every call.
 struct Fields {
   TSFieldId arguments, attribute, axes, body, bound, condition, element, end, export_, function, index, init, input,
-      iterable, left, module, name, object, operand, operator_, output, over, parameter, parameters, result, right,
+      iterable, keyword, left, module, name, object, operand, operator_, output, over, parameter, parameters, result, right,
       start, target, targets, type, value, variable;
   Fields() {
     const TSLanguage* language = tree_sitter_shapescript();
@@ -106,7 +107,7 @@ struct Fields {
     arguments = id("arguments"), attribute = id("attribute"), axes = id("axes"), body = id("body");
     bound = id("bound"), condition = id("condition"), element = id("element"), end = id("end");
     export_ = id("export"), function = id("function"), index = id("index"), init = id("init");
-    input = id("input"), iterable = id("iterable"), left = id("left"), module = id("module"), name = id("name"), object = id("object");
+    input = id("input"), iterable = id("iterable"), keyword = id("keyword"), left = id("left"), module = id("module"), name = id("name"), object = id("object");
     operand = id("operand"), operator_ = id("operator"), output = id("output"), over = id("over");
     parameter = id("parameter"), parameters = id("parameters"), result = id("result"), right = id("right");
     start = id("start"), target = id("target"), targets = id("targets"), type = id("type");
@@ -136,7 +137,7 @@ class Lowering {
   struct Earlier {
     Program& program;  // its unchanged items are taken out
     TextChange change;
-    std::vector<uint32_t> lowering_errors;  // where its too_deep, number_too_large and single_quoted errors begin, sorted
+    std::vector<uint32_t> lowering_errors;  // where the errors the lowering itself reports begin, sorted
   };
 
   void source_file(TSNode root, const Earlier* earlier = nullptr) {
@@ -588,9 +589,30 @@ class Lowering {
     if (too_deep(node)) return block;
     Children c(*this, node);
     block->statements.reserve(c.lowered_count());
-    for (size_t i = 0; i < c.size(); ++i)
-      if (Child child = c[i]; child.lowered()) block->statements.push_back(lower_statement(child.node));
+    for (size_t i = 0; i < c.size(); ++i) {
+      Child child = c[i];
+      if (!child.lowered()) continue;
+      if (child.sym == Sym::python_block) {
+        lower_python_block(*block, child.node);
+        continue;
+      }
+      block->statements.push_back(lower_statement(child.node));
+    }
     return block;
+  }
+
+  // Python's `with x:` or `while c:` block: its header is an error of the lowering (the core says
+  // what to write) and its lines are lowered as lines of the block around it, where `with`'s run.
+  void lower_python_block(Block& into, TSNode node) const {
+    TSNode keyword = field(node, fields_.keyword), body = field(node, fields_.body);
+    Span header = span(node);
+    if (present(body)) header.end = span(body).begin;
+    // `with open(f) as f:` binds a Python object: no sure fix, told apart by its `expected`.
+    std::string written = present(keyword) ? text(keyword) : std::string();
+    if (TSNode value = field(node, fields_.value); present(value) && kind(value) == Sym::as_expression) written += " as";
+    program_.syntax_errors.push_back({SyntaxError::Kind::python_block, header, written});
+    std::unique_ptr<Block> inner = lower_block(body);
+    for (Statement& statement : inner->statements) into.statements.push_back(std::move(statement));
   }
 
   Statement lower_statement(TSNode node) const {
@@ -789,7 +811,7 @@ class Lowering {
     Earlier earlier{previous, change, {}};
     for (const SyntaxError& error : previous.syntax_errors)
       if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large ||
-          error.kind == SyntaxError::Kind::single_quoted)
+          error.kind == SyntaxError::Kind::single_quoted || error.kind == SyntaxError::Kind::python_block)
         earlier.lowering_errors.push_back(error.span.begin);
     std::sort(earlier.lowering_errors.begin(), earlier.lowering_errors.end());
     source_file(root, &earlier);

@@ -489,6 +489,24 @@ fn other(x: [n D]) -> [n D]:
   });
 }
 
+TEST_CASE("Python's with block, read as the lines around it, moves with the text", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn frozen(x: [n D]) -> [n D]:
+    with torch.no_grad():
+        y = x * 2
+    return y
+
+fn other(x: [n D]) -> [n D]:
+    return x + 1
+)";
+  expect_each_edit_as_full(text, {
+      {"dim D = 4\n", "dim D = 4\ndim E = 2\n"},  // the item moves; its error must come with it
+      {"x + 1", "x + 2"},                         // an edit after it
+      {"y = x * 2", "y = x * 3"},                 // an edit inside the block
+  });
+}
+
 TEST_CASE("the changed region between two texts is the one a byte-by-byte comparison finds", "[incremental]") {
   // TextChange::between compares blocks first: edits near either end, or near a block's edge, must not fool it.
   auto naive = [](const std::string& before, const std::string& after) {

@@ -377,7 +377,7 @@ std::string_view python_syntax_help(std::string_view found, std::string_view bef
 
 void Checker::report_syntax_errors() {
   std::vector<std::pair<ListArgument, bool>> lists;  // each, and whether it was reported
-  std::vector<uint32_t> compound_lines;              // lines reported as Python's `x += e`, in order
+  std::optional<uint32_t> compound_line;             // the last line reported as Python's `x += e`
   std::optional<BracketMap> brackets;
   for (const SyntaxError& e : a_.program.syntax_errors)
     if (e.kind == SyntaxError::Kind::unreadable) {
@@ -492,9 +492,9 @@ void Checker::report_syntax_errors() {
     size_t first = unread.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos) span.begin += static_cast<uint32_t>(first);
     uint32_t line = a_.file.line_column(span.begin).line;
-    if (!compound_lines.empty() && compound_lines.back() == line) continue;  // the line's other errors are the same one
+    if (compound_line == line) continue;  // the line's other errors are the same one
     if (auto assignment = compound_assignment(a_.file.line_text(line))) {
-      compound_lines.push_back(line);
+      compound_line = line;
       Span at{a_.file.offset_of({line, assignment->at.begin}), a_.file.offset_of({line, assignment->at.end})};
       report(DiagnosticCode::E0101, at, "there is no `" + assignment->written + "`: an assignment writes the whole value")
           .label("Python's compound assignment")
@@ -1191,7 +1191,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
       if (statement.value) eval(*statement.value, scope);
       return false;
     case Statement::Kind::for_: {
-      if (!statement.python_iterable.empty() && !python_loop(statement, scope)) return false;
+      if (!statement.python_iterable.empty()) report_python_loop(statement);
       for (const Expr* bound : {statement.value.get(), statement.end.get()}) {
         if (!bound) continue;
         ValueType type = eval(*bound, scope);
@@ -1212,6 +1212,7 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
         return type != a_.semantics.types.end() && type->second.fixed && type->second.known_size && type->second.known_size->is_constant();
       };
       index.fixed = fixed_end(statement.value.get()) && fixed_end(statement.end.get());
+      if (!statement.end) index = ValueType::unknown();  // Python's loop over a value: nothing known of an item
       bind_local(statement.variable, statement.variable_span, index, scope);
       widen_rebound(statement, scope);
       scope.blocks.emplace_back("the loop", scope.locals);
@@ -1246,9 +1247,9 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
   return false;
 }
 
-// Python's `for l in range(L):` (lowered as `0..L`, which the fix writes; true: check it as that
-// loop) or `for layer in layers:` (false: the body is checked with `layer` unknown).
-bool Checker::python_loop(const Statement& loop, Scope& scope) {
+// Python's `for l in range(L):` (lowered as `0..L`, which the fix writes, and checked as that loop)
+// or `for layer in layers:` (lowered with no ends; the body is checked with `layer` unknown).
+void Checker::report_python_loop(const Statement& loop) {
   const Span at = loop.python_iterable;
   if (loop.end) {
     std::string range = (loop.value && loop.value->span.empty() ? "0" : text(loop.value->span)) + ".." + text(loop.end->span);
@@ -1256,18 +1257,12 @@ bool Checker::python_loop(const Statement& loop, Scope& scope) {
         .label("Python's `range`")
         .help("`for l in 0..L:` counts from 0 up to L - 1, as `range(L)` does: `" + range + "`")
         .fix("write `" + range + "`", at, range);
-    return true;
+    return;
   }
   report(DiagnosticCode::E0101, at, "a loop counts over `a..b`, not over the items of a value")
       .label("Python's loop over a value")
       .help("there are no lists to loop over: layers are one weight stacked along an axis, `param w: [L D D]`, "
             "and a loop counts over it, `for l in 0..L:`, taking `m.w[l]`");
-  bind_local(loop.variable, loop.variable_span, ValueType::unknown(), scope);
-  widen_rebound(loop, scope);
-  scope.blocks.emplace_back("the loop", scope.locals);
-  if (loop.body) check_block(*loop.body, scope);
-  scope.blocks.pop_back();
-  return false;
 }
 
 std::optional<TensorType> Checker::expected_type(const Expr& e, const Scope& scope) {

@@ -206,7 +206,7 @@ class Checker {
   void set_dim(const Item& item, int64_t value);
   std::optional<ValueType> torch_axes_call(const Expr& expr, Scope& scope);
   std::optional<std::string> written_axis(const Axis& axis, const TensorType& tensor, const Scope& scope) const;
-  bool python_loop(const Statement& loop, Scope& scope);
+  void report_python_loop(const Statement& loop);
   std::optional<std::string> size_as_value(const Axis& axis, const TensorType& tensor, const Scope& scope) const;
   static bool names_its_axes(const SizeExpr& size, const Scope& scope);
   bool writable_here(const SizeExpr& size, const Scope& scope) const;

@@ -1688,7 +1688,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     }
     if (argument.keyword) {
       if (quoted_pattern) continue;
-      if (std::find(builtin.keywords.begin(), builtin.keywords.end(), *argument.keyword) == builtin.keywords.end()) {
+      if (!takes_keyword(builtin, *argument.keyword)) {
         std::vector<std::string> accepted(builtin.keywords.begin(), builtin.keywords.end());
         auto suggestion = suggest_name(*argument.keyword, accepted);
         auto d = report(DiagnosticCode::E0502, argument.keyword_span, "`" + name + "` has no argument `" + *argument.keyword + "`");
@@ -1914,10 +1914,9 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
 // `softmax(x, dim=-1)` and `scaled_dot_product_attention(q, k, v, is_causal=True)`.
 std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,
                                                        const std::vector<ValueType>& positional, Scope& scope) {
-  auto takes = [&](std::string_view keyword) { return std::find(builtin.keywords.begin(), builtin.keywords.end(), keyword) != builtin.keywords.end(); };
   const std::string& keyword = *argument.keyword;
   const TensorType* first = !positional.empty() && positional[0].is_tensor() ? &positional[0].tensor : nullptr;
-  if ((keyword == "dim" || keyword == "axis") && takes("over")) {
+  if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over")) {
     const Expr* value = argument.value.get();
     std::optional<std::string> axis;
     if (value && first) {
@@ -1934,7 +1933,7 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
     else d.help(why + "`over=` with the axis's name (or, for one with no name, its size)");
     return "over";
   }
-  if (keyword == "is_causal" && takes("attn_mask")) {
+  if (keyword == "is_causal" && takes_keyword(builtin, "attn_mask")) {
     // The query's positions are its second axis from the end: `causal[n n]` masks them against themselves.
     std::optional<std::string> n;
     if (first && first->rank() >= 2) n = written_axis(first->axes[first->rank() - 2], *first, scope);
@@ -1944,7 +1943,7 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
       d.fix("write `attn_mask=" + mask + "`", argument.span, "attn_mask=" + mask);
     return "attn_mask";
   }
-  if (keyword == "keepdim" && takes("over")) {
+  if (keyword == "keepdim" && takes_keyword(builtin, "over")) {
     if (auto kept = kept_axis(builtin, call, argument, first, scope)) {
       d.help("the axis `over=` names is gone from the result, and a pattern puts a 1 in its place: `" + *kept + "`")
           .fix("write the pattern", written_call(call), *kept);

@@ -135,6 +135,7 @@ void Checker::run(Analysis* previous, bool incremental) {
   std::erase_if(a_.diagnostics, [&](const Diagnostic& d) {
     return d.code == DiagnosticCode::E0403 && python_in_export.count({d.primary.span.begin, d.primary.span.end});
   });
+  drop_nested_fixes(a_.diagnostics);
   std::stable_sort(a_.diagnostics.begin(), a_.diagnostics.end(),
                    [](const Diagnostic& x, const Diagnostic& y) { return x.primary.span.begin < y.primary.span.begin; });
 }

@@ -1,5 +1,7 @@
 #include "diagnostics/diagnostic.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace ss {
@@ -35,6 +37,45 @@ std::optional<DiagnosticCode> find_code(std::string_view text) {
 }
 
 std::string dim_word(size_t index) { return "dim " + std::to_string(index); }
+
+void drop_nested_fixes(std::vector<Diagnostic>& diagnostics) {
+  struct Rewrite {
+    Span span;
+    size_t owner = SIZE_MAX;  // the diagnostic whose first fix it is
+  };
+  std::vector<Rewrite> rewrites;
+  for (size_t i = 0; i < diagnostics.size(); ++i)
+    if (!diagnostics[i].fixes.empty() && diagnostics[i].fixes[0].edits.size() == 1) rewrites.push_back({diagnostics[i].fixes[0].edits[0].span, i});
+  if (rewrites.size() < 2) return;
+  std::sort(rewrites.begin(), rewrites.end(), [](const Rewrite& a, const Rewrite& b) { return a.span.begin < b.span.begin; });
+  // Of the rewrites up to each one (by where they begin): the one reaching furthest, and the one
+  // reaching furthest of another owner, so a diagnostic's own fixes never count. Linear, not a
+  // pair per two diagnostics, for a file with thousands of them.
+  std::vector<std::array<Rewrite, 2>> furthest(rewrites.size());
+  for (size_t k = 0; k < rewrites.size(); ++k) {
+    std::array<Rewrite, 3> candidates{rewrites[k], k ? furthest[k - 1][0] : Rewrite{}, k ? furthest[k - 1][1] : Rewrite{}};
+    std::sort(candidates.begin(), candidates.end(), [](const Rewrite& a, const Rewrite& b) {
+      return (a.owner != SIZE_MAX) > (b.owner != SIZE_MAX) || ((a.owner != SIZE_MAX) == (b.owner != SIZE_MAX) && a.span.end > b.span.end);
+    });
+    furthest[k][0] = candidates[0];
+    for (size_t c = 1; c < 3; ++c)
+      if (candidates[c].owner != candidates[0].owner) {
+        furthest[k][1] = candidates[c];
+        break;
+      }
+  }
+  auto moot = [&](Span edit, size_t owner) {
+    auto after = std::upper_bound(rewrites.begin(), rewrites.end(), edit.begin, [](uint32_t at, const Rewrite& r) { return at < r.span.begin; });
+    if (after == rewrites.begin()) return false;
+    for (const Rewrite& r : furthest[static_cast<size_t>(after - rewrites.begin()) - 1])
+      if (r.owner != SIZE_MAX && r.owner != owner) return r.span.end >= edit.end && (r.span.begin < edit.begin || r.span.end > edit.end);
+    return false;
+  };
+  for (size_t i = 0; i < diagnostics.size(); ++i)
+    std::erase_if(diagnostics[i].fixes, [&](const Fix& fix) {
+      return !fix.edits.empty() && std::ranges::all_of(fix.edits, [&](const TextEdit& e) { return moot(e.span, i); });
+    });
+}
 
 DiagnosticBuilder::DiagnosticBuilder(Sink sink, DiagnosticCode code, Span span, std::string message) : sink_(std::move(sink)) {
   diagnostic_.code = code;

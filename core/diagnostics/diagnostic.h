@@ -58,6 +58,11 @@ struct Diagnostic {
   std::vector<Fix> fixes;
 };
 
+// A fix that rewrites a region makes another diagnostic's fix inside it moot (`float('-inf')`
+// becomes `-inf`, its quotes with it), and the two, applied together, collide: drops each fix whose
+// every edit lies strictly inside the one edit of another diagnostic's first fix.
+void drop_nested_fixes(std::vector<Diagnostic>& diagnostics);
+
 // An axis's position as PyTorch's `dim=` counts it, from 0: "dim 2". Messages say it beside the
 // axis's name, so a user finds the axis either way.
 std::string dim_word(size_t index);

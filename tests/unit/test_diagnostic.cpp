@@ -46,6 +46,34 @@ TEST_CASE("the diagnostic builder reports once, with every part, when its statem
   CHECK(out[2].helps.empty());
 }
 
+TEST_CASE("a fix inside another diagnostic's rewrite is dropped; its own, overlapping ones, and equal ones stay") {
+  auto with_fixes = [](std::vector<std::vector<Span>> fixes) {
+    Diagnostic d{DiagnosticCode::E0101, Severity::error, "m", {}, {}, {}, {}, {}};
+    for (auto& spans : fixes) {
+      Fix fix{"f", {}};
+      for (Span s : spans) fix.edits.push_back({s, "x"});
+      d.fixes.push_back(fix);
+    }
+    return d;
+  };
+  // float('-inf') -> -inf (a rewrite of 33..46), and the quotes inside it (39..45).
+  std::vector<Diagnostic> ds{with_fixes({{{39, 45}}}), with_fixes({{{33, 46}}, {{34, 35}}}), with_fixes({{{40, 50}}}),
+                             with_fixes({{{60, 62}}}), with_fixes({{{60, 62}}}), with_fixes({{{70, 71}, {90, 91}}}), with_fixes({{{69, 72}}})};
+  drop_nested_fixes(ds);
+  CHECK(ds[0].fixes.empty());          // inside another's rewrite
+  CHECK(ds[1].fixes.size() == 2);      // its second fix lies in its own first: both stay
+  CHECK(ds[2].fixes.size() == 1);      // overlaps without lying inside
+  CHECK(ds[3].fixes.size() == 1);      // two equal rewrites: neither is inside the other
+  CHECK(ds[4].fixes.size() == 1);
+  CHECK(ds[5].fixes.size() == 1);      // one of its edits lies outside
+  CHECK(ds[6].fixes.size() == 1);
+  // The same with the diagnostics in another order: the answer is the positions', not the order's.
+  std::vector<Diagnostic> reversed{with_fixes({{{33, 46}}}), with_fixes({{{39, 45}}})};
+  drop_nested_fixes(reversed);
+  CHECK(reversed[0].fixes.size() == 1);
+  CHECK(reversed[1].fixes.empty());
+}
+
 TEST_CASE("every default a built-in declares is the one its signature shows") {
   size_t defaults = 0;
   for (const Builtin& b : builtins())

@@ -295,7 +295,7 @@ module.exports = grammar({
 
     return_statement: $ => seq(
       'return',
-      field('value', $._expression),
+      field('value', choice($._expression, alias($._bare_tuple, $.tuple))),
       $._newline,
     ),
 
@@ -358,6 +358,7 @@ module.exports = grammar({
       $.number,
       $.string,
       $.parenthesized_expression,
+      $.tuple,
       $.call,
       $.attribute,
       $.subscript,
@@ -435,6 +436,12 @@ module.exports = grammar({
     )),
 
     parenthesized_expression: $ => seq('(', $._expression, ')'),
+
+    // Python's tuples, `(x, y)`, `(D,)`, and `return x, y` (below): the language has none, but they
+    // parse, so the checker can say so once rather than lose the line. (Not `t = x, y`: error
+    // recovery would read a call's `over=2,` as one.)
+    tuple: $ => seq('(', $._expression, ',', optional(seq(commaSep1($._expression), optional(','))), ')'),
+    _bare_tuple: $ => seq($._expression, ',', optional(seq(commaSep1($._expression), optional(',')))),
 
     // `f(a, b, key=c)`, `rearrange(b n -> n b)`, and the einsum form
     // `einsum(q, k: b H n Dh, b H m Dh -> b H n m)`. The grammar accepts a `:` pattern after any

@@ -141,6 +141,8 @@ struct SyntaxError {
     parser_gave_up,    // tree-sitter ran past parse_time_limit: the whole file, unread (E0101)
     single_quoted,     // Python's `'text'`, read as the string it is (E0101, whose fix writes `"text"`)
     python_block,      // Python's `with x:` / `while c:` header (`expected`: `with`, `with as` or `while`); its lines are read as the block's (E0101)
+    python_tuple,      // Python's `(x, y)`, `(D,)`, `return x, y` (`expected`: `arguments` when it is a call's only argument, read as its
+                       // arguments; `return`; else empty, read as an error node) (E0101)
   };
   Kind kind = Kind::unreadable;
   Span span;

@@ -57,7 +57,7 @@ enum class Sym : uint8_t {
   tensor_type, element_type, keyword_argument, axis_pattern, parenthesized_expression, binary_expression,
   unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
   return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
-  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block,
+  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, tuple,
 };
 
 struct Symbols {
@@ -77,7 +77,7 @@ struct Symbols {
         {Sym::else_clause, "else_clause"}, {Sym::expression_statement, "expression_statement"},
         {Sym::parameter, "parameter"}, {Sym::dim_item, "dim_item"}, {Sym::python_import, "python_import"},
         {Sym::extern_fn, "extern_fn"}, {Sym::function, "function"}, {Sym::model, "model"}, {Sym::param_decl, "param_decl"},
-        {Sym::python_block, "python_block"},
+        {Sym::python_block, "python_block"}, {Sym::tuple, "tuple"},
     };
     const TSLanguage* language = tree_sitter_shapescript();
     by_symbol.resize(ts_language_symbol_count(language), Sym::other);
@@ -450,16 +450,28 @@ class Lowering {
     statement.end = std::move(value->arguments.back().value);
   }
 
+  // Python's tuple, which the language has not: an error node, reported once as what it is.
+  ExprPtr python_tuple(TSNode node, std::string where) const {
+    program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(node), std::move(where)});
+    return error_expr(node);
+  }
+
   ExprPtr error_expr(TSNode node) const {
     auto expr = std::make_unique<Expr>();
     expr->span = present(node) ? span(node) : Span{};
     return expr;
   }
 
-  std::vector<Argument> lower_arguments(TSNode list) const {
+  std::vector<Argument> lower_arguments(TSNode list, bool unwrap_tuple = true) const {
     std::vector<Argument> arguments;
     if (!present(list)) return arguments;
     Children c(*this, list);
+    // PyTorch's `x.view((b, n, D))` is `x.view(b, n, D)`: a tuple as the only argument is read as
+    // the arguments it holds (and reported).
+    if (std::optional<Child> only = c.first_lowered(); unwrap_tuple && only && only->sym == Sym::tuple && c.lowered_count() == 1) {
+      program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(only->node), "arguments"});
+      return lower_arguments(only->node, false);
+    }
     arguments.reserve(c.lowered_count());
     for (size_t i = 0; i < c.size(); ++i) {
       Child child = c[i];
@@ -496,6 +508,7 @@ class Lowering {
     Deeper deeper(depth_);
     if (too_deep(node)) return error_expr(node);
     Sym sym = kind(node);
+    if (sym == Sym::tuple) return python_tuple(node, "");
     const Fields& f = fields_;
     auto expr = std::make_unique<Expr>();
     expr->span = outer;
@@ -632,7 +645,8 @@ class Lowering {
       statement.value = lower_expr(field(node, f.value));
     } else if (sym == Sym::return_statement) {
       statement.kind = Statement::Kind::return_;
-      statement.value = lower_expr(field(node, f.value));
+      TSNode value = field(node, f.value);
+      statement.value = kind(value) == Sym::tuple ? python_tuple(value, "return") : lower_expr(value);
     } else if (sym == Sym::for_statement) {
       statement.kind = Statement::Kind::for_;
       TSNode variable = field(node, f.variable);
@@ -811,7 +825,8 @@ class Lowering {
     Earlier earlier{previous, change, {}};
     for (const SyntaxError& error : previous.syntax_errors)
       if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large ||
-          error.kind == SyntaxError::Kind::single_quoted || error.kind == SyntaxError::Kind::python_block)
+          error.kind == SyntaxError::Kind::single_quoted || error.kind == SyntaxError::Kind::python_block ||
+          error.kind == SyntaxError::Kind::python_tuple)
         earlier.lowering_errors.push_back(error.span.begin);
     std::sort(earlier.lowering_errors.begin(), earlier.lowering_errors.end());
     source_file(root, &earlier);

@@ -489,6 +489,27 @@ fn other(x: [n D]) -> [n D]:
   });
 }
 
+TEST_CASE("Python's tuples stay errors while the text around them is edited", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn flat(x: [b n D]) -> [b n*D]:
+    return x.reshape((b, -1,))
+
+fn both(x: [n D]) -> [n D]:
+    s = (D,)
+    return x, s
+
+fn other(x: [n D]) -> [n D]:
+    return x + 1
+)";
+  REQUIRE(full(text)->program.syntax_errors.size() == 3);
+  expect_each_edit_as_full(text, {
+      {"dim D = 4\n", "dim D = 4\ndim E = 2\n"},  // the items move; their errors must come with them
+      {"x + 1", "x + 2"},                         // an edit after them
+      {"(D,)", "(D, 2)"},                         // an edit inside one
+  });
+}
+
 TEST_CASE("Python's with block, read as the lines around it, moves with the text", "[incremental]") {
   std::string text = R"(dim D = 4
 

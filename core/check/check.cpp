@@ -290,9 +290,10 @@ bool Checker::lost_in_syntax_error(std::string_view name) const {
 // function cut short there may have lost its `return` to it, and "does not return" would only
 // repeat the syntax error.
 bool Checker::cut_short(const Item& item) const {
+  // Items are in source order: the next is the first to begin past this one's end.
   const std::vector<Item>& items = a_.program.items;
-  const Item* next = std::less<>()(&item, items.data() + items.size()) && !std::less<>()(&item, items.data()) ? &item + 1 : nullptr;
-  uint32_t end = !next ? item.span.end : next < items.data() + items.size() ? next->span.begin : UINT32_MAX;
+  auto next = std::ranges::upper_bound(items, item.span.begin, {}, [](const Item& i) { return i.span.begin; });
+  uint32_t end = next == items.end() ? UINT32_MAX : next->span.begin;
   bool cut = std::ranges::any_of(a_.program.syntax_errors, [&](const SyntaxError& e) {
     return (e.kind == SyntaxError::Kind::unreadable || e.kind == SyntaxError::Kind::missing) && e.span.begin >= item.span.begin &&
            e.span.begin < end;
@@ -308,6 +309,7 @@ namespace {
 struct PythonSyntax {
   std::string_view written, help;
   std::string_view after = {};  // what the text just before it ends with, where that decides
+  bool after_code = false;      // only after other code on its line (`a if c else b`)
 };
 constexpr std::string_view kNoSlices =
     "there are no slices: `x[l]` takes one index along the first axis, so move the axis first, as in `(x |> rearrange(b n D -> n b D))[n - 1]` "
@@ -332,6 +334,7 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"try:", "there is no `try`: a shape that can go wrong is an error when the file is checked, so the lines inside are the body's own"},
     {"except", "there is no `except`: a shape that can go wrong is an error when the file is checked, not when it runs"},
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
+    {"if ", "there is no `a if c else b`: an `if` statement assigns in each branch, and `where(c, a, b)` picks element by element", {}, true},
 };
 
 // Python's `x += e` (or `-=`, `*=`, `/=`) as a line's code: where the code is in the line, its
@@ -361,15 +364,24 @@ std::optional<CompoundAssignment> compound_assignment(std::string_view line) {
 }
 
 std::string_view python_syntax_help(std::string_view found, std::string_view before) {
+  std::string_view line_before = before.substr(before.rfind('\n') + 1);
+  bool code_before = line_before.find_first_not_of(' ') != std::string_view::npos;
   for (const PythonSyntax& p : kPythonSyntax) {
     if (!p.after.empty()) {
       if (before.ends_with(p.after) && found.starts_with(p.written)) return p.help;
       continue;
     }
-    if (p.written == "**" && before.ends_with('*') && found.starts_with("*")) return p.help;  // `x ** 2`: the second `*` is what was unread
+    if (p.after_code) {
+      if (code_before && found.starts_with(p.written)) return p.help;
+      continue;
+    }
+    bool keyword = std::isalpha(static_cast<unsigned char>(p.written[0]));
+    // An operator may have been read up to its last characters: `x ** 2` leaves the second `*`.
+    for (size_t read = 1; !keyword && read < p.written.size(); ++read)
+      if (before.ends_with(p.written.substr(0, read)) && found.starts_with(p.written.substr(read))) return p.help;
     size_t at = found.find(p.written);
     // A keyword counts at the start only; an operator anywhere in the unread text.
-    if (at != std::string_view::npos && (at == 0 || !std::isalpha(static_cast<unsigned char>(p.written[0])))) return p.help;
+    if (at != std::string_view::npos && (at == 0 || !keyword)) return p.help;
   }
   return {};
 }
@@ -509,10 +521,6 @@ void Checker::report_syntax_errors() {
     }
     std::string_view before = std::string_view(a_.file.text()).substr(0, span.begin);
     std::string_view help = python_syntax_help(found, before);
-    // `a if c else b`: an `if` after something on its line.
-    size_t line_start = before.rfind('\n') + 1;
-    if (help.empty() && found.starts_with("if ") && before.substr(line_start).find_first_not_of(' ') != std::string_view::npos)
-      help = "there is no `a if c else b`: an `if` statement assigns in each branch, and `where(c, a, b)` picks element by element";
     // The first line of what was unread is what a reader recognizes.
     std::string_view rest = unread.substr(std::min(first, unread.size()));
     if (size_t newline = rest.find('\n'); newline != std::string_view::npos && trimmed(rest.substr(newline)).size() > 0)

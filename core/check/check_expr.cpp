@@ -1156,7 +1156,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       if (called) {
         std::vector<const Expr*> positions;
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
-        moved = moved_axes_pattern(expr.text, object.tensor, positions, [&](const SizeExpr& size) { return writable_here(size, scope); });
+        moved = moved_axes_pattern(expr.text, object.tensor, positions, writable_in(scope));
         if (!moved) moved = reshaped_pattern(expr.text, object.tensor, positions, scope);
       }
       std::optional<std::string> length;  // `x.norm(dim=-1)`: the length along one axis
@@ -1897,7 +1897,7 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     std::vector<const Expr*> positions;
     for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
     // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
-    if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions, [&](const SizeExpr& size) { return writable_here(size, scope); }))
+    if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions, writable_in(scope)))
       pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
@@ -1975,7 +1975,7 @@ std::optional<std::string> Checker::kept_axis(const Builtin& builtin, const Expr
   // The result's axes, less the reduced one, and the same with a 1 where it was.
   TensorType reduced = *x;
   reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(*at));
-  auto axes = pattern_axes(reduced, [&](const SizeExpr& size) { return writable_here(size, scope); });
+  auto axes = pattern_axes(reduced, writable_in(scope));
   if (!axes) return std::nullopt;
   std::vector<std::string> kept = *axes;
   kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(*at), "1");

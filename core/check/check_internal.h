@@ -210,6 +210,10 @@ class Checker {
   std::optional<std::string> size_as_value(const Axis& axis, const TensorType& tensor, const Scope& scope) const;
   static bool names_its_axes(const SizeExpr& size, const Scope& scope);
   bool writable_here(const SizeExpr& size, const Scope& scope) const;
+  // writable_here in `scope`, as the predicate pattern_axes and moved_axes_pattern take.
+  auto writable_in(const Scope& scope) const {
+    return [this, &scope](const SizeExpr& size) { return writable_here(size, scope); };
+  }
   std::optional<std::string> implied_over(std::string_view builtin, const std::vector<ValueType>& arguments, const Scope& scope) const;
   // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
   std::optional<std::string> kept_axis(const Builtin& builtin, const Expr& call, const Argument& keepdim, const TensorType* x,

@@ -274,11 +274,29 @@ module.exports = grammar({
       $.python_block,
     ),
 
-    // Python's `with torch.no_grad():` and `while c:` blocks, read so that the core can say what to
-    // write and check their lines, rather than lose the rest of the function.
-    python_block: $ => seq(
-      field('keyword', choice('with', 'while')),
-      field('value', $._expression),
+    // Python's `with torch.no_grad():`, `while c:` and `try:` blocks, read so that the core can say
+    // what to write and check their lines, rather than lose the rest of the function.
+    python_block: $ => choice(
+      seq(
+        field('keyword', choice('with', 'while')),
+        field('value', $._expression),
+        ':',
+        $._indent,
+        field('body', $.block),
+      ),
+      seq(
+        field('keyword', 'try'),
+        ':',
+        $._indent,
+        field('body', $.block),
+        repeat1($.python_handler),
+      ),
+    ),
+
+    // A `try`'s `except ValueError:` or `finally:`.
+    python_handler: $ => seq(
+      field('keyword', choice('except', 'finally')),
+      optional(field('value', $._expression)),
       ':',
       $._indent,
       field('body', $.block),

@@ -547,41 +547,64 @@ void Checker::report_syntax_errors() {
   }
 }
 
-// Python's `with x:` or `while c:`, whose lines were read as the lines around them. A `with`'s lines
-// run as they are, so its fix removes the header and takes their indentation back one level.
+// Python's `with x:`, `while c:` or `try:`, whose lines were read as the lines around them. A
+// `with`'s lines run as they are, so its fix removes the header and takes their indentation back one
+// level; a `try`'s too, with each `except` removed, lines and all, and each `finally` as a `with`.
 void Checker::report_python_block(const SyntaxError& e) {
   uint32_t line = a_.file.line_column(e.span.begin).line;
   std::string_view header = trimmed(a_.file.slice(e.span));
+  if (size_t newline = header.find('\n'); newline != std::string_view::npos) header = trimmed(header.substr(0, newline));
   Span at{e.span.begin, e.span.begin + static_cast<uint32_t>(header.size())};
   if (e.expected == "while") {
     report(DiagnosticCode::E0101, at, "there is no `while`: a loop counts over a range, `for l in 0..L:`").label("Python's `while`")
         .note("its lines are checked as if they ran once");
     return;
   }
-  if (e.expected != "with") {  // `with open(f) as f:`: what it binds is Python's
+  if (e.expected == "with as") {  // `with open(f) as f:`: what it binds is Python's
     report(DiagnosticCode::E0101, at, "there is no `with`: its lines are the body's own").label("Python's `with .. as ..`")
         .help("what it binds is a Python object, which a ShapeScript function can't hold: read it in the Python that calls the function");
     return;
   }
-  auto d = report(DiagnosticCode::E0101, at, "there is no `with`: its lines are the body's own");
-  d.label("Python's `with`").help("`torch.no_grad()` and its kin belong to the Python that calls the function");
-  // The header's line goes; each line of the block, up to the first one indented no deeper than
-  // the header, loses one level.
-  auto indent_of = [&](uint32_t l) { std::string_view t = a_.file.line_text(l); return t.find_first_not_of(' '); };
-  size_t header_indent = indent_of(line), level = 0;
+  bool is_try = e.expected == "try";
+  auto d = report(DiagnosticCode::E0101, at, is_try ? "there is no `try`: its lines are the body's own" : "there is no `with`: its lines are the body's own");
+  if (is_try)
+    d.label("Python's `try`").note("a shape that can go wrong is an error when the file is checked, not when it runs: an `except`'s lines are not checked");
+  else
+    d.label("Python's `with`").help("`torch.no_grad()` and its kin belong to the Python that calls the function");
+  auto indent_of = [&](uint32_t l) { return a_.file.line_text(l).find_first_not_of(' '); };
+  auto line_begin = [&](uint32_t l) { return l < a_.file.line_count() ? a_.file.offset_of({l, 0}) : static_cast<uint32_t>(a_.file.text().size()); };
+  size_t header_indent = indent_of(line);
   std::vector<TextEdit> edits;
-  uint32_t end = line + 1 < a_.file.line_count() ? a_.file.offset_of({line + 1, 0}) : static_cast<uint32_t>(a_.file.text().size());
-  edits.push_back({{a_.file.offset_of({line, 0}), end}, ""});
-  for (uint32_t l = line + 1; l < a_.file.line_count(); ++l) {
-    size_t indent = indent_of(l);
-    if (indent == std::string_view::npos) continue;  // a blank line
-    if (indent <= header_indent) break;
-    if (level == 0) level = indent - header_indent;
-    if (indent < header_indent + level) return;  // indented less than the block's first line: no sure fix
-    uint32_t begin = a_.file.offset_of({l, static_cast<uint32_t>(header_indent)});
-    edits.push_back({{begin, begin + static_cast<uint32_t>(level)}, ""});
+  // The block under the header line `h`: its lines go (`keep` false), or each loses one level.
+  // The line after the block, or none where its indentation is not sure.
+  auto block_under = [&](uint32_t h, bool keep) -> std::optional<uint32_t> {
+    edits.push_back({{line_begin(h), line_begin(h + 1)}, ""});
+    size_t level = 0;
+    uint32_t l = h + 1;
+    for (; l < a_.file.line_count(); ++l) {
+      size_t indent = indent_of(l);
+      if (indent == std::string_view::npos) continue;  // a blank line
+      if (indent <= header_indent) break;
+      if (level == 0) level = indent - header_indent;
+      if (indent < header_indent + level) return std::nullopt;  // indented less than the block's first line
+      if (keep) {
+        uint32_t begin = a_.file.offset_of({l, static_cast<uint32_t>(header_indent)});
+        edits.push_back({{begin, begin + static_cast<uint32_t>(level)}, ""});
+      }
+    }
+    if (!keep) edits.back().span.end = line_begin(l);
+    return l;
+  };
+  std::optional<uint32_t> next = block_under(line, true);
+  // A `try`'s handlers: the lines after its block, at its indentation, that begin `except` or `finally`.
+  while (is_try && next && *next < a_.file.line_count() && indent_of(*next) == header_indent) {
+    std::string_view handler = a_.file.line_text(*next).substr(header_indent);
+    bool except = handler.starts_with("except") && (handler.size() == 6 || !identifier_char(handler[6]));
+    bool finally = handler.starts_with("finally") && (handler.size() == 7 || !identifier_char(handler[7]));
+    if (!except && !finally) break;
+    next = block_under(*next, finally);
   }
-  d.fix("remove the `with` line", std::move(edits));
+  if (next) d.fix(is_try ? "remove the `try` and its `except` lines" : "remove the `with` line", std::move(edits));
 }
 
 // The elements of a tuple's text, `(a, f(b, c),)` or `a, b`: split at the commas outside brackets

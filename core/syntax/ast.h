@@ -140,7 +140,7 @@ struct SyntaxError {
     number_too_large,  // an integer literal past int64 (E0105)
     parser_gave_up,    // tree-sitter ran past parse_time_limit: the whole file, unread (E0101)
     single_quoted,     // Python's `'text'`, read as the string it is (E0101, whose fix writes `"text"`)
-    python_block,      // Python's `with x:` / `while c:` header (`expected`: `with`, `with as` or `while`); its lines are read as the block's (E0101)
+    python_block,      // Python's `with x:` / `while c:` / `try:` header (`expected`: `with`, `with as`, `while` or `try`); its lines are read as the block's (E0101)
     python_tuple,      // Python's `(x, y)`, `(D,)`, `return x, y` (`expected`: `arguments` when it is a call's only argument, read as its
                        // arguments; `return`; else empty, read as an error node) (E0101)
   };

@@ -57,7 +57,7 @@ enum class Sym : uint8_t {
   tensor_type, element_type, keyword_argument, axis_pattern, parenthesized_expression, binary_expression,
   unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
   return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
-  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, tuple,
+  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, python_handler, tuple,
 };
 
 struct Symbols {
@@ -77,7 +77,8 @@ struct Symbols {
         {Sym::else_clause, "else_clause"}, {Sym::expression_statement, "expression_statement"},
         {Sym::parameter, "parameter"}, {Sym::dim_item, "dim_item"}, {Sym::python_import, "python_import"},
         {Sym::extern_fn, "extern_fn"}, {Sym::function, "function"}, {Sym::model, "model"}, {Sym::param_decl, "param_decl"},
-        {Sym::python_block, "python_block"}, {Sym::tuple, "tuple"},
+        {Sym::python_block, "python_block"}, {Sym::python_handler, "python_handler"},
+        {Sym::tuple, "tuple"},
     };
     const TSLanguage* language = tree_sitter_shapescript();
     by_symbol.resize(ts_language_symbol_count(language), Sym::other);
@@ -614,8 +615,9 @@ class Lowering {
     return block;
   }
 
-  // Python's `with x:` or `while c:` block: its header is an error of the lowering (the core says
-  // what to write) and its lines are lowered as lines of the block around it, where `with`'s run.
+  // Python's `with x:`, `while c:` or `try:` block: its header is an error of the lowering (the core
+  // says what to write) and its lines are lowered as lines of the block around it, where `with`'s
+  // run; so are a `try`'s and its `finally`'s, but not an `except`'s, which run only on an error.
   void lower_python_block(Block& into, TSNode node) const {
     TSNode keyword = field(node, fields_.keyword), body = field(node, fields_.body);
     Span header = span(node);
@@ -624,8 +626,18 @@ class Lowering {
     std::string written = present(keyword) ? text(keyword) : std::string();
     if (TSNode value = field(node, fields_.value); present(value) && kind(value) == Sym::as_expression) written += " as";
     program_.syntax_errors.push_back({SyntaxError::Kind::python_block, header, written});
-    std::unique_ptr<Block> inner = lower_block(body);
-    for (Statement& statement : inner->statements) into.statements.push_back(std::move(statement));
+    auto inline_block = [&](TSNode block) {
+      std::unique_ptr<Block> inner = lower_block(block);
+      for (Statement& statement : inner->statements) into.statements.push_back(std::move(statement));
+    };
+    inline_block(body);
+    Children handlers(*this, node);
+    for (size_t i = 0; i < handlers.size(); ++i) {
+      Child handler = handlers[i];
+      if (handler.sym != Sym::python_handler) continue;
+      TSNode handler_keyword = field(handler.node, fields_.keyword);
+      if (present(handler_keyword) && text(handler_keyword) == "finally") inline_block(field(handler.node, fields_.body));
+    }
   }
 
   Statement lower_statement(TSNode node) const {

@@ -528,6 +528,29 @@ fn other(x: [n D]) -> [n D]:
   });
 }
 
+TEST_CASE("Python's try, whose except lines are not read, moves with the text", "[incremental]") {
+  std::string text = R"(dim D = 4
+
+fn guarded(x: [n D]) -> [n D]:
+    try:
+        y = x * 2
+    except ValueError:
+        y = x
+    finally:
+        z = y
+    return z
+
+fn other(x: [n D]) -> [n D]:
+    return x + 1
+)";
+  expect_each_edit_as_full(text, {
+      {"dim D = 4\n", "dim D = 4\ndim E = 2\n"},  // the item moves; its error must come with it
+      {"y = x\n", "y = x + 1\n"},                // an edit in the except's lines, which are not read
+      {"z = y", "z = y * 2"},                     // an edit in the finally's
+      {"x + 1", "x + 2"},                         // an edit after it
+  });
+}
+
 TEST_CASE("the changed region between two texts is the one a byte-by-byte comparison finds", "[incremental]") {
   // TextChange::between compares blocks first: edits near either end, or near a block's edge, must not fool it.
   auto naive = [](const std::string& before, const std::string& after) {

@@ -20,15 +20,23 @@ fn opened(x: [b n D]) -> [b n D]:
         y = x * 2
     return y
 
-## `try` is not read: the function is cut short there, and that it then "does not return" is not
-## said as well, since its `return` may be in what was not read.
+## Python's `try`: its lines are read as the body's own, an `except`'s are not (they run only on an
+## error, and a shape can't go wrong as the program runs). The fix removes `try` and each `except`,
+## lines and all, and takes the `try`'s and a `finally`'s lines back a level.
 fn guarded(x: [b n D]) -> [b n D]:
+    try:
+        y = x * 2
+    except ValueError as e:
+        y = x
+        print(e)
+    finally:
+        z = 1
+    return y
+
+## A bare `except:` is one too.
+fn caught(x: [b n D]) -> [b n D]:
     try:
         y = x * 2
     except:
         y = x
     return y
-
-## A function that truly lacks its `return` is still told so.
-fn forgotten(x: [b n D]) -> [b n D]:
-    y = x * 2

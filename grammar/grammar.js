@@ -419,6 +419,8 @@ module.exports = grammar({
         ['/', PREC.times],
         ['//', PREC.times],
         ['%', PREC.times],
+        // Python's matrix product, which the checker reports (its fix writes the `einsum`).
+        ['@', PREC.times],
       ].map(([operator, precedence]) => prec.left(/** @type {number} */ (precedence), seq(
         field('left', $._expression),
         field('operator', /** @type {RuleOrLiteral} */ (operator)),

@@ -919,6 +919,7 @@ bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span sp
 ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   if (expr.operands.size() != 2) return ValueType::unknown();
   if (expr.text.starts_with("is")) return python_identity(expr, scope);
+  if (expr.text == "@") return python_matmul(expr, scope);
   ValueType left = eval(*expr.operands[0], scope);
   ValueType right = eval(*expr.operands[1], scope);
   auto l = require_tensor(left, expr.operands[0].get(), expr.operands[0]->span);
@@ -983,6 +984,71 @@ ValueType Checker::python_identity(const Expr& expr, Scope& scope) {
       .help(std::string("every parameter is passed, with its type, so `") + (negated ? "x is not None` is always true: keep what the `if` does, without the `if`"
                                                                                  : "x is None` is never true: what the `if` does never happens"));
   return ValueType::unknown();
+}
+
+// Python's `a @ b`: PyTorch's product over the last axis of `a` and the one before last of `b`,
+// whose other leading axes are `a`'s (or `b` is a weight of rank 2, shared by all of them). One
+// E0101, whose fix writes the `einsum` it is; its value is the product's, so the lines after it
+// are checked.
+ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
+  ValueType left = eval(*expr.operands[0], scope), right = eval(*expr.operands[1], scope);
+  auto d = report(DiagnosticCode::E0101, expr.text_span, "there is no `@`: a product is written with `einsum` or `linear`");
+  d.label("Python's matrix product");
+  if (!left.is_tensor() || !right.is_tensor()) {
+    d.help(std::string(kProduct));
+    return ValueType::unknown();
+  }
+  const TensorType &a = left.tensor, &b = right.tensor;
+  size_t rank = a.rank();
+  bool shared = b.rank() == 2;  // a weight: every leading axis of `a` is kept
+  if (rank < 2 || b.rank() < 2 || (!shared && b.rank() != rank)) {
+    d.help(std::string(kProduct)).note("`a @ b` here needs `a` of two axes or more and `b` of two, or of as many as `a`");
+    return ValueType::unknown();
+  }
+  for (size_t i = 0; !shared && i + 2 < rank; ++i)
+    if (a.axes[i].size != b.axes[i].size) {
+      d.note("their leading axes differ: `" + a.axes[i].label + "` and `" + b.axes[i].label + "`");
+      return ValueType::unknown();
+    }
+  const Axis &k_a = a.axes[rank - 1], &k_b = b.axes[b.rank() - 2];
+  if (k_a.size != k_b.size) {
+    d.note("the product runs along `" + k_a.label + "` of " + a.to_string() + " and `" + k_b.label + "` of " + b.to_string() + ", which differ");
+    // PyTorch's `x @ w.T` with the `.T` left out: a weight [out in], as `linear` takes it.
+    if (shared && b.axes[1].size == k_a.size)
+      d.help("`" + text(expr.operands[1]->span) + "` is " + b.to_string() + ", [out in] as `linear` takes a weight: `x @ w.T` is `linear(x, w)`");
+    return ValueType::unknown();
+  }
+  TensorType product;
+  product.axes.assign(a.axes.begin(), a.axes.end() - 1);
+  product.axes.push_back(b.axes.back());
+  product.element = combine_elements(a.element, b.element, "*");
+  // The fix: b's shared axes take a's names, and its last axis a name a doesn't use, since einsum
+  // reads one name as one index (`q @ kt` of [b H n Dh] and [b H Dh n] is `.. -> b H n m`).
+  TensorType b_last;
+  b_last.axes.push_back(b.axes.back());
+  auto a_axes = pattern_axes(a, writable_in(scope)), last_axis = pattern_axes(b_last, writable_in(scope));
+  std::string last = last_axis ? last_axis->front() : "";
+  if (a_axes && std::ranges::count(*a_axes, last)) {
+    last.clear();
+    for (std::string fresh : {"m", "k", "j", "p"})
+      if (!std::ranges::count(*a_axes, fresh) && !scope.axes.count(fresh) && !known_dim(fresh)) {
+        last = fresh;
+        break;
+      }
+  }
+  if (!a_axes || last.empty()) {
+    d.help(std::string(kProduct));
+    return ValueType::of(std::move(product));
+  }
+  std::vector<std::string> b_written(a_axes->begin(), a_axes->begin() + static_cast<std::ptrdiff_t>(shared ? 0 : rank - 2));
+  b_written.push_back(a_axes->back());
+  b_written.push_back(last);
+  std::vector<std::string> out(a_axes->begin(), a_axes->end() - 1);
+  out.push_back(last);
+  std::string call = "einsum(" + text(expr.operands[0]->span) + ", " + text(expr.operands[1]->span) + ": " + joined_axes(*a_axes) + ", " +
+                     joined_axes(b_written) + " -> " + joined_axes(out) + ")";
+  d.help("`" + call + "`").fix("write `einsum`", expr.span, call);
+  return ValueType::of(std::move(product));
 }
 
 ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {

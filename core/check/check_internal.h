@@ -282,6 +282,7 @@ class Checker {
   ValueType eval_binary(const Expr& expr, Scope& scope);
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType python_identity(const Expr& expr, Scope& scope);
+  ValueType python_matmul(const Expr& expr, Scope& scope);
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;
   std::optional<std::vector<TextEdit>> shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const;

@@ -491,17 +491,16 @@ std::optional<std::vector<std::string>> pattern_axes(const TensorType& x, const 
   return written;
 }
 
-// The pattern PyTorch's `transpose(x, 1, 2)` or `permute(x, 0, 2, 1)` is, `b n D -> b D n`, given
-// the positions after x, and `unsqueeze(x, 1)` (`b n -> b 1 n`) or `squeeze(x, 1)` (`b 1 n -> b n`):
-// where each axis of x is written once, as it is in its type (a name, `8`, `16gh`, `(gh gw)`, `(n+1)`;
-// an axis of size 1 as `1`; a size this function can't write, none), and each position is a number.
-std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions,
-                                              const std::function<bool(const SizeExpr&)>& writable) {
+constexpr size_t kNewAxis = SIZE_MAX;
+
+// Where each axis of PyTorch's `transpose(x, 1, 2)`, `permute(x, 0, 2, 1)`, `unsqueeze(x, 1)` or
+// `squeeze(x, 1)` comes from, given the positions after x (each a number): an axis of x, or
+// kNewAxis for a new axis of size 1. None where the positions don't say.
+std::optional<std::vector<size_t>> moved_axes(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions) {
   size_t rank = x.rank();
-  std::optional<std::vector<std::string>> axes = pattern_axes(x, writable);
-  if (!axes) return std::nullopt;
-  const std::vector<std::string>& written = *axes;
-  std::vector<std::string> to = written;
+  std::vector<size_t> to(rank);
+  for (size_t i = 0; i < rank; ++i) to[i] = i;
+  auto size_one = [&](size_t i) { return x.axes[i].size.constant_value() == 1; };
   if (torch == "transpose" && positions.size() == 2) {
     auto a = literal_position(positions[0], rank), b = literal_position(positions[1], rank);
     if (!a || !b) return std::nullopt;
@@ -511,23 +510,55 @@ std::optional<std::string> moved_axes_pattern(std::string_view torch, const Tens
     for (size_t i = 0; i < rank; ++i) {
       auto at = literal_position(positions[i], rank);
       if (!at || !seen.insert(*at).second) return std::nullopt;
-      to[i] = written[*at];
+      to[i] = *at;
     }
   } else if (torch == "unsqueeze" && positions.size() == 1) {
     auto at = literal_position(positions[0], rank + 1);  // a place among rank + 1
     if (!at) return std::nullopt;
-    to.insert(to.begin() + static_cast<std::ptrdiff_t>(*at), "1");
+    to.insert(to.begin() + static_cast<std::ptrdiff_t>(*at), kNewAxis);
   } else if (torch == "squeeze" && positions.size() <= 1) {
     std::optional<size_t> at = positions.empty() ? std::nullopt : literal_position(positions[0], rank);
-    if (!positions.empty() && (!at || written[*at] != "1")) return std::nullopt;
+    if (!positions.empty() && (!at || !size_one(*at))) return std::nullopt;
     to.clear();
     for (size_t i = 0; i < rank; ++i)
-      if (written[i] != "1" || (at && i != *at)) to.push_back(written[i]);
+      if (!size_one(i) || (at && i != *at)) to.push_back(i);
     if (to.size() == rank) return std::nullopt;  // nothing of size 1
   } else {
     return std::nullopt;
   }
-  return joined_axes(written) + " -> " + joined_axes(to);
+  return to;
+}
+
+// The value of such a call: x's axes, moved.
+std::optional<TensorType> moved_axes_type(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions) {
+  auto to = moved_axes(torch, x, positions);
+  if (!to) return std::nullopt;
+  TensorType moved;
+  moved.element = x.element;
+  for (size_t from : *to) {
+    if (from != kNewAxis) {
+      moved.axes.push_back(x.axes[from]);
+      continue;
+    }
+    Axis one;
+    one.size = SizeExpr::constant(1);
+    one.label = "1";
+    moved.axes.push_back(std::move(one));
+  }
+  return moved;
+}
+
+// The pattern such a call is, `b n D -> b D n`: where each axis of x is written once, as it is in
+// its type (a name, `8`, `16gh`, `(gh gw)`, `(n+1)`; an axis of size 1 as `1`; a size this
+// function can't write, none).
+std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions,
+                                              const std::function<bool(const SizeExpr&)>& writable) {
+  std::optional<std::vector<std::string>> written = pattern_axes(x, writable);
+  auto to = written ? moved_axes(torch, x, positions) : std::nullopt;
+  if (!to) return std::nullopt;
+  std::vector<std::string> out;
+  for (size_t from : *to) out.push_back(from == kNewAxis ? "1" : (*written)[from]);
+  return joined_axes(*written) + " -> " + joined_axes(out);
 }
 
 }  // namespace
@@ -1045,8 +1076,28 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
   b_written.push_back(last);
   std::vector<std::string> out(a_axes->begin(), a_axes->end() - 1);
   out.push_back(last);
-  std::string call = "einsum(" + text(expr.operands[0]->span) + ", " + text(expr.operands[1]->span) + ": " + joined_axes(*a_axes) + ", " +
-                     joined_axes(b_written) + " -> " + joined_axes(out) + ")";
+  // An operand that is PyTorch's `k.transpose(-2, -1)` (or `.permute`) is `k` itself in the
+  // einsum, its axes written in k's order: einsum reads them in any order.
+  std::vector<std::string> a_written = *a_axes;
+  auto operand = [&](const Expr& e, std::vector<std::string>& written) {
+    if (e.kind != Expr::Kind::call || e.operands.empty() || e.operands[0]->kind != Expr::Kind::attribute ||
+        (e.operands[0]->text != "transpose" && e.operands[0]->text != "permute") || e.operands[0]->operands.empty())
+      return text(e.span);
+    const Expr& object = *e.operands[0]->operands[0];
+    auto type = a_.semantics.types.find(&object);
+    if (type == a_.semantics.types.end() || !type->second.is_tensor()) return text(e.span);
+    std::vector<const Expr*> positions;
+    for (const Argument& argument : e.arguments) positions.push_back(argument.keyword ? nullptr : argument.value.get());
+    auto to = moved_axes(e.operands[0]->text, type->second.tensor, positions);
+    if (!to || to->size() != written.size()) return text(e.span);
+    std::vector<std::string> in_object_order(written.size());
+    for (size_t i = 0; i < to->size(); ++i) in_object_order[(*to)[i]] = written[i];
+    written = std::move(in_object_order);
+    return text(object.span);
+  };
+  std::string left_text = operand(*expr.operands[0], a_written), right_text = operand(*expr.operands[1], b_written);
+  std::string call = "einsum(" + left_text + ", " + right_text + ": " + joined_axes(a_written) + ", " + joined_axes(b_written) + " -> " +
+                     joined_axes(out) + ")";
   d.help("`" + call + "`").fix("write `einsum`", expr.span, call);
   return ValueType::of(std::move(product));
 }
@@ -1224,6 +1275,8 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
         moved = moved_axes_pattern(expr.text, object.tensor, positions, writable_in(scope));
         if (!moved) moved = reshaped_pattern(expr.text, object.tensor, positions, scope);
+        // The call's value is the moved axes', so the lines after it are checked.
+        if (auto value = moved_axes_type(expr.text, object.tensor, positions)) call_value(*enclosing, ValueType::of(std::move(*value)));
       }
       std::optional<std::string> length;  // `x.norm(dim=-1)`: the length along one axis
       if (called && expr.text == "norm" && enclosing->arguments.size() == 1 && enclosing->arguments[0].value &&
@@ -1261,6 +1314,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       std::string call = "." + expr.text + "(" + (enclosing->arguments.empty() ? "" : "..") + ")";
       d.help("`" + call + "` changes nothing a ShapeScript value has: remove it")
           .fix("remove `" + call + "`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
+      call_value(*enclosing, object);
     } else if (called && enclosing->arguments.empty() && (expr.text == "float" || expr.text == "double") && object.tensor.element.is_integer()) {
       d.help("an `" + object.tensor.element.to_string() + "` tensor becomes `Real` wherever a `Real` is expected (`/` always gives one): " +
              "check that this place expects one, and remove `." + expr.text + "()`");
@@ -1674,7 +1728,11 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     result = *moved;  // `transpose(x, 1, 2)`: reported with the pattern it is
   } else {
     ValueType function = eval(callee, scope, &expr);
-    if (function.kind == ValueType::Kind::function) {
+    if (known_call_value_.first == &expr) {
+      // A PyTorch method reported where its value is sure (`x.transpose(1, 2)`): that value.
+      result = std::move(known_call_value_.second);
+      known_call_value_.first = nullptr;
+    } else if (function.kind == ValueType::Kind::function) {
       auto global = globals_.find(function.name);
       if (global != globals_.end()) result = call_function(*global->second, expr, scope, facts);
     } else if (function.kind == ValueType::Kind::python || function.kind == ValueType::Kind::python_module) {
@@ -1959,12 +2017,14 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     return ValueType::unknown();
   }
   std::optional<std::string> pattern;
+  ValueType value = ValueType::unknown();  // the moved axes', so the lines after it are checked
   if (!arguments.empty() && arguments[0].is_tensor() && !expr.arguments[0].keyword) {
     std::vector<const Expr*> positions;
     for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
     // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
     if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions, writable_in(scope)))
       pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
+    if (auto moved = moved_axes_type(callee.text, arguments[0].tensor, positions)) value = ValueType::of(std::move(*moved));
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
   d.label("not defined");
@@ -1973,7 +2033,7 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
         .fix("write `rearrange`", written_call(expr), *pattern);
   else
     d.help("PyTorch's `" + callee.text + "` is `rearrange` here: " + std::string(torch_name(callee.text)->how));
-  return ValueType::unknown();
+  return value;
 }
 
 // PyTorch's keywords for what ShapeScript says otherwise: someone coming from torch writes

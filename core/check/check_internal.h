@@ -283,6 +283,10 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType python_identity(const Expr& expr, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
+  // The value of `call`, a PyTorch method reported with a sure fix, handed from eval_attribute
+  // (which reports it) to eval_call (which returns it).
+  std::pair<const Expr*, ValueType> known_call_value_{nullptr, {}};
+  void call_value(const Expr& call, ValueType value) { known_call_value_ = {&call, std::move(value)}; }
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;
   std::optional<std::vector<TextEdit>> shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const;

@@ -25,3 +25,12 @@ fn after(x: [b n D], w: [D F]) -> [b n D]:
 ## PyTorch's `x @ w.T` without the `.T`: no sure fix, but `linear` takes the weight as it is.
 fn transposed(x: [b n D], w: [F D]) -> [b n F]:
     return x @ w
+
+## PyTorch's attention: `k.transpose(-2, -1)` is `k` itself in the einsum, its axes in k's order.
+fn attention_scores(q: [b H n Dh], k: [b H m Dh]) -> [b H n m]:
+    return q @ k.transpose(-2, -1)
+
+## A transposed value is known, so what follows it is checked: here, a mistake.
+fn heads_back(y: [b H n Dh]) -> [b n H Dh]:
+    z = y.transpose(1, 2).contiguous()
+    return z + y

@@ -568,7 +568,7 @@ std::optional<std::string> moved_axes_pattern(std::string_view torch, const Tens
 // in order. A new size is a number, `-1` (what is left, merged only), or a name: one of x's axes,
 // a dim or an axis of the function; x's axes must each have a name of their own.
 std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& arguments,
-                                                     const Scope& scope) const {
+                                                     const Scope& scope, TensorType* result) const {
   size_t rank = x.rank();
   std::set<std::string> labels;
   for (const Axis& a : x.axes)
@@ -623,11 +623,21 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
     }
   std::string from, to;
   auto add = [](std::string& side, const std::string& piece) { side += (side.empty() ? "" : " ") + piece; };
+  TensorType reshaped;  // the value, as the pattern gives it
+  reshaped.element = x.element;
+  auto new_axis = [&](SizeExpr size, std::string label, std::string name) {
+    Axis axis;
+    axis.size = std::move(size);
+    axis.label = std::move(label);
+    axis.name = std::move(name);
+    reshaped.axes.push_back(std::move(axis));
+  };
   size_t i = 0, j = 0;
   while (i < rank && j < sizes.size()) {
     if (x.axes[i].size == *sizes[j].size) {
       add(from, x.axes[i].label);
       add(to, x.axes[i].label);
+      reshaped.axes.push_back(x.axes[i]);
       ++i, ++j;
       continue;
     }
@@ -640,6 +650,7 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
       for (size_t m = i; m < k; ++m) add(group, x.axes[m].label);
       for (size_t m = i; m < k; ++m) add(from, x.axes[m].label);
       add(to, "(" + group + ")");
+      new_axis(*sizes[j].size, "(" + group + ")", "");
       i = k, ++j;
       continue;
     }
@@ -653,11 +664,13 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
       if (!is_identifier(sizes[m].written) || labels.count(sizes[m].written)) return std::nullopt;
       add(group, sizes[m].written);
       add(to, sizes[m].written);
+      new_axis(*sizes[m].size, sizes[m].written, sizes[m].written);
     }
     add(from, "(" + group + ")");
     ++i, j = k;
   }
   if (i != rank || j != sizes.size() || from == to) return std::nullopt;
+  if (result) *result = std::move(reshaped);
   return from + " -> " + to;
 }
 
@@ -1274,9 +1287,10 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         std::vector<const Expr*> positions;
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
         moved = moved_axes_pattern(expr.text, object.tensor, positions, writable_in(scope));
-        if (!moved) moved = reshaped_pattern(expr.text, object.tensor, positions, scope);
-        // The call's value is the moved axes', so the lines after it are checked.
+        // The call's value is the moved axes' or the new shape's, so the lines after it are checked.
         if (auto value = moved_axes_type(expr.text, object.tensor, positions)) call_value(*enclosing, ValueType::of(std::move(*value)));
+        TensorType reshaped;
+        if (!moved && (moved = reshaped_pattern(expr.text, object.tensor, positions, scope, &reshaped))) call_value(*enclosing, ValueType::of(std::move(reshaped)));
       }
       std::optional<std::string> length;  // `x.norm(dim=-1)`: the length along one axis
       if (called && expr.text == "norm" && enclosing->arguments.size() == 1 && enclosing->arguments[0].value &&
@@ -1297,9 +1311,22 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
           }
       if (length)
         d.help("PyTorch's `.norm` is a vector's length: `" + *length + "`").fix("write the length", enclosing->span, *length);
-      else if (moved)
-        d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + method_as_call("rearrange", *moved) + "`")
-            .fix("write `rearrange`", enclosing->span, method_as_call("rearrange", *moved));
+      else if (moved) {
+        size_t arrow = moved->find(" -> ");
+        RearrangeChain chain{x, moved->substr(0, arrow), moved->substr(arrow + 4)};
+        // After another such method (`x.view(..).transpose(1, 2)`), one `rearrange` from where it started.
+        if (auto inner = rearrange_chains_.find(expr.operands[0].get()); inner != rearrange_chains_.end()) {
+          if (inner->second.from.empty()) chain.object = inner->second.object;  // after `.contiguous()`
+          else if (inner->second.to == chain.from) chain = {inner->second.object, inner->second.from, chain.to};
+        }
+        std::string written = chain.from == chain.to ? chain.object : "rearrange(" + chain.object + ", " + chain.from + " -> " + chain.to + ")";
+        if (chain.from == chain.to)
+          d.help("with the moves before it, this one leaves the axes where they were: `" + written + "`").fix("write `" + written + "`", enclosing->span, written);
+        else
+          d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + written + "`")
+              .fix("write `rearrange`", enclosing->span, written);
+        rearrange_chains_[enclosing] = std::move(chain);
+      }
       else
         d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here" + (torch->how.empty() ? "" : ": " + std::string(torch->how)));
     } else if (expr.text == "weight" && !called) {
@@ -1315,6 +1342,8 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       d.help("`" + call + "` changes nothing a ShapeScript value has: remove it")
           .fix("remove `" + call + "`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
       call_value(*enclosing, object);
+      auto inner = rearrange_chains_.find(expr.operands[0].get());
+      rearrange_chains_[enclosing] = inner != rearrange_chains_.end() ? inner->second : RearrangeChain{x, "", ""};
     } else if (called && enclosing->arguments.empty() && (expr.text == "float" || expr.text == "double") && object.tensor.element.is_integer()) {
       d.help("an `" + object.tensor.element.to_string() + "` tensor becomes `Real` wherever a `Real` is expected (`/` always gives one): " +
              "check that this place expects one, and remove `." + expr.text + "()`");

@@ -125,8 +125,9 @@ class Checker {
   std::optional<std::string> unquoted_pattern_call(const std::string& name, const Expr& call) const;
   std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
   std::optional<std::string> chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope) const;
+  // (`result`, where given, gets the value the pattern gives.)
   std::optional<std::string> reshaped_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& arguments,
-                                              const Scope& scope) const;
+                                              const Scope& scope, TensorType* result = nullptr) const;
   static std::string tensors_pattern(const TensorType& tensor, size_t at, const std::string& dims);
   // The type `e` must have, when the checker knows it: the declared result, for what is returned.
   std::optional<TensorType> expected_type(const Expr& e, const Scope& scope);
@@ -286,6 +287,13 @@ class Checker {
   // The value of `call`, a PyTorch method reported with a sure fix, handed from eval_attribute
   // (which reports it) to eval_call (which returns it).
   std::pair<const Expr*, ValueType> known_call_value_{nullptr, {}};
+  // A PyTorch method call whose fix is a `rearrange` (`from` -> `to`), or nothing (`.contiguous()`,
+  // `from` empty): the tensor the chain starts from and its pattern so far, so that a chain
+  // (`x.view(b, n, H, Dh).transpose(1, 2)`) is one fix, `rearrange(x, b n (H Dh) -> b H n Dh)`.
+  struct RearrangeChain {
+    std::string object, from, to;
+  };
+  std::unordered_map<const Expr*, RearrangeChain> rearrange_chains_;
   void call_value(const Expr& call, ValueType value) { known_call_value_ = {&call, std::move(value)}; }
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;

@@ -34,3 +34,14 @@ fn attention_scores(q: [b H n Dh], k: [b H m Dh]) -> [b H n m]:
 fn heads_back(y: [b H n Dh]) -> [b n H Dh]:
     z = y.transpose(1, 2).contiguous()
     return z + y
+
+## PyTorch's head split and merge: a chain of `.view`, `.transpose` and `.contiguous()` is one
+## `rearrange` from where it started; each value is known, so the result type is checked too.
+fn split_heads(x: [b n D]) -> [b H n Dh]:
+    return x.view(b, n, H, Dh).transpose(1, 2)
+
+fn merge_heads(y: [b H n Dh]) -> [b n D]:
+    return y.transpose(1, 2).contiguous().view(b, n, D)
+
+fn there_and_back(y: [b H n Dh]) -> [b H n Dh]:
+    return y.transpose(1, 2).transpose(1, 2)

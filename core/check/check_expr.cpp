@@ -246,6 +246,7 @@ constexpr TorchName kTorchNames[] = {
     {"mm", "linear", kProduct},
     {"bmm", "einsum", kProduct},
     {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`"},
+    {"pow", "*", "a square is `x * x`, and `sqrt`, `exp` and `log` give the rest"},
     {"chunk", "split", "equal pieces are a group in a pattern: `split(x, b n (3 D) -> b n D)`"},
     {"tril", "causal", "a lower-triangular mask is `causal[n n]`, true where a position may attend"},
     {"norm", "sqrt", "a vector's length is `sqrt(sum(x * x, over=D))`"},
@@ -1152,6 +1153,11 @@ ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
   return negated;
 }
 
+// PyTorch's usual module names, each with its whole name where it is an alias, which `import
+// python` has no `as` for.
+const std::map<std::string_view, std::string_view> kPythonModules = {
+    {"torch", ""}, {"F", "torch.nn.functional"}, {"nn", "torch.nn"}, {"np", "numpy"}, {"numpy", ""}, {"einops", ""}, {"math", ""}};
+
 ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing) {
   if (expr.operands.empty()) return ValueType::unknown();
   // `numpy.load` with no `import python numpy`: a dotted name whose first part is nothing known.
@@ -1159,10 +1165,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   while (root->kind == Expr::Kind::attribute && !root->operands.empty()) root = root->operands[0].get();
   if (root->kind == Expr::Kind::name && !scope.locals.count(root->text) && !known_dim(root->text) &&
       !scope.axes.count(root->text) && !globals_.count(root->text) && !find_builtin(root->text) && root->text != "inf") {
-    // `F.dropout`: PyTorch's usual module names are that, not a misspelling of a local `f`. Each
-    // with its whole name where it is an alias, which `import python` has no `as` for.
-    static const std::map<std::string_view, std::string_view> kPythonModules = {
-        {"torch", ""}, {"F", "torch.nn.functional"}, {"nn", "torch.nn"}, {"np", "numpy"}, {"numpy", ""}, {"einops", ""}, {"math", ""}};
+    // `F.dropout`: PyTorch's usual module names are that, not a misspelling of a local `f`.
     auto known_module = kPythonModules.find(root->text);
     bool module_name = known_module != kPythonModules.end();
     if ((!module_name && suggest_known(root->text, [&] { return value_names(scope); })) || lost_in_syntax_error(root->text)) {
@@ -1249,7 +1252,14 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
   if (object.is_tensor()) {
     // A method called with a piped value (`y |> x.softmax(..)`) is no PyTorch habit: help, no fix.
     bool called = encloses(enclosing, Expr::Kind::call, expr) && !enclosing->piped;
-    const std::string x = text(expr.operands[0]->span);
+    // The object as its own fix writes it, where it is such a method too (`x.pow(2).mean(dim=-1)`),
+    // so that a chain's outermost fix is the whole chain's.
+    auto fixed = fixed_text_.find(expr.operands[0].get());
+    const std::string x = fixed != fixed_text_.end() ? fixed->second : text(expr.operands[0]->span);
+    auto rewrite = [&](const std::string& title, const std::string& written) {
+      d.fix(title, enclosing->span, written);
+      fixed_text_[enclosing] = written;
+    };
     // Fixes write a call, not a pipe, which binds as the method call it replaces (`a + x.softmax(..)`).
     auto method_as_call = [&](const std::string& name, const std::string& rest) {
       return name + "(" + x + (rest.empty() ? "" : ", " + rest) + ")";
@@ -1261,7 +1271,13 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     if (chunked) {
       // `qkv.chunk(3, dim=-1)`, `qkv.split(D, dim=-1)`: equal pieces, ShapeScript's `split` of a group.
       std::string written = method_as_call("split", *chunked);
-      d.help("PyTorch's `." + expr.text + "` into equal pieces is `split` of a group here: `" + written + "`").fix("write `split`", enclosing->span, written);
+      d.help("PyTorch's `." + expr.text + "` into equal pieces is `split` of a group here: `" + written + "`");
+      rewrite("write `split`", written);
+    } else if (as_function && object.tensor.rank() == 0 && expr.operands[0]->kind == Expr::Kind::name && kPythonModules.count(expr.operands[0]->text)) {
+      // `F.gelu(h)` in a file with `dim F`: PyTorch's module alias, not a method of the size.
+      const std::string name(as_function->name);
+      d.help("`" + x + "` is a size here, but `" + text(expr.span) + "` is PyTorch's function: ShapeScript's own is `" + name + "`")
+          .fix("write `" + name + "`", expr.span, name);
     } else if (as_function) {
       const Builtin& builtin = *as_function;
       const std::string name(builtin.name);
@@ -1279,7 +1295,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
               if (auto name = written_axis(object.tensor.axes[*at], object.tensor, scope)) written = "over=" + *name;
           rest += (rest.empty() ? "" : ", ") + written;
         }
-        d.fix("write `" + name + "(" + x + ", …)`", enclosing->span, method_as_call(name, rest));
+        rewrite("write `" + name + "(" + x + ", …)`", method_as_call(name, rest));
       }
     } else if (const TorchName* torch = renamed) {
       std::optional<std::string> moved;
@@ -1309,9 +1325,18 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             std::string factor = atom ? x : "(" + x + ")";
             length = "sqrt(sum(" + factor + " * " + factor + ", over=" + *axis + "))";
           }
-      if (length)
-        d.help("PyTorch's `.norm` is a vector's length: `" + *length + "`").fix("write the length", enclosing->span, *length);
-      else if (moved) {
+      // `x.pow(2)`: `(x * x)`, whose value is x's.
+      const Expr* exponent = called && expr.text == "pow" && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword
+                                 ? enclosing->arguments[0].value.get() : nullptr;
+      if (length) {
+        d.help("PyTorch's `.norm` is a vector's length: `" + *length + "`");
+        rewrite("write the length", *length);
+      } else if (exponent && exponent->kind == Expr::Kind::number && exponent->is_integer && exponent->number == 2) {
+        std::string square = "(" + x + " * " + x + ")";
+        d.help("PyTorch's `.pow(2)` is `" + square + "`");
+        rewrite("write `" + square + "`", square);
+        call_value(*enclosing, object);
+      } else if (moved) {
         size_t arrow = moved->find(" -> ");
         RearrangeChain chain{x, moved->substr(0, arrow), moved->substr(arrow + 4)};
         // After another such method (`x.view(..).transpose(1, 2)`), one `rearrange` from where it started.
@@ -1321,10 +1346,10 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         }
         std::string written = chain.from == chain.to ? chain.object : "rearrange(" + chain.object + ", " + chain.from + " -> " + chain.to + ")";
         if (chain.from == chain.to)
-          d.help("with the moves before it, this one leaves the axes where they were: `" + written + "`").fix("write `" + written + "`", enclosing->span, written);
+          d.help("with the moves before it, this one leaves the axes where they were: `" + written + "`");
         else
-          d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + written + "`")
-              .fix("write `rearrange`", enclosing->span, written);
+          d.help("PyTorch's `." + expr.text + "` is `rearrange` here, whose pattern names the axes: `" + written + "`");
+        rewrite(chain.from == chain.to ? "write `" + written + "`" : "write `rearrange`", written);
         rearrange_chains_[enclosing] = std::move(chain);
       }
       else
@@ -1342,6 +1367,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       d.help("`" + call + "` changes nothing a ShapeScript value has: remove it")
           .fix("remove `" + call + "`", Span{expr.operands[0]->span.end, enclosing->span.end}, "");
       call_value(*enclosing, object);
+      fixed_text_[enclosing] = x;
       auto inner = rearrange_chains_.find(expr.operands[0].get());
       rearrange_chains_[enclosing] = inner != rearrange_chains_.end() ? inner->second : RearrangeChain{x, "", ""};
     } else if (called && enclosing->arguments.empty() && (expr.text == "float" || expr.text == "double") && object.tensor.element.is_integer()) {

@@ -294,6 +294,9 @@ class Checker {
     std::string object, from, to;
   };
   std::unordered_map<const Expr*, RearrangeChain> rearrange_chains_;
+  // What a PyTorch method call's sure fix writes in its place (`x.pow(2)`: `(x * x)`), so that a
+  // method called on it writes that, not the call as it was.
+  std::unordered_map<const Expr*, std::string> fixed_text_;
   void call_value(const Expr& call, ValueType value) { known_call_value_ = {&call, std::move(value)}; }
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;

@@ -1096,18 +1096,18 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
   auto operand = [&](const Expr& e, std::vector<std::string>& written) {
     if (e.kind != Expr::Kind::call || e.operands.empty() || e.operands[0]->kind != Expr::Kind::attribute ||
         (e.operands[0]->text != "transpose" && e.operands[0]->text != "permute") || e.operands[0]->operands.empty())
-      return text(e.span);
+      return written_as_fixed(e);
     const Expr& object = *e.operands[0]->operands[0];
     auto type = a_.semantics.types.find(&object);
-    if (type == a_.semantics.types.end() || !type->second.is_tensor()) return text(e.span);
+    if (type == a_.semantics.types.end() || !type->second.is_tensor()) return written_as_fixed(e);
     std::vector<const Expr*> positions;
     for (const Argument& argument : e.arguments) positions.push_back(argument.keyword ? nullptr : argument.value.get());
     auto to = moved_axes(e.operands[0]->text, type->second.tensor, positions);
-    if (!to || to->size() != written.size()) return text(e.span);
+    if (!to || to->size() != written.size()) return written_as_fixed(e);
     std::vector<std::string> in_object_order(written.size());
     for (size_t i = 0; i < to->size(); ++i) in_object_order[(*to)[i]] = written[i];
     written = std::move(in_object_order);
-    return text(object.span);
+    return written_as_fixed(object);
   };
   std::string left_text = operand(*expr.operands[0], a_written), right_text = operand(*expr.operands[1], b_written);
   std::string call = "einsum(" + left_text + ", " + right_text + ": " + joined_axes(a_written) + ", " + joined_axes(b_written) + " -> " +
@@ -1254,8 +1254,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     bool called = encloses(enclosing, Expr::Kind::call, expr) && !enclosing->piped;
     // The object as its own fix writes it, where it is such a method too (`x.pow(2).mean(dim=-1)`),
     // so that a chain's outermost fix is the whole chain's.
-    auto fixed = fixed_text_.find(expr.operands[0].get());
-    const std::string x = fixed != fixed_text_.end() ? fixed->second : text(expr.operands[0]->span);
+    const std::string x = written_as_fixed(*expr.operands[0]);
     auto rewrite = [&](const std::string& title, const std::string& written) {
       d.fix(title, enclosing->span, written);
       fixed_text_[enclosing] = written;

@@ -297,6 +297,10 @@ class Checker {
   // What a PyTorch method call's sure fix writes in its place (`x.pow(2)`: `(x * x)`), so that a
   // method called on it writes that, not the call as it was.
   std::unordered_map<const Expr*, std::string> fixed_text_;
+  std::string written_as_fixed(const Expr& e) const {
+    auto fixed = fixed_text_.find(&e);
+    return fixed != fixed_text_.end() ? fixed->second : text(e.span);
+  }
   void call_value(const Expr& call, ValueType value) { known_call_value_ = {&call, std::move(value)}; }
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;

@@ -45,3 +45,7 @@ fn merge_heads(y: [b H n Dh]) -> [b n D]:
 
 fn there_and_back(y: [b H n Dh]) -> [b H n Dh]:
     return y.transpose(1, 2).transpose(1, 2)
+
+## An operand with a sure fix of its own is written as that fix, so the whole line is one fix.
+fn chained_scores(x: [b n D], k: [b H m Dh]) -> [b H n m]:
+    return x.view(b, n, H, Dh).transpose(1, 2) @ k.transpose(-2, -1)

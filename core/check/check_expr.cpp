@@ -1199,10 +1199,13 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       // `torch.einsum("bnd,bmd->bnm", q, k)`: renaming it alone would leave the quoted equation.
       d.help("`" + ours + "` is ShapeScript's own, whose pattern is written without quotes: `" + *unquoted + "`")
           .fix("write `" + ours + "`", written_call(*enclosing), *unquoted);
-    } else if (!ours.empty() && (!torch || torch->how.empty()))
+    } else if (!ours.empty() && (!torch || torch->how.empty())) {
       d.help("`" + ours + "` is ShapeScript's own, which the checker follows and `export` can compile: write `" + ours + "`")
           .fix("write `" + ours + "`", expr.span, ours);
-    else if (torch)
+      // The call is checked as the fix writes it, so its arguments' own fixes come in the same round.
+      if (const Builtin* builtin = find_builtin(ours); builtin && called && builtin->name != "map" && builtin->name != "experts")
+        call_as_builtin(*enclosing, *builtin);
+    } else if (torch)
       d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
     std::string also = torch || !ours.empty() || expr.text == "inf" ? "or, to call Python, " : "";
     if (module_name && !known_module->second.empty()) {
@@ -1782,10 +1785,16 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     result = *moved;  // `transpose(x, 1, 2)`: reported with the pattern it is
   } else {
     ValueType function = eval(callee, scope, &expr);
-    if (known_call_value_.first == &expr) {
-      // A PyTorch method reported where its value is sure (`x.transpose(1, 2)`): that value.
-      result = std::move(known_call_value_.second);
-      known_call_value_.first = nullptr;
+    if (known_call_.call == &expr) {
+      // A PyTorch method reported where its value is sure (`x.transpose(1, 2)`): that value; a
+      // module's function that is a built-in (`F.softmax(..)`): checked as that built-in.
+      KnownCall known = std::exchange(known_call_, {});
+      if (known.builtin) {
+        facts.builtin = known.builtin;
+        result = call_builtin(*known.builtin, expr, scope, facts);
+      } else {
+        result = std::move(known.value);
+      }
     } else if (function.kind == ValueType::Kind::function) {
       auto global = globals_.find(function.name);
       if (global != globals_.end()) result = call_function(*global->second, expr, scope, facts);

@@ -284,9 +284,17 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType python_identity(const Expr& expr, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
-  // The value of `call`, a PyTorch method reported with a sure fix, handed from eval_attribute
-  // (which reports it) to eval_call (which returns it).
-  std::pair<const Expr*, ValueType> known_call_value_{nullptr, {}};
+  // What a call is, where eval_attribute reported its callee, a PyTorch method or module function,
+  // with a sure fix: its value, or the built-in to check it as (`F.softmax(x, dim=-1)` is checked
+  // as `softmax(x, dim=-1)`). Handed to eval_call, which returns it or makes that call.
+  struct KnownCall {
+    const Expr* call = nullptr;
+    ValueType value;
+    const Builtin* builtin = nullptr;
+  };
+  KnownCall known_call_;
+  void call_value(const Expr& call, ValueType value) { known_call_ = {&call, std::move(value), nullptr}; }
+  void call_as_builtin(const Expr& call, const Builtin& builtin) { known_call_ = {&call, {}, &builtin}; }
   // A PyTorch method call whose fix is a `rearrange` (`from` -> `to`), or nothing (`.contiguous()`,
   // `from` empty): the tensor the chain starts from and its pattern so far, so that a chain
   // (`x.view(b, n, H, Dh).transpose(1, 2)`) is one fix, `rearrange(x, b n (H Dh) -> b H n Dh)`.
@@ -301,7 +309,6 @@ class Checker {
     auto fixed = fixed_text_.find(&e);
     return fixed != fixed_text_.end() ? fixed->second : text(e.span);
   }
-  void call_value(const Expr& call, ValueType value) { known_call_value_ = {&call, std::move(value)}; }
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;
   std::optional<std::vector<TextEdit>> shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const;

@@ -452,10 +452,23 @@ module.exports = grammar({
 
     subscript: $ => prec(PREC.call, seq(
       field('value', $._primary_expression),
-      field('index', $.axis_list),
+      field('index', choice($.axis_list, $.python_index)),
     )),
 
     parenthesized_expression: $ => seq('(', $._expression, ')'),
+
+    // Python's indexing, `x[:, -1, :]`, `x[0, 1]`, `x[:-1]`: the language indexes one axis, by
+    // sizes (`x[l]`), but this parses, so the checker can write the ShapeScript for it.
+    python_index: $ => seq(
+      '[',
+      choice(
+        seq($._python_index_item, ',', optional(seq(commaSep1($._python_index_item), optional(',')))),
+        $.python_slice,
+      ),
+      ']',
+    ),
+    _python_index_item: $ => choice($._expression, $.python_slice),
+    python_slice: $ => seq(optional(field('start', $._expression)), ':', optional(field('end', $._expression))),
 
     // Python's tuples, `(x, y)`, `(D,)`, and `return x, y` (below): the language has none, but they
     // parse, so the checker can say so once rather than lose the line. (Not `t = x, y`: error

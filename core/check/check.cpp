@@ -311,9 +311,6 @@ struct PythonSyntax {
   std::string_view after = {};  // what the text just before it ends with, where that decides
   bool after_code = false;      // only after other code on its line (`a if c else b`)
 };
-constexpr std::string_view kNoSlices =
-    "there are no slices: `x[l]` takes one index along the first axis, so move the axis first, as in `(x |> rearrange(b n D -> n b D))[n - 1]` "
-    "for the last position of `n`";
 constexpr std::string_view kNoImports =
     "ShapeScript's built-ins (`softmax`, `linear`, `rearrange`...) need no import; a Python module is `import python torch`, whose values "
     "can't be exported";
@@ -392,10 +389,12 @@ void Checker::report_syntax_errors() {
   std::vector<std::pair<ListArgument, bool>> lists;  // each, and whether it was reported
   std::optional<uint32_t> compound_line;             // the last line reported as Python's `x += e`
   std::optional<BracketMap> brackets;
+  // (A list can also be read as Python's indexing of a name the parser took as missing, `f(<>[x, y])`.)
   for (const SyntaxError& e : a_.program.syntax_errors)
-    if (e.kind == SyntaxError::Kind::unreadable) {
+    if (e.kind == SyntaxError::Kind::unreadable || e.kind == SyntaxError::Kind::missing) {
       if (!brackets) brackets.emplace(a_.file.text());
-      if (auto list = python_list_in(a_.file.text(), e.span, *brackets)) lists.emplace_back(*list, false);
+      Span region = e.kind == SyntaxError::Kind::missing ? Span{e.span.begin, e.span.begin + 1} : e.span;
+      if (auto list = python_list_in(a_.file.text(), region, *brackets)) lists.emplace_back(*list, false);
     }
   for (const SyntaxError& e : a_.program.syntax_errors) {
     if (e.kind == SyntaxError::Kind::too_deep) {
@@ -443,13 +442,6 @@ void Checker::report_syntax_errors() {
           .help("a real number can be written with an exponent, as in `1e23`");
       continue;
     }
-    if (e.kind == SyntaxError::Kind::missing) {
-      std::string what = e.expected;
-      bool word = !what.empty() && (std::isalpha(static_cast<unsigned char>(what[0])) || what[0] == '_');
-      error(DiagnosticCode::E0103, e.span, word && what.find('_') != std::string::npos ? "expected a " + what : "expected `" + what + "`",
-            "expected here");
-      continue;
-    }
     // PyTorch's `torch.cat([x, y], dim=-1)`: ShapeScript's built-ins take the tensors as arguments.
     // Every error within the call is the list's doing, and is reported once, as the list.
     auto in_call = std::find_if(lists.begin(), lists.end(), [&](const auto& l) { return e.span.begin <= l.first.call.end && e.span.end >= l.first.call.begin; });
@@ -460,6 +452,13 @@ void Checker::report_syntax_errors() {
           .label("a Python list")
           .help("a built-in takes the tensors themselves as its arguments, as in `concat(x, y, over=D)`")
           .fix("write the tensors as arguments", {{{open_at, open_at + 1}, ""}, {{close_at, close_at + 1}, ""}});
+      continue;
+    }
+    if (e.kind == SyntaxError::Kind::missing) {
+      std::string what = e.expected;
+      bool word = !what.empty() && (std::isalpha(static_cast<unsigned char>(what[0])) || what[0] == '_');
+      error(DiagnosticCode::E0103, e.span, word && what.find('_') != std::string::npos ? "expected a " + what : "expected `" + what + "`",
+            "expected here");
       continue;
     }
     auto open = unclosed_bracket(a_.file.slice(e.span), e.span.begin);

@@ -1116,6 +1116,67 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
   return ValueType::of(std::move(product));
 }
 
+// Python's indexing, `x[:, -1, :]`: each item a whole axis (`:`), an index along one, or a slice
+// (`:-1`, which the language has not). One E0101; where one axis is indexed and the rest whole, the
+// fix moves that axis first and indexes it (`rearrange(x, b n D -> n b D)[n - 1]`) and the value
+// is x without it, so the lines after it are checked.
+ValueType Checker::python_index(const Expr& expr, Scope& scope) {
+  ValueType object = eval(*expr.operands[0], scope);
+  std::vector<ValueType> indices;
+  for (const Argument& item : expr.arguments) indices.push_back(item.value ? eval(*item.value, scope) : ValueType::unknown());
+  if (expr.operands[0]->kind == Expr::Kind::error) return ValueType::unknown();  // `f([x, y])`, a list: its syntax error says so
+  auto d = report(DiagnosticCode::E0101, {expr.operands[0]->span.end, expr.span.end}, "there is no Python indexing: `" + text(expr.span) + "`");
+  d.label("Python's indexing");
+  if (!object.is_tensor() || expr.arguments.size() > object.tensor.rank()) {
+    d.help(std::string(kNoSlices));
+    return ValueType::unknown();
+  }
+  const TensorType& x = object.tensor;
+  std::vector<size_t> indexed;  // the axes given an index; the rest are whole (`:`)
+  for (size_t i = 0; i < expr.arguments.size(); ++i) {
+    const Argument& item = expr.arguments[i];
+    if (item.value) indexed.push_back(i);
+    else if (text(item.span) != ":") {  // a slice with bounds
+      d.help(std::string(kNoSlices));
+      return ValueType::unknown();
+    }
+  }
+  if (indexed.empty()) {  // `x[:, :]`: x itself
+    d.help("`" + text(expr.operands[0]->span) + "` itself: every axis is whole").fix("remove the indexing", Span{expr.operands[0]->span.end, expr.span.end}, "");
+    return object;
+  }
+  TensorType rest = x;
+  for (auto i = indexed.rbegin(); i != indexed.rend(); ++i) rest.axes.erase(rest.axes.begin() + static_cast<std::ptrdiff_t>(*i));
+  // Each index as a size: a number, `N - k` for PyTorch's `-k`, or a name of a size here.
+  auto axes = pattern_axes(x, writable_in(scope));
+  std::vector<std::string> written_indices;
+  for (size_t i : indexed) {
+    const Expr& at = *expr.arguments[i].value;
+    if (auto n = positive_integer(at); n || (at.kind == Expr::Kind::number && at.is_integer && at.number == 0))
+      written_indices.push_back(n ? std::to_string(*n) : "0");
+    else if (at.kind == Expr::Kind::unary && at.text == "-" && !at.operands.empty() && positive_integer(*at.operands[0]) && axes)
+      written_indices.push_back((*axes)[i] + " - " + std::to_string(*positive_integer(*at.operands[0])));
+    else if (at.kind == Expr::Kind::name && indices[i].known_size)
+      written_indices.push_back(at.text);
+  }
+  std::string written = written_as_fixed(*expr.operands[0]);
+  bool leading = indexed.back() + 1 == indexed.size();  // `x[0, 1]`: the first axes, each in turn
+  if (written_indices.size() == indexed.size() && leading) {
+    for (const std::string& index : written_indices) written += "[" + index + "]";
+  } else if (written_indices.size() == indexed.size() && indexed.size() == 1 && axes) {
+    std::vector<std::string> moved = *axes;
+    auto at = moved.begin() + static_cast<std::ptrdiff_t>(indexed[0]);
+    std::rotate(moved.begin(), at, at + 1);
+    written = "rearrange(" + written + ", " + joined_axes(*axes) + " -> " + joined_axes(moved) + ")[" + written_indices[0] + "]";
+  } else {
+    d.help(indexed.size() > 1 ? "one axis is indexed at a time, the first: `x[i]`; move an axis first, with `rearrange`, to index another"
+                              : std::string(kNoSlices));
+    return ValueType::of(std::move(rest));
+  }
+  d.help("the language indexes the first axis, `x[i]`: `" + written + "`").fix("write `" + written + "`", expr.span, written);
+  return ValueType::of(std::move(rest));
+}
+
 ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
   const Expr& value = *expr.operands[0];
@@ -1608,6 +1669,7 @@ std::optional<Checker::IndexValue> Checker::resolve_index(const SizeNode& node, 
 
 ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
+  if (expr.python_index) return python_index(expr, scope);
   const Expr& base = *expr.operands[0];
   // `causal[n m]`: a Bool mask, true where the key position m is at or before the query position n.
   if (base.kind == Expr::Kind::name && base.text == "causal" && names_builtin("causal", scope)) {

@@ -16,6 +16,11 @@
 
 namespace ss {
 
+// The help for Python's slices and indexing, which the parser may or may not have read.
+inline constexpr std::string_view kNoSlices =
+    "there are no slices: `x[l]` takes one index along the first axis, so move the axis first, as in `rearrange(x, b n D -> n b D)[n - 1]` "
+    "for the last position of `n`";
+
 struct ModelLayout;
 
 enum class SizeMode {
@@ -284,6 +289,7 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType python_identity(const Expr& expr, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
+  ValueType python_index(const Expr& expr, Scope& scope);
   // What a call is, where eval_attribute reported its callee, a PyTorch method or module function,
   // with a sure fix: its value, or the built-in to check it as (`F.softmax(x, dim=-1)` is checked
   // as `softmax(x, dim=-1)`). Handed to eval_call, which returns it or makes that call.

@@ -70,6 +70,9 @@ struct Expr {
   std::vector<Argument> arguments;  // call, with a piped value first
   bool piped = false;               // call written `x |> f(...)`
   std::vector<SizeNode> index;      // subscript `[l]`, `causal[n m]`
+  // Subscript written as Python's `x[:, -1, :]` (which the checker reports): `arguments` are its
+  // items, a slice (`:`, `:-1`) with no value.
+  bool python_index = false;
   std::unique_ptr<TypeNode> type;   // as; a pointer, since a TypeNode is larger than the rest of an Expr
 };
 

@@ -57,7 +57,7 @@ enum class Sym : uint8_t {
   tensor_type, element_type, keyword_argument, axis_pattern, parenthesized_expression, binary_expression,
   unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
   return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
-  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, python_handler, tuple,
+  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, python_handler, tuple, python_index, python_slice,
 };
 
 struct Symbols {
@@ -78,7 +78,7 @@ struct Symbols {
         {Sym::parameter, "parameter"}, {Sym::dim_item, "dim_item"}, {Sym::python_import, "python_import"},
         {Sym::extern_fn, "extern_fn"}, {Sym::function, "function"}, {Sym::model, "model"}, {Sym::param_decl, "param_decl"},
         {Sym::python_block, "python_block"}, {Sym::python_handler, "python_handler"},
-        {Sym::tuple, "tuple"},
+        {Sym::tuple, "tuple"}, {Sym::python_index, "python_index"}, {Sym::python_slice, "python_slice"},
     };
     const TSLanguage* language = tree_sitter_shapescript();
     by_symbol.resize(ts_language_symbol_count(language), Sym::other);
@@ -578,7 +578,21 @@ class Lowering {
     } else if (sym == Sym::subscript) {
       expr->kind = Expr::Kind::subscript;
       expr->operands.push_back(lower_expr(field(node, f.value)));
-      expr->index = lower_sizes(field(node, f.index));
+      TSNode index = field(node, f.index);
+      if (kind(index) == Sym::python_index) {
+        expr->python_index = true;
+        Children items(*this, index);
+        for (size_t i = 0; i < items.size(); ++i) {
+          Child item = items[i];
+          if (!item.lowered()) continue;
+          Argument argument;
+          argument.span = span(item.node);
+          if (item.sym != Sym::python_slice) argument.value = lower_expr(item.node);
+          expr->arguments.push_back(std::move(argument));
+        }
+      } else {
+        expr->index = lower_sizes(index);
+      }
     } else if (sym == Sym::lambda) {
       expr->kind = Expr::Kind::lambda;
       TSNode parameter = field(node, f.parameter);

@@ -133,7 +133,7 @@ void describe(std::ostream& out, const ExprPtr& expr) {
     return;
   }
   out << "{" << static_cast<int>(expr->kind) << " " << span_text(expr->span) << " " << expr->text << " " << span_text(expr->text_span) << " "
-      << expr->number << " " << expr->is_integer << " " << expr->piped;
+      << expr->number << " " << expr->is_integer << " " << expr->piped << " " << expr->python_index;
   for (const ExprPtr& operand : expr->operands) describe(out, operand);
   for (const Argument& argument : expr->arguments) {
     out << " arg " << argument.keyword.value_or("-") << " " << span_text(argument.keyword_span) << " " << span_text(argument.span);

@@ -47,7 +47,8 @@ const PREC = {
   plus: 8,
   times: 9,
   unary: 10,
-  call: 11,
+  power: 11,  // Python's `**`, tighter than a sign as in Python (`-x ** 2` is `-(x ** 2)`)
+  call: 12,
 
   size_plus: 1,
   size_times: 2,
@@ -426,6 +427,12 @@ module.exports = grammar({
         field('operator', /** @type {RuleOrLiteral} */ (operator)),
         field('right', $._expression),
       ))),
+      // Python's power, right-associative, which the checker reports (its fix writes `x * x`, `sqrt`).
+      prec.right(PREC.power, seq(
+        field('left', $._expression),
+        field('operator', '**'),
+        field('right', $._expression),
+      )),
     ),
 
     unary_expression: $ => choice(

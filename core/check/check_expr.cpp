@@ -1,5 +1,6 @@
 // Expressions: names, arithmetic with broadcasting, calls of built-ins and functions, patterns.
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <cctype>
 #include <filesystem>
@@ -965,6 +966,7 @@ ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   if (expr.operands.size() != 2) return ValueType::unknown();
   if (expr.text.starts_with("is")) return python_identity(expr, scope);
   if (expr.text == "@") return python_matmul(expr, scope);
+  if (expr.text == "**") return python_power(expr, scope);
   ValueType left = eval(*expr.operands[0], scope);
   ValueType right = eval(*expr.operands[1], scope);
   auto l = require_tensor(left, expr.operands[0].get(), expr.operands[0]->span);
@@ -1175,6 +1177,45 @@ ValueType Checker::python_index(const Expr& expr, Scope& scope) {
   }
   d.help("the language indexes the first axis, `x[i]`: `" + written + "`").fix("write `" + written + "`", expr.span, written);
   return ValueType::of(std::move(rest));
+}
+
+// Python's `x ** p`: one E0101. For the powers models use, the fix writes the operation the
+// language has, in parentheses since it replaces one operand: `(x * x)`, `sqrt(x)`, `(1 / sqrt(x))`
+// (`head_dim ** -0.5`), `(1 / x)`. The value is x's, so the lines after it are checked.
+ValueType Checker::python_power(const Expr& expr, Scope& scope) {
+  ValueType base = eval(*expr.operands[0], scope);
+  eval(*expr.operands[1], scope);
+  auto d = report(DiagnosticCode::E0101, expr.text_span, "there is no `**`: a power is written with `*`, `sqrt`, `exp` and `log`");
+  d.label("Python's power");
+  // The exponent, where it is a number, possibly negated.
+  const Expr* exponent = expr.operands[1].get();
+  double sign = 1;
+  if (exponent->kind == Expr::Kind::unary && exponent->text == "-" && !exponent->operands.empty()) {
+    sign = -1;
+    exponent = exponent->operands[0].get();
+  }
+  std::optional<double> power = exponent->kind == Expr::Kind::number ? std::optional(sign * exponent->number) : std::nullopt;
+  const Expr& x_expr = *expr.operands[0];
+  std::string x = written_as_fixed(x_expr);
+  bool atom = x_expr.kind == Expr::Kind::name || x_expr.kind == Expr::Kind::number || x_expr.kind == Expr::Kind::call ||
+              x_expr.kind == Expr::Kind::attribute || x_expr.kind == Expr::Kind::subscript;
+  std::string factor = atom ? x : "(" + x + ")";
+  std::optional<std::string> written;
+  if (power == 2) written = "(" + factor + " * " + factor + ")";
+  else if (power == 3) written = "(" + factor + " * " + factor + " * " + factor + ")";
+  else if (power == 0.5) written = "sqrt(" + x + ")";
+  else if (power == -0.5) written = "(1 / sqrt(" + x + "))";
+  else if (power == -1) written = "(1 / " + factor + ")";
+  else if (power == 1) written = factor;
+  if (written)
+    d.help("`" + *written + "`").fix("write `" + *written + "`", expr.span, *written);
+  else
+    d.help("multiply (`x * x`), or use `sqrt`, `exp` and `log`: `x ** p` is `exp(p * log(x))`");
+  if (!base.is_tensor()) return ValueType::unknown();
+  ValueType value = ValueType::of(base.tensor);
+  if (power == 2 && base.known_size) value.known_size = *base.known_size * *base.known_size;
+  if (!power || *power != std::floor(*power) || *power < 0) value.tensor.element = ElementType{};  // Real: a root or a reciprocal
+  return value;
 }
 
 ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
@@ -1436,8 +1477,20 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     } else if (called && enclosing->arguments.empty() && (expr.text == "float" || expr.text == "double") && object.tensor.element.is_integer()) {
       d.help("an `" + object.tensor.element.to_string() + "` tensor becomes `Real` wherever a `Real` is expected (`/` always gives one): " +
              "check that this place expects one, and remove `." + expr.text + "()`");
-    } else
+    } else {
       tensor_size_help(d, expr, object.tensor, enclosing, scope);
+      // `x.size(-1)`: the axis's size, so the lines after it are checked.
+      if (called && expr.text == "size" && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword)
+        if (auto at = literal_position(enclosing->arguments[0].value.get(), object.tensor.rank())) {
+          ValueType size = ValueType::scalar(ElementKind::int_);
+          size.known_size = object.tensor.axes[*at].size;
+          call_value(*enclosing, std::move(size));
+          // As its fix writes it, where an operation around it writes it too (`q.size(-1) ** -0.5`).
+          auto written = written_axis(object.tensor.axes[*at], object.tensor, scope);
+          if (!written) written = size_as_value(object.tensor.axes[*at], object.tensor, scope);
+          if (written) fixed_text_[enclosing] = as_operand(*written);
+        }
+    }
   }
   return ValueType::unknown();
 }

@@ -290,6 +290,7 @@ class Checker {
   ValueType python_identity(const Expr& expr, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
   ValueType python_index(const Expr& expr, Scope& scope);
+  ValueType python_power(const Expr& expr, Scope& scope);
   // What a call is, where eval_attribute reported its callee, a PyTorch method or module function,
   // with a sure fix: its value, or the built-in to check it as (`F.softmax(x, dim=-1)` is checked
   // as `softmax(x, dim=-1)`). Handed to eval_call, which returns it or makes that call.

@@ -15,5 +15,5 @@ fn chosen(x: [b n D]) -> [b n D]:
 
 ## One error for the line, however many places in it the parser could not read.
 fn unread_twice(x: [b n D], y: [b n D]) -> [b n D]:
-    x += y ** 2 @ y
+    x += {y} + {y}
     return x

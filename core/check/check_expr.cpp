@@ -679,7 +679,8 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
 // The pattern PyTorch's `x.chunk(3, dim=-1)` or `x.split(D, dim=-1)` (pieces of size D) is for
 // ShapeScript's `split`, `b n (3 D) -> b n D`: where the piece's size has a name here (a dim or an
 // axis of the function), and every other axis of x a name of its own.
-std::optional<std::string> Checker::chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope) const {
+std::optional<std::string> Checker::chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope,
+                                                    ValueType* result) const {
   if (torch != "chunk" && torch != "split") return std::nullopt;
   const Expr* count = nullptr;
   const Expr* position = nullptr;
@@ -734,6 +735,14 @@ std::optional<std::string> Checker::chunked_pattern(std::string_view torch, cons
     }
     from += (i ? " " : "") + label;
     to += (i ? " " : "") + (i == *at ? piece_name : label);
+  }
+  if (result) {  // the pieces, as `split` gives them: a tuple of x with the axis cut to the piece
+    TensorType cut = x;
+    cut.axes[*at].size = *piece;
+    cut.axes[*at].label = cut.axes[*at].name = piece_name;
+    cut.axes[*at].origin = nullptr;
+    result->kind = ValueType::Kind::tuple;
+    result->elements.assign(static_cast<size_t>(*pieces->constant_value()), ValueType::of(cut));
   }
   return from + " -> " + to;
 }
@@ -1087,6 +1096,11 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
     d.help(std::string(kProduct));
     return ValueType::of(std::move(product));
   }
+  // The value's last axis is named as the fix names it, so what follows reads it as the fixed program would (`over=m`).
+  if (last_axis && last != last_axis->front()) {
+    product.axes.back().label = product.axes.back().name = last;
+    scope.axes.try_emplace(last, AxisBinding{product.axes.back().size, expr.text_span, last});  // as the einsum binds it
+  }
   std::vector<std::string> b_written(a_axes->begin(), a_axes->begin() + static_cast<std::ptrdiff_t>(shared ? 0 : rank - 2));
   b_written.push_back(a_axes->back());
   b_written.push_back(last);
@@ -1371,8 +1385,10 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     // A built-in by its name, or by PyTorch's for it that means the same (`x.amax(1)` is `max`).
     const TorchName* renamed = torch_name(expr.text);
     const Builtin* as_function = find_builtin(expr.text) ? find_builtin(expr.text) : renamed && renamed->how.empty() ? find_builtin(renamed->ours) : nullptr;
-    std::optional<std::string> chunked = called ? chunked_pattern(expr.text, object.tensor, *enclosing, scope) : std::nullopt;
+    ValueType pieces;
+    std::optional<std::string> chunked = called ? chunked_pattern(expr.text, object.tensor, *enclosing, scope, &pieces) : std::nullopt;
     if (chunked) {
+      call_value(*enclosing, std::move(pieces));  // so `q, k, v = ..` have their types
       // `qkv.chunk(3, dim=-1)`, `qkv.split(D, dim=-1)`: equal pieces, ShapeScript's `split` of a group.
       std::string written = method_as_call("split", *chunked);
       d.help("PyTorch's `." + expr.text + "` into equal pieces is `split` of a group here: `" + written + "`");

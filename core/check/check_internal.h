@@ -129,7 +129,9 @@ class Checker {
   // A pattern written as a string, einops' or torch's: the call with ShapeScript's pattern.
   std::optional<std::string> unquoted_pattern_call(const std::string& name, const Expr& call) const;
   std::optional<std::pair<size_t, std::string>> unsplit_axis(const std::vector<SizeNode>& side, const TensorType& tensor) const;
-  std::optional<std::string> chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope) const;
+  // (`result`, where given, gets the pieces `split` gives.)
+  std::optional<std::string> chunked_pattern(std::string_view torch, const TensorType& x, const Expr& call, const Scope& scope,
+                                             ValueType* result = nullptr) const;
   // (`result`, where given, gets the value the pattern gives.)
   std::optional<std::string> reshaped_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& arguments,
                                               const Scope& scope, TensorType* result = nullptr) const;

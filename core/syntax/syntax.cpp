@@ -57,7 +57,8 @@ enum class Sym : uint8_t {
   tensor_type, element_type, keyword_argument, axis_pattern, parenthesized_expression, binary_expression,
   unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
   return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
-  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, python_handler, tuple, python_index, python_slice,
+  parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, python_handler, tuple,
+  python_index, python_slice,
 };
 
 struct Symbols {

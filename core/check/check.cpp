@@ -639,8 +639,9 @@ void Checker::report_python_tuple(const SyntaxError& e) {
   std::string quoted = squash_spaces(written);
   if (quoted.size() > 30) quoted = quoted.substr(0, 27) + "...";
   std::vector<std::string_view> elements = tuple_elements(written);
-  if (e.expected == "arguments") {
-    // `(`, a trailing comma, and `)` go; what is between stays as written.
+  if (e.expected == "arguments" && written.size() >= 2 && written.front() == '(' && written.back() == ')') {
+    // `(`, a trailing comma, and `)` go; what is between stays as written (a `)` the parser took as
+    // missing is no bracket to remove).
     std::vector<TextEdit> edits{{{e.span.begin, e.span.begin + 1}, ""}};
     size_t last = written.find_last_not_of(" \t\r\n", written.size() - 2);
     if (last != std::string_view::npos && written[last] == ',') edits.push_back({{e.span.begin + static_cast<uint32_t>(last), e.span.begin + static_cast<uint32_t>(last) + 1}, ""});

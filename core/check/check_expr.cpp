@@ -52,6 +52,10 @@ std::string may_not_be(const SizeExpr& size) { return size.is_constant() ? ", wh
 // ---------------------------------------------------------------------------------------------
 // The call context handed to built-in shape rules.
 
+namespace {
+std::optional<size_t> literal_position(const Expr* e, size_t rank);  // below, with the other positions
+}  // namespace
+
 class CallChecker final : public CallContext {
  public:
   CallChecker(Checker& checker, const Expr& call, Scope& scope, std::vector<const Argument*> positional,
@@ -81,6 +85,9 @@ class CallChecker final : public CallContext {
     return checker_.require_tensor(positional_types_[i], positional_[i]->value.get(), positional_[i]->span);
   }
   std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span tensor_span) override {
+    // PyTorch's `dim=-1`, reported with its `over=`: the axis at that position, as the fix picks it.
+    if (keyword == "over" && !this->keyword(keyword) && torch_dim)
+      if (auto at = literal_position(torch_dim, tensor.rank())) return at;
     return checker_.axis_argument(tensor, this->keyword(keyword), keyword, tensor_span, scope_);
   }
   std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) override {
@@ -93,6 +100,7 @@ class CallChecker final : public CallContext {
     return axes;
   }
   const std::vector<SizeNode>* shape() const override { return shape_; }
+  const Expr* torch_dim = nullptr;  // PyTorch's `dim=` in place of `over=`, already reported
   std::optional<SizeExpr> size_named(std::string_view name) const override {
     if (const Checker::KnownDim* dim = checker_.known_dim(name)) return dim->size;
     if (auto axis = scope_.axes.find(name); axis != scope_.axes.end()) return axis->second.size;
@@ -1992,6 +2000,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   const AxisPattern* pattern = nullptr;
   bool ok = true;
   std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
+  const Expr* torch_dim = nullptr;  // PyTorch's `dim=-1`, reported, read as the `over=` its fix writes
   // einops' `rearrange(x, "b n (h d) -> ...", h=H)`: its keywords size the quoted pattern, whose E0504 fix writes them in.
   bool quoted_pattern = builtin.takes_pattern && std::none_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return a.pattern.has_value(); }) &&
                         std::any_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return !a.keyword && a.value && a.value->kind == Expr::Kind::string; });
@@ -2013,7 +2022,16 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
         if (suggestion) suggested.insert(*suggestion);
         else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
-        if (auto ours = torch_keyword_help(d, builtin, expr, argument, positional_types, scope)) suggested.insert(*ours);
+        if (auto ours = torch_keyword_help(d, builtin, expr, argument, positional_types, scope)) {
+          suggested.insert(*ours);
+          // PyTorch's `dim=-1` of the first tensor: the call is checked as its `over=` fix writes it.
+          if (*ours == "over" && (*argument.keyword == "dim" || *argument.keyword == "axis") && !torch_dim && !positional_types.empty() &&
+              positional_types[0].is_tensor() && literal_position(argument.value.get(), positional_types[0].tensor.rank())) {
+            torch_dim = argument.value.get();
+            d.emit();
+            continue;
+          }
+        }
         d.emit();
         ok = false;
         continue;
@@ -2102,6 +2120,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
   context.facts = &facts;
   context.shape_ = shape;
+  context.torch_dim = torch_dim;
   return builtin.rule(context);
 }
 

@@ -1,5 +1,5 @@
 ## PyTorch's causal-free attention as a PyTorch user writes it: every line is read and checked, and
-## the first fix of each error gives the ShapeScript (what is left after them, the second round).
+## the first fix of each error gives the ShapeScript, in one round.
 dim D = 64
 dim H = 4
 dim Dh = 16

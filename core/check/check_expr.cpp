@@ -539,13 +539,11 @@ std::optional<std::vector<size_t>> moved_axes(std::string_view torch, const Tens
   return to;
 }
 
-// The value of such a call: x's axes, moved.
-std::optional<TensorType> moved_axes_type(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions) {
-  auto to = moved_axes(torch, x, positions);
-  if (!to) return std::nullopt;
+// The value of such a call: x's axes, moved (`to`, from moved_axes).
+TensorType moved_axes_type(const TensorType& x, const std::vector<size_t>& to) {
   TensorType moved;
   moved.element = x.element;
-  for (size_t from : *to) {
+  for (size_t from : to) {
     if (from != kNewAxis) {
       moved.axes.push_back(x.axes[from]);
       continue;
@@ -561,13 +559,11 @@ std::optional<TensorType> moved_axes_type(std::string_view torch, const TensorTy
 // The pattern such a call is, `b n D -> b D n`: where each axis of x is written once, as it is in
 // its type (a name, `8`, `16gh`, `(gh gw)`, `(n+1)`; an axis of size 1 as `1`; a size this
 // function can't write, none).
-std::optional<std::string> moved_axes_pattern(std::string_view torch, const TensorType& x, const std::vector<const Expr*>& positions,
-                                              const std::function<bool(const SizeExpr&)>& writable) {
+std::optional<std::string> moved_axes_pattern(const TensorType& x, const std::vector<size_t>& to, const std::function<bool(const SizeExpr&)>& writable) {
   std::optional<std::vector<std::string>> written = pattern_axes(x, writable);
-  auto to = written ? moved_axes(torch, x, positions) : std::nullopt;
-  if (!to) return std::nullopt;
+  if (!written) return std::nullopt;
   std::vector<std::string> out;
-  for (size_t from : *to) out.push_back(from == kNewAxis ? "1" : (*written)[from]);
+  for (size_t from : to) out.push_back(from == kNewAxis ? "1" : (*written)[from]);
   return joined_axes(*written) + " -> " + joined_axes(out);
 }
 
@@ -979,6 +975,18 @@ bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span sp
   return false;
 }
 
+std::string Checker::written_as_operand(const Expr& e) const {
+  std::string written = written_as_fixed(e);
+  bool atom = e.kind == Expr::Kind::name || e.kind == Expr::Kind::number || e.kind == Expr::Kind::call || e.kind == Expr::Kind::attribute ||
+              e.kind == Expr::Kind::subscript;
+  // Already in parentheses of its own: `(a + b)`, not `(a) + (b)`.
+  int depth = 0;
+  bool enclosed = written.size() >= 2 && written.front() == '(';
+  for (size_t i = 0; enclosed && i + 1 < written.size(); ++i)
+    if ((depth += written[i] == '(' ? 1 : written[i] == ')' ? -1 : 0) == 0) enclosed = false;
+  return atom || enclosed ? written : "(" + written + ")";
+}
+
 ValueType Checker::eval_binary(const Expr& expr, Scope& scope) {
   if (expr.operands.size() != 2) return ValueType::unknown();
   if (expr.text.starts_with("is")) return python_identity(expr, scope);
@@ -1217,11 +1225,7 @@ ValueType Checker::python_power(const Expr& expr, Scope& scope) {
     exponent = exponent->operands[0].get();
   }
   std::optional<double> power = exponent->kind == Expr::Kind::number ? std::optional(sign * exponent->number) : std::nullopt;
-  const Expr& x_expr = *expr.operands[0];
-  std::string x = written_as_fixed(x_expr);
-  bool atom = x_expr.kind == Expr::Kind::name || x_expr.kind == Expr::Kind::number || x_expr.kind == Expr::Kind::call ||
-              x_expr.kind == Expr::Kind::attribute || x_expr.kind == Expr::Kind::subscript;
-  std::string factor = atom ? x : "(" + x + ")";
+  std::string x = written_as_fixed(*expr.operands[0]), factor = written_as_operand(*expr.operands[0]);
   std::optional<std::string> written;
   if (power == 2) written = "(" + factor + " * " + factor + ")";
   else if (power == 3) written = "(" + factor + " * " + factor + " * " + factor + ")";
@@ -1244,10 +1248,7 @@ ValueType Checker::eval_unary(const Expr& expr, Scope& scope) {
   if (expr.operands.empty()) return ValueType::unknown();
   const Expr& value = *expr.operands[0];
   if (expr.text == "not") {  // Python's, read as Python reads it (`not a > b` is `!(a > b)`), then checked as `!`
-    Expr::Kind kind = value.kind;
-    bool atom = kind == Expr::Kind::name || kind == Expr::Kind::number || kind == Expr::Kind::call || kind == Expr::Kind::attribute ||
-                kind == Expr::Kind::subscript;
-    std::string negated = "!" + (atom ? text(value.span) : "(" + text(value.span) + ")");
+    std::string negated = "!" + written_as_operand(value);
     report(DiagnosticCode::E0101, {expr.span.begin, expr.span.begin + 3}, "there is no `not`: ShapeScript writes `!`")
         .label("Python's `not`")
         .help("`" + negated + "`")
@@ -1430,9 +1431,11 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       if (called) {
         std::vector<const Expr*> positions;
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
-        moved = moved_axes_pattern(expr.text, object.tensor, positions, writable_in(scope));
         // The call's value is the moved axes' or the new shape's, so the lines after it are checked.
-        if (auto value = moved_axes_type(expr.text, object.tensor, positions)) call_value(*enclosing, ValueType::of(std::move(*value)));
+        if (auto to = moved_axes(expr.text, object.tensor, positions)) {
+          moved = moved_axes_pattern(object.tensor, *to, writable_in(scope));
+          call_value(*enclosing, ValueType::of(moved_axes_type(object.tensor, *to)));
+        }
         TensorType reshaped;
         if (!moved && (moved = reshaped_pattern(expr.text, object.tensor, positions, scope, &reshaped))) call_value(*enclosing, ValueType::of(std::move(reshaped)));
       }
@@ -1441,16 +1444,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
           (!enclosing->arguments[0].keyword || *enclosing->arguments[0].keyword == "dim"))
         if (auto at = literal_position(enclosing->arguments[0].value.get(), object.tensor.rank()))
           if (auto axis = written_axis(object.tensor.axes[*at], object.tensor, scope)) {
-            Expr::Kind kind = expr.operands[0]->kind;  // `(a + b).norm(..)`: `(a + b) * (a + b)`
-            auto parenthesized = [](const std::string& t) {  // `(a + b)`, not `(a) + (b)`
-              int depth = 0;
-              for (size_t i = 0; i < t.size(); ++i)
-                if ((depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0) == 0 && i + 1 < t.size()) return false;
-              return t.size() >= 2 && t.front() == '(';
-            };
-            bool atom = kind == Expr::Kind::name || kind == Expr::Kind::attribute || kind == Expr::Kind::call || kind == Expr::Kind::subscript ||
-                        parenthesized(x);
-            std::string factor = atom ? x : "(" + x + ")";
+            std::string factor = written_as_operand(*expr.operands[0]);  // `(a + b).norm(..)`: `(a + b) * (a + b)`
             length = "sqrt(sum(" + factor + " * " + factor + ", over=" + *axis + "))";
           }
       // `x.pow(2)`: `(x * x)`, whose value is x's.
@@ -1502,17 +1496,15 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       d.help("an `" + object.tensor.element.to_string() + "` tensor becomes `Real` wherever a `Real` is expected (`/` always gives one): " +
              "check that this place expects one, and remove `." + expr.text + "()`");
     } else {
-      tensor_size_help(d, expr, object.tensor, enclosing, scope);
-      // `x.size(-1)`: the axis's size, so the lines after it are checked.
+      std::optional<std::string> written = tensor_size_help(d, expr, object.tensor, enclosing, scope);
+      // `x.size(-1)`: the axis's size, so the lines after it are checked, written as its fix writes
+      // it where an operation around it writes it too (`q.size(-1) ** -0.5`).
       if (called && expr.text == "size" && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword)
         if (auto at = literal_position(enclosing->arguments[0].value.get(), object.tensor.rank())) {
           ValueType size = ValueType::scalar(ElementKind::int_);
           size.known_size = object.tensor.axes[*at].size;
           call_value(*enclosing, std::move(size));
-          // As its fix writes it, where an operation around it writes it too (`q.size(-1) ** -0.5`).
-          auto written = written_axis(object.tensor.axes[*at], object.tensor, scope);
-          if (!written) written = size_as_value(object.tensor.axes[*at], object.tensor, scope);
-          if (written) fixed_text_[enclosing] = as_operand(*written);
+          if (written) fixed_text_[enclosing] = *written;
         }
     }
   }
@@ -1574,8 +1566,8 @@ std::optional<std::vector<TextEdit>> Checker::shape_unpacked(const TensorType& t
   return edits;
 }
 
-void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,
-                               const Scope& scope) const {
+std::optional<std::string> Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,
+                                                     const Scope& scope) const {
   const std::string& field = attribute.text;
   bool called = encloses(enclosing, Expr::Kind::call, attribute), indexed = encloses(enclosing, Expr::Kind::subscript, attribute);
   const Expr& asked = called || indexed ? *enclosing : attribute;  // the whole `x.shape[1]`
@@ -1585,7 +1577,7 @@ void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, cons
     std::string rank = std::to_string(tensor.rank());
     d.help("a tensor's rank is in its type: `" + text(asked.span) + "` is " + rank + " here, for " + tensor.to_string())
         .fix("write `" + rank + "`", asked.span, rank);
-    return;
+    return rank;
   }
   // The one position asked: `x.shape[1]`, `x.size(-1)`.
   std::optional<size_t> at;
@@ -1596,34 +1588,40 @@ void Checker::tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, cons
   } else if ((field == "shape" && !indexed) || (field == "size" && called && asked.arguments.empty())) {
     d.help("a tensor's shape is its type, " + tensor.to_string() + ": each size is written by its axis's name (" + names + ")");
     if (auto edits = shape_unpacked(tensor, asked, scope)) d.fix("use the axes' names", std::move(*edits));
-    return;
+    return std::nullopt;
   } else {
-    return;
+    return std::nullopt;
   }
   if (!at) {
     d.help("a size is written by its axis's name, and " + tensor.to_string() + " has " + std::to_string(tensor.rank()) + ": " + names);
-    return;
+    return std::nullopt;
   }
-  axis_size_help(d, asked, tensor, *at, scope);
+  return axis_size_help(d, asked, tensor, *at, scope);
 }
 
-void Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const {
+std::optional<std::string> Checker::axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at,
+                                                   const Scope& scope) const {
   const Axis& axis = tensor.axes[at];
   Span whole = written_call(asked);  // `x |> len` from `x` on
   if (auto written = written_axis(axis, tensor, scope)) {
     d.help("a size is written by its axis's name, which the checker follows: `" + text(whole) + "` is `" + *written + "` here")
         .fix("write `" + as_operand(*written) + "`", whole, as_operand(*written));
-  } else if (auto value = size_as_value(axis, tensor, scope)) {
+    return as_operand(*written);
+  }
+  if (auto value = size_as_value(axis, tensor, scope)) {
     // A size is a value, whichever axis has it: `8`, `(n+1)` where another axis is the same size.
     d.help("`" + text(whole) + "` is " + *value + " here, for " + tensor.to_string())
         .fix("write `" + as_operand(*value) + "`", whole, as_operand(*value));
-  } else if (std::ranges::any_of(axis.size.variables(), [](const std::string& v) { return v.starts_with("?"); })) {
+    return as_operand(*value);
+  }
+  if (std::ranges::any_of(axis.size.variables(), [](const std::string& v) { return v.starts_with("?"); })) {
     d.help("`" + text(whole) + "` is `" + axis.label + "`, a size known only as the program runs, which no value names: " +
            "what uses it takes it from the tensor's type");
   } else {
     d.help("a size is written by its axis's name: `" + text(whole) + "` is the axis `" + axis.label + "` of " + tensor.to_string() +
            ", which this function's signature can name");
   }
+  return std::nullopt;
 }
 
 namespace {
@@ -2235,9 +2233,11 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     std::vector<const Expr*> positions;
     for (size_t i = 1; i < expr.arguments.size(); ++i) positions.push_back(expr.arguments[i].keyword ? nullptr : expr.arguments[i].value.get());
     // The call form, not a pipe, so that it binds as the call it replaces does inside `a + transpose(x, 1, 2)`.
-    if (auto moved = moved_axes_pattern(callee.text, arguments[0].tensor, positions, writable_in(scope)))
-      pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
-    if (auto moved = moved_axes_type(callee.text, arguments[0].tensor, positions)) value = ValueType::of(std::move(*moved));
+    if (auto to = moved_axes(callee.text, arguments[0].tensor, positions)) {
+      if (auto moved = moved_axes_pattern(arguments[0].tensor, *to, writable_in(scope)))
+        pattern = "rearrange(" + text(expr.arguments[0].span) + ", " + *moved + ")";
+      value = ValueType::of(moved_axes_type(arguments[0].tensor, *to));
+    }
   }
   auto d = report(DiagnosticCode::E0201, callee.span, "no value named `" + callee.text + "`");
   d.label("not defined");

@@ -318,14 +318,20 @@ class Checker {
     auto fixed = fixed_text_.find(&e);
     return fixed != fixed_text_.end() ? fixed->second : text(e.span);
   }
+  // written_as_fixed, as one operand of an operation a fix writes around it: in parentheses unless
+  // it is an atom (a name, a number, a call, an attribute, a subscript) or already in its own.
+  std::string written_as_operand(const Expr& e) const;
   ValueType eval_attribute(const Expr& expr, Scope& scope, const Expr* enclosing);
   std::optional<std::string> torch_initializer(const Expr& init) const;
   std::optional<std::vector<TextEdit>> shape_unpacked(const TensorType& tensor, const Expr& asked, const Scope& scope) const;
   bool changes_nothing(const std::string& method, const Expr& call, const ValueType& object, Scope& scope);
   // `x.shape[1]`, `x.size(-1)`, `x.shape`, `x.ndim`: what PyTorch asks a tensor, which its type says.
-  void tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing, const Scope& scope) const;
-  // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this function can write it.
-  void axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const;
+  // What its fix writes in place of what was asked, where it has one.
+  std::optional<std::string> tensor_size_help(DiagnosticBuilder& d, const Expr& attribute, const TensorType& tensor, const Expr* enclosing,
+                                              const Scope& scope) const;
+  // `asked` (`x.shape[1]`, `len(x)`) is the size of the axis at `at`: its name, as a fix where this
+  // function can write it (what the fix writes, returned).
+  std::optional<std::string> axis_size_help(DiagnosticBuilder& d, const Expr& asked, const TensorType& tensor, size_t at, const Scope& scope) const;
   ValueType eval_subscript(const Expr& expr, Scope& scope);
   // Where an index written as a size (`L - l`, `n`, `l + 1`) surely falls outside an axis of size
   // `size`: "at l = 0 it is 3", or "it is never below n"; nullopt where it may be in range.

@@ -606,45 +606,20 @@ void Checker::report_python_block(const SyntaxError& e) {
   if (next) d.fix(is_try ? "remove the `try` and its `except` lines" : "remove the `with` line", std::move(edits));
 }
 
-// The elements of a tuple's text, `(a, f(b, c),)` or `a, b`: split at the commas outside brackets
-// and strings, each trimmed, an empty last one (a trailing comma) dropped.
-static std::vector<std::string_view> tuple_elements(std::string_view text) {
-  if (text.starts_with('(') && text.ends_with(')')) text = text.substr(1, text.size() - 2);
-  std::vector<std::string_view> elements;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    char c = i < text.size() ? text[i] : ',';
-    if (c == '"' || c == '\'') {
-      size_t close = text.find(c, i + 1);
-      i = close == std::string_view::npos ? text.size() - 1 : close;
-    } else if (c == '(' || c == '[') {
-      ++depth;
-    } else if (c == ')' || c == ']') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      std::string_view element = text.substr(start, i - start);
-      size_t first = element.find_first_not_of(" \t\r\n"), last = element.find_last_not_of(" \t\r\n");
-      if (first != std::string_view::npos) elements.push_back(element.substr(first, last - first + 1));
-      start = i + 1;
-    }
-  }
-  return elements;
-}
-
 // Python's tuple (SyntaxError::Kind::python_tuple): as a call's only argument it was read as the
 // arguments it holds, so its fix drops the parentheses; a tuple of one is the value itself.
 void Checker::report_python_tuple(const SyntaxError& e) {
   std::string_view written = a_.file.slice(e.span);
   std::string quoted = squash_spaces(written);
   if (quoted.size() > 30) quoted = quoted.substr(0, 27) + "...";
-  std::vector<std::string_view> elements = tuple_elements(written);
-  if (e.expected == "arguments" && written.size() >= 2 && written.front() == '(' && written.back() == ')') {
-    // `(`, a trailing comma, and `)` go; what is between stays as written (a `)` the parser took as
-    // missing is no bracket to remove).
+  // Where both brackets are written (one the parser took as missing is none): the trailing comma's place.
+  bool bracketed = written.size() >= 2 && written.front() == '(' && written.back() == ')';
+  size_t last = bracketed ? written.find_last_not_of(" \t\r\n", written.size() - 2) : std::string_view::npos;
+  std::optional<size_t> trailing = last != std::string_view::npos && written[last] == ',' ? std::optional(last) : std::nullopt;
+  if (e.expected == "arguments" && bracketed) {
+    // `(`, a trailing comma, and `)` go; what is between stays as written.
     std::vector<TextEdit> edits{{{e.span.begin, e.span.begin + 1}, ""}};
-    size_t last = written.find_last_not_of(" \t\r\n", written.size() - 2);
-    if (last != std::string_view::npos && written[last] == ',') edits.push_back({{e.span.begin + static_cast<uint32_t>(last), e.span.begin + static_cast<uint32_t>(last) + 1}, ""});
+    if (trailing) edits.push_back({{e.span.begin + static_cast<uint32_t>(*trailing), e.span.begin + static_cast<uint32_t>(*trailing) + 1}, ""});
     edits.push_back({{e.span.end - 1, e.span.end}, ""});
     report(DiagnosticCode::E0101, e.span, "there are no tuples: `" + quoted + "` is read as the arguments it holds").label("Python's tuple")
         .note("PyTorch takes a shape as a tuple or as separate arguments; ShapeScript has only the second")
@@ -658,8 +633,10 @@ void Checker::report_python_tuple(const SyntaxError& e) {
   }
   auto d = report(DiagnosticCode::E0101, e.span, "there are no tuples: `" + quoted + "`");
   d.label("Python's tuple");
-  if (elements.size() == 1) {
-    std::string value(elements[0]);
+  if (e.expected == "one" && trailing) {  // `(D,)`: what stands before its one comma
+    std::string_view inside = written.substr(1, *trailing - 1);
+    size_t first = inside.find_first_not_of(" \t\r\n");
+    std::string value(first == std::string_view::npos ? "" : inside.substr(first, inside.find_last_not_of(" \t\r\n") - first + 1));
     d.help("a tuple of one is the value itself").fix("write `" + value + "`", e.span, value);
   } else {
     d.help("a value is one tensor or number; `q, k, v = split(...)` takes apart the tuple a built-in makes");

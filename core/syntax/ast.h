@@ -145,7 +145,7 @@ struct SyntaxError {
     single_quoted,     // Python's `'text'`, read as the string it is (E0101, whose fix writes `"text"`)
     python_block,      // Python's `with x:` / `while c:` / `try:` header (`expected`: `with`, `with as`, `while` or `try`); its lines are read as the block's (E0101)
     python_tuple,      // Python's `(x, y)`, `(D,)`, `return x, y` (`expected`: `arguments` when it is a call's only argument, read as its
-                       // arguments; `return`; else empty, read as an error node) (E0101)
+                       // arguments; `return`; `one` for a tuple of one; else empty; the last three read as an error node) (E0101)
   };
   Kind kind = Kind::unreadable;
   Span span;

@@ -452,8 +452,10 @@ class Lowering {
     statement.end = std::move(value->arguments.back().value);
   }
 
-  // Python's tuple, which the language has not: an error node, reported once as what it is.
+  // Python's tuple, which the language has not: an error node, reported once as what it is (a
+  // tuple of one, `(D,)`, told apart: its fix is its value).
   ExprPtr python_tuple(TSNode node, std::string where) const {
+    if (where.empty() && Children(*this, node).lowered_count() == 1) where = "one";
     program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(node), std::move(where)});
     return error_expr(node);
   }

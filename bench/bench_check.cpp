@@ -332,7 +332,7 @@ int limits() {
       clear();
       std::printf("  %-36s %8.1f\n", what, static_cast<double>(before - heap_in_use()) / size);
     };
-    freed("types of expressions (semantics)", [&] { decltype(analysis->semantics.types)().swap(analysis->semantics.types); });
+    freed("types of expressions (semantics)", [&] { analysis->semantics.types = {}; });
     freed("call facts (semantics)", [&] { decltype(analysis->semantics.calls)().swap(analysis->semantics.calls); });
     freed("hovers", [&] { analysis->hovers = {}; });
     freed("inlay hints", [&] { analysis->inlays = {}; });

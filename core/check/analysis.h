@@ -11,6 +11,7 @@
 #include "syntax/ast.h"
 #include "diagnostics/diagnostic.h"
 #include "syntax/source.h"
+#include "check/expr_table.h"
 #include "check/fact_chunks.h"
 #include "check/types.h"
 
@@ -87,7 +88,7 @@ struct FunctionTypes {
 };
 
 struct Semantics {
-  std::unordered_map<const Expr*, ValueType> types;
+  ExprTable<ValueType> types;
   // Shared with the checker's signatures (and the records that keep them), not copied for each check.
   std::unordered_map<const Item*, std::shared_ptr<const FunctionTypes>> functions;
   std::unordered_map<const Expr*, CallFacts> calls;

@@ -100,6 +100,7 @@ void Checker::run(Analysis* previous, bool incremental) {
   report_syntax_errors();
   declare_globals();
   if (incremental) prepare_incremental(previous);
+  a_.semantics.types.reserve_ids(a_.program.expr_ids.next);
   for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
     if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) {
       if (incremental_) recorded_dim(item);
@@ -1273,15 +1274,15 @@ bool Checker::check_statement(const Statement& statement, Scope& scope) {
       // `for l in 0..N` counts below N, so `l` is an `Index[N]`: `m.norm[l]` is known to be in range.
       ValueType index = ValueType::scalar(ElementKind::int_);
       if (statement.end)
-        if (auto end = a_.semantics.types.find(statement.end.get()); end != a_.semantics.types.end() && end->second.known_size) {
+        if (auto end = a_.semantics.types.find(statement.end.get()); end && end->known_size) {
           index = ValueType::scalar(ElementKind::index);
-          index.tensor.element.bound = *end->second.known_size;
+          index.tensor.element.bound = *end->known_size;
           index.tensor.element.bound_label = text(statement.end->span);
         }
       // Ends fixed when checking: the loop is unrolled as it is traced, and `l` is a plain number in each block.
       auto fixed_end = [&](const Expr* e) {
-        auto type = e ? a_.semantics.types.find(e) : a_.semantics.types.end();
-        return type != a_.semantics.types.end() && type->second.fixed && type->second.known_size && type->second.known_size->is_constant();
+        const ValueType* type = e ? a_.semantics.types.find(e) : nullptr;
+        return type && type->fixed && type->known_size && type->known_size->is_constant();
       };
       index.fixed = fixed_end(statement.value.get()) && fixed_end(statement.end.get());
       if (!statement.end) index = ValueType::unknown();  // Python's loop over a value: nothing known of an item

@@ -186,7 +186,7 @@ ValueType Checker::eval(const Expr& expr, Scope& scope, const Expr* enclosing) {
     error(DiagnosticCode::E0301, expr.span, "a size here is too large to compute", "overflows 64 bits");
     type = ValueType::unknown();
   }
-  a_.semantics.types[&expr] = type;
+  a_.semantics.types.set(&expr, type);
   return type;
 }
 
@@ -1131,10 +1131,10 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
       return written_as_fixed(e);
     const Expr& object = *e.operands[0]->operands[0];
     auto type = a_.semantics.types.find(&object);
-    if (type == a_.semantics.types.end() || !type->second.is_tensor()) return written_as_fixed(e);
+    if (!type || !type->is_tensor()) return written_as_fixed(e);
     std::vector<const Expr*> positions;
     for (const Argument& argument : e.arguments) positions.push_back(argument.keyword ? nullptr : argument.value.get());
-    auto to = moved_axes(e.operands[0]->text, type->second.tensor, positions);
+    auto to = moved_axes(e.operands[0]->text, type->tensor, positions);
     if (!to || to->size() != written.size()) return written_as_fixed(e);
     std::vector<std::string> in_object_order(written.size());
     for (size_t i = 0; i < to->size(); ++i) in_object_order[(*to)[i]] = written[i];
@@ -1762,7 +1762,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
       error(DiagnosticCode::E0306, expr.span, "`causal` takes two sizes, query and key positions, as in `causal[n m]`", "give two sizes");
       return ValueType::unknown();
     }
-    a_.semantics.types[&base] = ValueType::unknown();
+    a_.semantics.types.set(&base, ValueType::unknown());
     return ValueType::of(mask);
   }
   // `zeros[n D]`, `ones[n D]`: a tensor of that shape (the same names initialize a parameter).
@@ -1777,7 +1777,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
       if (!axis) return ValueType::unknown();
       made.axes.push_back(*axis);
     }
-    a_.semantics.types[&base] = ValueType::unknown();
+    a_.semantics.types.set(&base, ValueType::unknown());
     return ValueType::of(made);
   }
   ValueType value = eval(base, scope, &expr);
@@ -1916,7 +1916,7 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
     // `full[n m](v)`, `expand[b n D](x)`: a built-in given its result's shape in brackets.
     facts.builtin = shaped;
     hover(callee.operands[0]->span, "```shapescript\n" + std::string(shaped->signature) + "\n```\n" + std::string(shaped->summary));
-    a_.semantics.types[&callee] = ValueType::unknown();
+    a_.semantics.types.set(&callee, ValueType::unknown());
     result = call_builtin(*shaped, expr, scope, facts, &callee.index);
   } else if (auto moved = torch_axes_call(expr, scope)) {
     result = *moved;  // `transpose(x, 1, 2)`: reported with the pattern it is
@@ -2051,7 +2051,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         model.name = item->name;
         hover(argument.value->span, "```shapescript\nmodel " + item->name + "\n```" + doc_suffix(item->doc));
         definition(argument.value->span, item->name_span);
-        a_.semantics.types[argument.value.get()] = model;
+        a_.semantics.types.set(argument.value.get(), model);
         positional_types.push_back(model);
         continue;
       }
@@ -2197,7 +2197,7 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
     return std::nullopt;
   std::vector<ValueType> arguments;
   for (const Argument& argument : expr.arguments) arguments.push_back(argument.value ? eval(*argument.value, scope) : ValueType::unknown());
-  a_.semantics.types[&callee] = ValueType::unknown();
+  a_.semantics.types.set(&callee, ValueType::unknown());
   if (callee.text == "len") {  // Python's size of the first axis
     auto d = report(DiagnosticCode::E0201, callee.span, "no value named `len`");
     d.label("not defined");
@@ -2363,7 +2363,7 @@ ValueType Checker::call_map(const Expr& expr, Scope& scope, CallFacts& facts) {
   inner.locals[lambda.text] = {index, lambda.text_span};
   hover(lambda.text_span, "```shapescript\n" + lambda.text + ": " + index.to_string() + "\n```");
   ValueType body = eval(*lambda.operands[0], inner);
-  a_.semantics.types[&lambda] = body;
+  a_.semantics.types.set(&lambda, body);
   auto element = require_tensor(body, lambda.operands[0].get(), lambda.operands[0]->span);
   if (!element) return ValueType::unknown();
   Axis axis;
@@ -2481,8 +2481,8 @@ ValueType Checker::call_experts(const Expr& expr, Scope& scope, CallFacts& facts
                                     "\n```\nthe rows routed to expert `" + lambda.text + "`: `t` is known only when it runs");
   const Expr& body_expr = *rows_lambda->operands[0];
   ValueType body = eval(body_expr, inner);
-  a_.semantics.types[&lambda] = body;
-  a_.semantics.types[rows_lambda] = body;
+  a_.semantics.types.set(&lambda, body);
+  a_.semantics.types.set(rows_lambda, body);
   auto out = require_tensor(body, &body_expr, body_expr.span);
   if (!out || !ok) return ValueType::unknown();
   if (out->rank() != 2 || out->axes[0].size != routed.size) {
@@ -2506,7 +2506,7 @@ bool Checker::elementwise_in(const Expr& e, const std::string& index, bool& ment
     case Expr::Kind::name: {
       if (e.text == index) mentions_index = true;
       auto type = a_.semantics.types.find(&e);
-      return type != a_.semantics.types.end() && (!type->second.is_tensor() || type->second.tensor.rank() == 0 || e.text == index);
+      return type && (!type->is_tensor() || type->tensor.rank() == 0 || e.text == index);
     }
     case Expr::Kind::unary:
     case Expr::Kind::binary:

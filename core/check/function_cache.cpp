@@ -400,9 +400,9 @@ void Checker::check_and_record(const Item& item) {
   std::vector<const Expr*> expressions = expressions_of(item);
   record.expression_count = expressions.size();
   for (size_t i = 0; i < expressions.size(); ++i) {
-    if (auto type = a_.semantics.types.find(expressions[i]); type != a_.semantics.types.end()) {
+    if (const ValueType* type = a_.semantics.types.find(expressions[i])) {
       record.typed.emplace_back(i, expressions[i]);
-      widen(record.positions, type->second);
+      widen(record.positions, *type);
     }
     if (auto facts = a_.semantics.calls.find(expressions[i]); facts != a_.semantics.calls.end()) {
       record.called.emplace_back(i, expressions[i]);
@@ -537,15 +537,15 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   }
   auto& all_types = a_.semantics.types;  // the previous check's, adopted (prepare_incremental)
   auto& all_calls = a_.semantics.calls;
-  std::vector<decltype(a_.semantics.types)::iterator> types;
+  std::vector<ValueType*> types;
   std::vector<decltype(a_.semantics.calls)::iterator> calls;
   // Types the edit neither moves nor re-keys stay as they are, unlooked-at: only a check of this
   // item would have forgotten them, and then the item isn't taken.
   if (moves || !same_nodes) {
     types.reserve(record.typed.size());
     for (auto& [i, old_expr] : record.typed) {
-      auto type = all_types.find(old_expr);
-      if (type == all_types.end() || (among && !can_move(type->second, change))) return false;
+      ValueType* type = all_types.find(old_expr);
+      if (!type || (among && !can_move(*type, change))) return false;
       types.push_back(type);
     }
   }
@@ -585,21 +585,18 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   // in place; with new ones, each is keyed again (all taken out before any goes in, since an
   // insertion may rehash and so move the rest).
   if (moves)
-    for (auto type : types) move_spans(type->second, change);
+    for (ValueType* type : types) move_spans(*type, change);
   for (size_t k = 0; k < calls.size(); ++k) {
     if (moves) move_spans(calls[k]->second, change);
     calls[k]->second.function = callees[k];
   }
   if (!same_nodes) {
-    std::vector<decltype(a_.semantics.types)::node_type> type_nodes;
+    std::vector<ValueType> type_values;
     std::vector<decltype(a_.semantics.calls)::node_type> call_nodes;
-    for (auto type : types) type_nodes.push_back(all_types.extract(type));
+    type_values.reserve(record.typed.size());
+    for (auto& [i, old_expr] : record.typed) type_values.push_back(all_types.take(old_expr));
     for (auto facts : calls) call_nodes.push_back(all_calls.extract(facts));
-    for (size_t k = 0; k < type_nodes.size(); ++k) {
-      type_nodes[k].key() = expressions[record.typed[k].first];
-      auto inserted = all_types.insert(std::move(type_nodes[k]));
-      if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
-    }
+    for (size_t k = 0; k < type_values.size(); ++k) all_types.set(expressions[record.typed[k].first], std::move(type_values[k]));
     for (size_t k = 0; k < call_nodes.size(); ++k) {
       call_nodes[k].key() = expressions[record.called[k].first];
       auto inserted = all_calls.insert(std::move(call_nodes[k]));
@@ -934,10 +931,14 @@ void Checker::forget_expressions(const Item& item) {
 }
 
 void Checker::forget_dropped(const Program& previous_program) {
-  if (!incremental_ || !incremental_->cache) return;
   // What relower_tree carried over was moved out of the previous program: what is left there is
   // what the edit dropped, and its expressions die with the previous analysis.
-  for (const Item& item : previous_program.items) forget_expressions(item);
+  // Their numbers are free for the expressions of the next edit's items (not this one's: each
+  // fact of theirs was keyed by number until now).
+  for (const Item& item : previous_program.items) {
+    forget_expressions(item);
+    for_each_expression_of(item, [&](const Expr* e) { a_.program.expr_ids.free.push_back(e->id); });
+  }
 }
 
 std::unique_ptr<Analysis> analyze_incremental(SourceFile file, const SyntaxTree& tree, const AnalyzeOptions& options,

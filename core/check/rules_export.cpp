@@ -125,7 +125,7 @@ void Checker::check_export_rules() {
             for (const Argument& argument : use.expr->arguments)
               if (argument.value) {
                 auto type = a_.semantics.types.find(argument.value.get());
-                tensor_argument = tensor_argument || (type != a_.semantics.types.end() && type->second.is_tensor() && type->second.tensor.rank() > 0);
+                tensor_argument = tensor_argument || (type && type->is_tensor() && type->tensor.rank() > 0);
               }
           if (tensor_argument && use.what.starts_with("torch.") && is_allowed_extern_target(use.what) && use.expr && !use.expr->operands.empty()) {
             std::string short_name = use.what.substr(use.what.rfind('.') + 1);

@@ -47,8 +47,7 @@ class Planner {
   std::map<const Item*, bool> deterministic_;  // a function's calls are all deterministic
 
   const ValueType* type_of(const Expr& e) const {
-    auto it = a_.semantics.types.find(&e);
-    return it == a_.semantics.types.end() ? nullptr : &it->second;
+    return a_.semantics.types.find(&e);
   }
   const CallFacts* facts_of(const Expr& e) const {
     auto it = a_.semantics.calls.find(&e);

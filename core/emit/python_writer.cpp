@@ -199,8 +199,7 @@ bool PythonWriter::is_python_module(const std::string& name) const {
 }
 
 const ValueType* PythonWriter::type_of(const Expr& e) const {
-  auto it = a_.semantics.types.find(&e);
-  return it == a_.semantics.types.end() ? nullptr : &it->second;
+  return a_.semantics.types.find(&e);
 }
 
 const CallFacts* PythonWriter::facts_of(const Expr& e) const {

@@ -70,8 +70,7 @@ class Body {
   }
 
   const ValueType* type_of(const Expr& e) const {
-    auto found = analysis_.semantics.types.find(&e);
-    return found == analysis_.semantics.types.end() ? nullptr : &found->second;
+    return analysis_.semantics.types.find(&e);
   }
 
   const Analysis& analysis_;

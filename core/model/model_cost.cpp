@@ -120,7 +120,7 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
         for (size_t i = 1; i <= 2; ++i) {
           const ValueType* type = nullptr;
           if (positional.size() > i)
-            if (auto t = analysis.semantics.types.find(positional[i]); t != analysis.semantics.types.end()) type = &t->second;
+            if (auto t = analysis.semantics.types.find(positional[i]); t) type = t;
           if (!type || !type->is_tensor() || type->tensor.rank() < 3) {
             count.known = false;
             continue;
@@ -159,8 +159,8 @@ void count_key_values(const Analysis& analysis, DimAlgebra& dims, const Block& b
     // are alternatives, and the cache holds the largest one's keys and values (exact when they agree).
     bool per_block = statement.kind == Statement::Kind::if_ &&
                      std::all_of(statement.branches.begin(), statement.branches.end(), [&](const auto& branch) {
-                       auto type = branch.first ? analysis.semantics.types.find(branch.first.get()) : analysis.semantics.types.end();
-                       return type != analysis.semantics.types.end() && type->second.fixed;
+                       const ValueType* type = branch.first ? analysis.semantics.types.find(branch.first.get()) : nullptr;
+                       return type && type->fixed;
                      });
     if (!per_block) return Walk::into;
     std::vector<const Block*> branches;

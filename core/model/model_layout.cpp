@@ -29,7 +29,7 @@ std::optional<int64_t> fixed_number(const Analysis& analysis, const Expr* e) {
     return static_cast<int64_t>(e->number);
   }
   auto type = analysis.semantics.types.find(e);
-  if (type != analysis.semantics.types.end() && type->second.known_size) return type->second.known_size->constant_value();
+  if (type && type->known_size) return type->known_size->constant_value();
   return std::nullopt;
 }
 
@@ -634,7 +634,7 @@ class BlockWalk {
       case Expr::Kind::name: {
         if (auto v = values_.find(e.text); v != values_.end()) return v->second;
         auto type = a_.semantics.types.find(&e);
-        if (type != a_.semantics.types.end() && type->second.fixed && type->second.known_size) return type->second.known_size->constant_value();
+        if (type && type->fixed && type->known_size) return type->known_size->constant_value();
         return std::nullopt;
       }
       case Expr::Kind::as: return e.operands.empty() || !e.operands[0] ? std::nullopt : value(*e.operands[0]);

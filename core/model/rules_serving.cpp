@@ -221,8 +221,8 @@ class ServingRules {
     for_each_expr(*fn.body, [&](const Expr& e) {
       if (e.kind == Expr::Kind::name) {
         auto type = a_.semantics.types.find(&e);
-        if (type != a_.semantics.types.end() && type->second.known_size)
-          if (auto v = token_variable_in(*type->second.known_size, tokens))
+        if (type && type->known_size)
+          if (auto v = token_variable_in(*type->known_size, tokens))
             report(DiagnosticCode::E3305, e.span, "positions computed from `" + *v + "`",
                    "in a packed batch, the index along `" + *v + "` isn't a token's position");
         return;
@@ -298,8 +298,8 @@ void check_cpu_attention_head_sizes(Checker& checker) {
         !e.arguments[0].value)
       return;
     auto q = a.semantics.types.find(e.arguments[0].value.get());
-    if (q == a.semantics.types.end() || !q->second.is_tensor() || q->second.tensor.rank() != 4) return;
-    auto head_size = q->second.tensor.axes[3].size.constant_value();
+    if (!q || !q->is_tensor() || q->tensor.rank() != 4) return;
+    auto head_size = q->tensor.axes[3].size.constant_value();
     if (!head_size || cpu_attention_has_head_size(*head_size) || !reported.insert(*head_size).second) return;
     std::string size = std::to_string(*head_size);
     checker.report(DiagnosticCode::E3306, f.callee_span,
@@ -388,8 +388,8 @@ void check_tensor_parallel_degree(Checker& checker, int64_t degree) {
     for (size_t i = 0; i < 2; ++i) {
       if (!e.arguments[i].value) continue;
       auto t = a.semantics.types.find(e.arguments[i].value.get());
-      if (t == a.semantics.types.end() || !t->second.is_tensor() || t->second.tensor.rank() != 4) continue;
-      const Axis& heads = t->second.tensor.axes[1];
+      if (!t || !t->is_tensor() || t->tensor.rank() != 4) continue;
+      const Axis& heads = t->tensor.axes[1];
       if (auto n = heads.size.constant_value())
         sizes.push_back({*n, declared_at(a, heads, f.callee_span), i == 0 ? "heads" : "key/value heads"});
     }

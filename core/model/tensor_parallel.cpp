@@ -30,8 +30,7 @@ struct Planner {
   }
 
   const ValueType* type_of(const Expr* e) const {
-    auto t = a.semantics.types.find(e);
-    return t == a.semantics.types.end() ? nullptr : &t->second;
+    return a.semantics.types.find(e);
   }
 
   // A whole operand broadcast against a split one: fine when it is a scalar, or has size 1 on the split axis.

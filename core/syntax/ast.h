@@ -61,6 +61,9 @@ struct Argument {
 struct Expr {
   enum class Kind { name, number, string, binary, unary, call, attribute, subscript, lambda, as, error };
   Kind kind = Kind::error;
+  // Its number in its program (ExprIds), by which tables of facts about expressions are indexed
+  // (check/expr_table.h); 0 for none.
+  uint32_t id = 0;
   Span span;
   std::string text;   // name, string contents, operator, attribute name, lambda parameter
   Span text_span;     // where `text` is written (an attribute's name, a lambda's parameter)
@@ -157,9 +160,25 @@ struct SyntaxError {
 // check under AddressSanitizer stays well inside a thread's 8 MB (bench/README.md has the figures).
 inline constexpr int kMaxNesting = 128;
 
+// The numbers a program's expressions are given: each lowered expression takes a free one, else
+// the next. A program lowered again for an edit (relower_tree) carries its predecessor's on, so an
+// expression it keeps keeps its number and a new one never takes a number still in use; what the
+// edit dropped is freed after the check that follows (Checker::forget_dropped).
+struct ExprIds {
+  uint32_t next = 1;
+  std::vector<uint32_t> free;
+  uint32_t take() {
+    if (free.empty()) return next++;
+    uint32_t id = free.back();
+    free.pop_back();
+    return id;
+  }
+};
+
 struct Program {
   std::vector<Item> items;
   std::vector<SyntaxError> syntax_errors;
+  ExprIds expr_ids;
 };
 
 }  // namespace ss

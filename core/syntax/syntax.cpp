@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <string_view>
+
+#include "syntax/walk.h"
 
 extern "C" const TSLanguage* tree_sitter_shapescript();
 
@@ -151,13 +154,47 @@ class Lowering {
       TSNode child = top[i].node;
       too_deep_reported_ = false;
       if (earlier && copy_unchanged(child, *earlier, next_earlier)) continue;
-      if (auto item = lower_item(child)) program_.items.push_back(std::move(*item));
+      if (earlier) taken_ids_.emplace();
+      std::optional<Item> item = lower_item(child);
+      if (earlier) free_unused_ids(item ? &*item : nullptr);
+      if (item) program_.items.push_back(std::move(*item));
     }
   }
 
  private:
   const SourceFile& file_;
   Program& program_;
+  // While an item is lowered again for an edit: the numbers its expressions took. Those of
+  // expressions the lowering made and then dropped (`range(n)`'s call) are freed at once, since
+  // numbers now live as long as the document.
+  mutable std::optional<std::vector<uint32_t>> taken_ids_;
+
+  ExprPtr new_expr() const {
+    auto expr = std::make_unique<Expr>();
+    expr->id = program_.expr_ids.take();
+    if (taken_ids_) taken_ids_->push_back(expr->id);
+    return expr;
+  }
+
+  // Frees the numbers taken while lowering an item that none of its expressions holds.
+  void free_unused_ids(const Item* item) const {
+    std::vector<uint32_t> taken = std::move(*taken_ids_);
+    taken_ids_.reset();
+    if (taken.empty()) return;
+    std::vector<uint32_t> held;
+    auto hold = [&](const Expr& e) {
+      held.push_back(e.id);
+      return Walk::into;
+    };
+    if (item) {
+      if (item->body) for_each_expr(*item->body, hold);
+      for (const Item::Param& param : item->params)
+        if (param.init) for_each_expr(*param.init, hold);
+    }
+    std::sort(taken.begin(), taken.end());
+    std::sort(held.begin(), held.end());
+    std::set_difference(taken.begin(), taken.end(), held.begin(), held.end(), std::back_inserter(program_.expr_ids.free));
+  }
   const Symbols& symbols_ = symbols();
   const Fields& fields_ = fields();
   // How many expressions, sizes and blocks enclose the node being lowered; past kMaxNesting a
@@ -444,7 +481,7 @@ class Lowering {
     if (value->arguments.size() == 2) {
       statement.value = std::move(value->arguments[0].value);
     } else {
-      statement.value = std::make_unique<Expr>();
+      statement.value = new_expr();
       statement.value->kind = Expr::Kind::number;
       statement.value->is_integer = true;
       statement.value->text = "0";
@@ -461,7 +498,7 @@ class Lowering {
   }
 
   ExprPtr error_expr(TSNode node) const {
-    auto expr = std::make_unique<Expr>();
+    auto expr = new_expr();
     expr->span = present(node) ? span(node) : Span{};
     return expr;
   }
@@ -514,7 +551,7 @@ class Lowering {
     Sym sym = kind(node);
     if (sym == Sym::tuple) return python_tuple(node, "");
     const Fields& f = fields_;
-    auto expr = std::make_unique<Expr>();
+    auto expr = new_expr();
     expr->span = outer;
     if (sym == Sym::identifier) {
       expr->kind = Expr::Kind::name;
@@ -554,7 +591,7 @@ class Lowering {
       if (present(function) && kind(function) == Sym::call) {
         call = lower_expr(function);
       } else {
-        call = std::make_unique<Expr>();
+        call = new_expr();
         call->kind = Expr::Kind::call;
         call->span = present(function) ? span(function) : expr->span;
         call->operands.push_back(lower_expr(function));
@@ -713,7 +750,7 @@ class Lowering {
     // `w`), whose type would only add errors about the piece to the E0101 about the line.
     bool value_line = sym == Sym::assignment || sym == Sym::return_statement || sym == Sym::expression_statement;
     if (value_line && statement.value && ts_node_has_error(node)) {
-      auto unread = std::make_unique<Expr>();
+      auto unread = new_expr();
       unread->span = statement.value->span;
       statement.value = std::move(unread);
     }
@@ -956,8 +993,13 @@ Program lower_tree(const SourceFile& file, const SyntaxTree& tree) {
 }
 
 Program relower_tree(const SourceFile& file, const SyntaxTree& tree, const SourceFile& previous_file, Program& previous) {
-  if (!tree.get() || tree.gave_up()) return lower_tree(file, tree);
+  if (!tree.get() || tree.gave_up()) {
+    Program program = lower_tree(file, tree);
+    program.expr_ids = std::move(previous.expr_ids);  // still the numbers of the previous check's facts
+    return program;
+  }
   Program program;
+  program.expr_ids = std::move(previous.expr_ids);
   Lowering(file, program).lower_again(ts_tree_root_node(tree.get()), previous, TextChange::between(previous_file.text(), file.text()));
   return program;
 }

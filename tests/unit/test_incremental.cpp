@@ -2,6 +2,7 @@
 // what a full check gives, and an edit inside one function checks only that function again.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -13,6 +14,7 @@
 #include "check/analysis.h"
 #include "check/function_cache.h"
 #include "syntax/syntax.h"
+#include "syntax/walk.h"
 
 using namespace ss;
 
@@ -88,8 +90,8 @@ std::string describe(const Analysis& a) {
     if (item.kind != Item::Kind::function) continue;
     std::vector<const Expr*> expressions = expressions_of(item);
     for (size_t i = 0; i < expressions.size(); ++i) {
-      if (auto t = a.semantics.types.find(expressions[i]); t != a.semantics.types.end()) {
-        out << "T " << item.name << " " << i << " " << describe(t->second) << "\n";
+      if (const ValueType* t = a.semantics.types.find(expressions[i])) {
+        out << "T " << item.name << " " << i << " " << describe(*t) << "\n";
         ++types;
       }
       if (auto c = a.semantics.calls.find(expressions[i]); c != a.semantics.calls.end()) {
@@ -249,6 +251,28 @@ std::unique_ptr<Analysis> full(const std::string& text) {
   return analyze_tree(SourceFile("test.ss", text), tree, options);
 }
 
+// The numbers of a program's expressions (ExprIds): each held by one expression, none of them
+// free; the free ones each once. Returns how many numbers below `next` are neither held nor free,
+// which edits must not make grow (a number lost for good would grow the tables indexed by them).
+size_t expect_expr_ids_sound(const Program& program) {
+  std::vector<uint32_t> held;
+  for (const Item& item : program.items) {
+    auto hold = [&](const Expr& e) {
+      held.push_back(e.id);
+      return Walk::into;
+    };
+    if (item.body) for_each_expr(*item.body, hold);
+    for (const Item::Param& param : item.params)
+      if (param.init) for_each_expr(*param.init, hold);
+  }
+  std::vector<uint32_t> all = held;
+  all.insert(all.end(), program.expr_ids.free.begin(), program.expr_ids.free.end());
+  std::sort(all.begin(), all.end());
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+  CHECK((all.empty() || (all.front() >= 1 && all.back() < program.expr_ids.next)));
+  return program.expr_ids.next - 1 - all.size();
+}
+
 // Makes each edit in turn (the first `from` in the text becomes `to`), checking each text from the
 // previous one's analysis, and compares the program and the analysis with a full check's.
 void expect_each_edit_as_full(std::string text, const std::vector<std::pair<std::string, std::string>>& edits) {
@@ -274,6 +298,7 @@ void expect_random_edits_as_full(const std::string& name, std::string text, int 
                                  size_t& reused, size_t& functions) {
   auto previous = incremental(text, nullptr);
   REQUIRE(describe(*previous) == describe(*full(text)));
+  const size_t lost = expect_expr_ids_sound(previous->program);
   std::string original = text;
   for (int i = 0; i < count; ++i) {
     text = i % 8 == 0 ? edit_one_line(original, random) : edit_one_line(text, random);
@@ -284,6 +309,7 @@ void expect_random_edits_as_full(const std::string& name, std::string text, int 
     // The items copied from the previous program, moved, are what lowering them again gives.
     REQUIRE(describe(next->program) == describe(fresh->program));
     REQUIRE(describe(*next) == describe(*fresh));
+    CHECK(expect_expr_ids_sound(next->program) == lost);
     ++edits;
     functions += reuse.functions;
     reused += reuse.functions - reuse.checked;

@@ -333,7 +333,7 @@ int limits() {
       std::printf("  %-36s %8.1f\n", what, static_cast<double>(before - heap_in_use()) / size);
     };
     freed("types of expressions (semantics)", [&] { analysis->semantics.types = {}; });
-    freed("call facts (semantics)", [&] { decltype(analysis->semantics.calls)().swap(analysis->semantics.calls); });
+    freed("call facts (semantics)", [&] { analysis->semantics.calls = {}; });
     freed("hovers", [&] { analysis->hovers = {}; });
     freed("inlay hints", [&] { analysis->inlays = {}; });
     freed("definitions", [&] { analysis->definitions = {}; });

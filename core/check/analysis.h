@@ -91,7 +91,7 @@ struct Semantics {
   ExprTable<ValueType> types;
   // Shared with the checker's signatures (and the records that keep them), not copied for each check.
   std::unordered_map<const Item*, std::shared_ptr<const FunctionTypes>> functions;
-  std::unordered_map<const Expr*, CallFacts> calls;
+  ExprTable<CallFacts> calls;
   std::map<std::string, int64_t> dims;  // dim values
 };
 

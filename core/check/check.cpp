@@ -101,6 +101,7 @@ void Checker::run(Analysis* previous, bool incremental) {
   declare_globals();
   if (incremental) prepare_incremental(previous);
   a_.semantics.types.reserve_ids(a_.program.expr_ids.next);
+  a_.semantics.calls.reserve_ids(a_.program.expr_ids.next);
   for (const Item& item : a_.program.items)  // a dim defined twice keeps its first value (E0202)
     if (item.kind == Item::Kind::dim && globals_.count(item.name) && globals_.at(item.name) == &item) {
       if (incremental_) recorded_dim(item);

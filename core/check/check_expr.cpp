@@ -121,8 +121,8 @@ class CallChecker final : public CallContext {
   }
   bool is_builtin_causal(const Expr& e) const override {
     auto facts = checker_.analysis().semantics.calls.find(&e);
-    return e.kind == Expr::Kind::subscript && facts != checker_.analysis().semantics.calls.end() && facts->second.builtin &&
-           facts->second.builtin->name == "causal";
+    return e.kind == Expr::Kind::subscript && facts && facts->builtin &&
+           facts->builtin->name == "causal";
   }
   std::optional<TensorType> expected_result() const override { return checker_.expected_type(call_, scope_); }
   std::optional<int64_t> tokenizer_size(const std::string& written, std::string& error) const override {
@@ -1749,7 +1749,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   // `causal[n m]`: a Bool mask, true where the key position m is at or before the query position n.
   if (base.kind == Expr::Kind::name && base.text == "causal" && names_builtin("causal", scope)) {
     // Recorded as the built-in's use, so that rules (sdpa's is_causal) read the name as it was resolved.
-    a_.semantics.calls[&expr].builtin = find_builtin("causal");
+    a_.semantics.calls.set(&expr, CallFacts{.builtin = find_builtin("causal")});
     hover(base.span, "```shapescript\n" + std::string(find_builtin("causal")->signature) + "\n```\n" + std::string(find_builtin("causal")->summary));
     TensorType mask;
     mask.element.kind = ElementKind::bool_;
@@ -1768,7 +1768,7 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   // `zeros[n D]`, `ones[n D]`: a tensor of that shape (the same names initialize a parameter).
   if (const Builtin* filled = base.kind == Expr::Kind::name ? find_builtin(base.text) : nullptr;
       filled && filled->takes_shape && filled->max_positional == 0 && names_builtin(base.text, scope)) {
-    a_.semantics.calls[&expr].builtin = filled;
+    a_.semantics.calls.set(&expr, CallFacts{.builtin = filled});
     hover(base.span, "```shapescript\n" + std::string(filled->signature) + "\n```\n" + std::string(filled->summary));
     TensorType made;
     made.element.kind = ElementKind::nonneg;
@@ -1961,7 +1961,7 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
       }
     }
   }
-  a_.semantics.calls[&expr] = std::move(facts);
+  a_.semantics.calls.set(&expr, std::move(facts));
   return result;
 }
 
@@ -2515,7 +2515,7 @@ bool Checker::elementwise_in(const Expr& e, const std::string& index, bool& ment
       return true;
     case Expr::Kind::call: {
       auto facts = a_.semantics.calls.find(&e);
-      if (facts == a_.semantics.calls.end() || !facts->second.builtin || !is_elementwise(*facts->second.builtin)) return false;
+      if (!facts || !facts->builtin || !is_elementwise(*facts->builtin)) return false;
       for (const Argument& argument : e.arguments)
         if (!argument.keyword && (!argument.value || !elementwise_in(*argument.value, index, mentions_index))) return false;
       return true;

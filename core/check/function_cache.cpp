@@ -404,9 +404,9 @@ void Checker::check_and_record(const Item& item) {
       record.typed.emplace_back(i, expressions[i]);
       widen(record.positions, *type);
     }
-    if (auto facts = a_.semantics.calls.find(expressions[i]); facts != a_.semantics.calls.end()) {
+    if (auto facts = a_.semantics.calls.find(expressions[i]); facts) {
       record.called.emplace_back(i, expressions[i]);
-      widen(record.positions, facts->second);
+      widen(record.positions, *facts);
     }
   }
   for (const Diagnostic& d : record.diagnostics) widen(record.positions, d);
@@ -538,7 +538,7 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   auto& all_types = a_.semantics.types;  // the previous check's, adopted (prepare_incremental)
   auto& all_calls = a_.semantics.calls;
   std::vector<ValueType*> types;
-  std::vector<decltype(a_.semantics.calls)::iterator> calls;
+  std::vector<CallFacts*> calls;
   // Types the edit neither moves nor re-keys stay as they are, unlooked-at: only a check of this
   // item would have forgotten them, and then the item isn't taken.
   if (moves || !same_nodes) {
@@ -553,11 +553,11 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
   std::vector<const Item*> callees;  // each call's function, in this program
   callees.reserve(record.called.size());
   for (auto& [i, old_expr] : record.called) {
-    auto facts = all_calls.find(old_expr);
-    if (facts == all_calls.end() || (among && !can_move(facts->second, change))) return false;
+    CallFacts* facts = all_calls.find(old_expr);
+    if (!facts || (among && !can_move(*facts, change))) return false;
     const Item* callee = nullptr;
-    if (facts->second.function) {
-      auto global = globals_.find(facts->second.function->name);
+    if (facts->function) {
+      auto global = globals_.find(facts->function->name);
       if (global == globals_.end()) return false;
       callee = global->second;
     }
@@ -582,26 +582,23 @@ bool Checker::reuse_record(FunctionRecord& record, const Item& item) {
     uses[i].expr = record.uses[i].expr < 0 ? nullptr : same_nodes ? record.uses[i].use.expr : expressions[static_cast<size_t>(record.uses[i].expr)];
 
   // Taken: as if the function had been checked here. With the very expressions, the facts stay
-  // in place; with new ones, each is keyed again (all taken out before any goes in, since an
-  // insertion may rehash and so move the rest).
+  // in place; with new ones, each is set for its new expression (all taken out before any goes in,
+  // since setting one may grow the table and so move the rest).
   if (moves)
     for (ValueType* type : types) move_spans(*type, change);
   for (size_t k = 0; k < calls.size(); ++k) {
-    if (moves) move_spans(calls[k]->second, change);
-    calls[k]->second.function = callees[k];
+    if (moves) move_spans(*calls[k], change);
+    calls[k]->function = callees[k];
   }
   if (!same_nodes) {
     std::vector<ValueType> type_values;
-    std::vector<decltype(a_.semantics.calls)::node_type> call_nodes;
+    std::vector<CallFacts> call_values;
     type_values.reserve(record.typed.size());
+    call_values.reserve(record.called.size());
     for (auto& [i, old_expr] : record.typed) type_values.push_back(all_types.take(old_expr));
-    for (auto facts : calls) call_nodes.push_back(all_calls.extract(facts));
+    for (auto& [i, old_expr] : record.called) call_values.push_back(all_calls.take(old_expr));
     for (size_t k = 0; k < type_values.size(); ++k) all_types.set(expressions[record.typed[k].first], std::move(type_values[k]));
-    for (size_t k = 0; k < call_nodes.size(); ++k) {
-      call_nodes[k].key() = expressions[record.called[k].first];
-      auto inserted = all_calls.insert(std::move(call_nodes[k]));
-      if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
-    }
+    for (size_t k = 0; k < call_values.size(); ++k) all_calls.set(expressions[record.called[k].first], std::move(call_values[k]));
   }
   FunctionRecord next = std::move(record);
   record.taken = true;

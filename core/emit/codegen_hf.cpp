@@ -1288,8 +1288,8 @@ class HfGenerator : public PythonWriter {
       prelude_.push_back("    key, value = kwargs[\"cache\"].update(key, value, self.layer_idx)");
     }
     std::string mask = "attention_mask";
-    if (auto facts = a_.semantics.calls.find(&e); facts != a_.semantics.calls.end() && facts->second.lowering.count("window")) {
-      scope_->attention.window = std::stoll(facts->second.lowering.at("window"));
+    if (auto facts = a_.semantics.calls.find(&e); facts && facts->lowering.count("window")) {
+      scope_->attention.window = std::stoll(facts->lowering.at("window"));
       prelude_.push_back("window_mask = _sliding_window_mask(self, " + qkv[0] + ", key)");
       mask = "window_mask";
     }

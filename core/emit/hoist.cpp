@@ -50,8 +50,7 @@ class Planner {
     return a_.semantics.types.find(&e);
   }
   const CallFacts* facts_of(const Expr& e) const {
-    auto it = a_.semantics.calls.find(&e);
-    return it == a_.semantics.calls.end() ? nullptr : &it->second;
+    return a_.semantics.calls.find(&e);
   }
   std::string text(const Expr& e) const { return std::string(a_.file.slice(e.span)); }
 

@@ -203,8 +203,7 @@ const ValueType* PythonWriter::type_of(const Expr& e) const {
 }
 
 const CallFacts* PythonWriter::facts_of(const Expr& e) const {
-  auto it = a_.semantics.calls.find(&e);
-  return it == a_.semantics.calls.end() ? nullptr : &it->second;
+  return a_.semantics.calls.find(&e);
 }
 
 std::string PythonWriter::signature_line(const Item& item) const {

@@ -11,8 +11,8 @@ namespace {
 
 const Builtin* builtin_of(const Analysis& a, const Expr& e) {
   if (e.kind != Expr::Kind::call) return nullptr;
-  auto it = a.semantics.calls.find(&e);
-  return it == a.semantics.calls.end() ? nullptr : it->second.builtin;
+  const CallFacts* facts = a.semantics.calls.find(&e);
+  return facts ? facts->builtin : nullptr;
 }
 
 // The positional arguments of a call to the built-in `name` with exactly `count` of them, else empty.

@@ -42,9 +42,9 @@ const Expr* argument(const Expr& call, size_t i) { return i < call.arguments.siz
 bool is_builtin_call(const Analysis& analysis, const Expr& e, BuiltinRole role, const CallFacts** facts_out) {
   if (e.kind != Expr::Kind::call) return false;
   auto facts = analysis.semantics.calls.find(&e);
-  if (facts == analysis.semantics.calls.end()) return false;
-  if (facts_out) *facts_out = &facts->second;
-  return facts->second.builtin && facts->second.builtin->role == role;
+  if (!facts) return false;
+  if (facts_out) *facts_out = facts;
+  return facts->builtin && facts->builtin->role == role;
 }
 
 std::optional<std::pair<const OutputOp*, std::string>> logits_processor_lacks(const ModelLayout& layout) {
@@ -265,8 +265,8 @@ ModelLayout find_layout(const Analysis& analysis, const std::string& function) {
       // Any other elementwise operation of one value that isn't fixed (`z + 1`, `tanh(z)`).
       auto facts = analysis.semantics.calls.find(&e);
       bool elementwise = e.kind == Expr::Kind::binary || e.kind == Expr::Kind::unary ||
-                         (e.kind == Expr::Kind::call && facts != analysis.semantics.calls.end() && facts->second.builtin &&
-                          facts->second.works_across.empty() && !is_builtin_call(analysis, e, BuiltinRole::linear) &&
+                         (e.kind == Expr::Kind::call && facts && facts->builtin &&
+                          facts->works_across.empty() && !is_builtin_call(analysis, e, BuiltinRole::linear) &&
                           !is_builtin_call(analysis, e, BuiltinRole::embedding));
       std::vector<const Expr*> varying;
       if (elementwise) {
@@ -613,10 +613,10 @@ class BlockWalk {
       slice(x);
       if (x.kind != Expr::Kind::call) return;
       auto facts = a_.semantics.calls.find(&x);
-      if (facts == a_.semantics.calls.end()) return;
-      if (facts->second.builtin) attention(facts->second);
-      else if (facts->second.function && facts->second.function->kind == Item::Kind::function)
-        for_each_builtin_call_reached(a_, *facts->second.function, [&](const Expr&, const CallFacts& f) { attention(f); });
+      if (!facts) return;
+      if (facts->builtin) attention(*facts);
+      else if (facts->function && facts->function->kind == Item::Kind::function)
+        for_each_builtin_call_reached(a_, *facts->function, [&](const Expr&, const CallFacts& f) { attention(f); });
     });
   }
 

@@ -15,11 +15,11 @@ void for_each_builtin_call_reached(const Analysis& analysis, const Item& functio
   auto visit_call = [&](const Expr& e) {
     if (e.kind != Expr::Kind::call) return;
     auto facts = analysis.semantics.calls.find(&e);
-    if (facts == analysis.semantics.calls.end()) return;
-    if (facts->second.builtin)
-      visit(e, facts->second);
-    else if (facts->second.function && seen.insert(facts->second.function).second)
-      queue.push_back(facts->second.function);
+    if (!facts) return;
+    if (facts->builtin)
+      visit(e, *facts);
+    else if (facts->function && seen.insert(facts->function).second)
+      queue.push_back(facts->function);
   };
   while (!queue.empty()) {
     const Item* fn = queue.front();

@@ -112,8 +112,7 @@ class ServingRules {
   }
 
   const CallFacts* facts(const Expr& e) const {
-    auto it = a_.semantics.calls.find(&e);
-    return it == a_.semantics.calls.end() ? nullptr : &it->second;
+    return a_.semantics.calls.find(&e);
   }
 
   // The ids are embedded exactly once, with a table of the model; other embeddings (of positions,

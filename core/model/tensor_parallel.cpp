@@ -101,7 +101,7 @@ struct Planner {
 
   Value call(const Expr* e, Env& env) {
     auto facts = a.semantics.calls.find(e);
-    if (facts == a.semantics.calls.end()) return fail();
+    if (!facts) return fail();
     std::vector<Value> args;
     std::vector<const Expr*> arg_exprs;
     for (const Argument& argument : e->arguments)
@@ -110,10 +110,10 @@ struct Planner {
         arg_exprs.push_back(argument.value.get());
       }
     if (failed) return fail();
-    if (facts->second.function) return function(*facts->second.function, args);
-    if (!facts->second.builtin) return fail();
-    std::string name(facts->second.builtin->name);  // the regrouping built-ins', whose patterns are read below
-    BuiltinRole role = facts->second.builtin->role;
+    if (facts->function) return function(*facts->function, args);
+    if (!facts->builtin) return fail();
+    std::string name(facts->builtin->name);  // the regrouping built-ins', whose patterns are read below
+    BuiltinRole role = facts->builtin->role;
     auto keyword_value = [&](std::string_view keyword) -> Value {
       for (const Argument& argument : e->arguments)
         if (argument.keyword && *argument.keyword == keyword && argument.value) return use_field(expr(argument.value.get(), env));
@@ -133,27 +133,27 @@ struct Planner {
     bool all_whole = true;
     for (const Value& v : args) all_whole = all_whole && v.split == Split::whole;
     // Element-wise built-ins keep the layout; so do dropout and scaling by a scalar.
-    if ((is_elementwise(*facts->second.builtin) || name == "dropout" || role == BuiltinRole::scale) && !args.empty()) return {args[0].split, ""};
+    if ((is_elementwise(*facts->builtin) || name == "dropout" || role == BuiltinRole::scale) && !args.empty()) return {args[0].split, ""};
     if (role == BuiltinRole::attention && args.size() == 3) {
       if (args[0].split == args[1].split && args[1].split == args[2].split && args[0].split != Split::features) return {args[0].split, ""};
       return fail();
     }
     // Cut by sizes (no pattern): the heads stay split unless the cut is along them (axis 1).
-    if (name == "split" && facts->second.lowering.count("dim") && !args.empty()) {
+    if (name == "split" && facts->lowering.count("dim") && !args.empty()) {
       if (args[0].split == Split::whole) return {};
       const ValueType* t = type_of(arg_exprs[0]);
       if (args[0].split != Split::heads || !t || !t->is_tensor()) return fail();
       long rank = static_cast<long>(t->tensor.rank());
-      return (std::stol(facts->second.lowering.at("dim")) + rank) % rank != 1 ? Value{Split::heads, ""} : fail();
+      return (std::stol(facts->lowering.at("dim")) + rank) % rank != 1 ? Value{Split::heads, ""} : fail();
     }
     if (name == "rearrange" || name == "split") return regroup(e, name, args.empty() ? Value{} : args[0]);
     if (name == "concat") {
       for (const Value& v : args)
         if (v.split != args[0].split) return fail();
       if (args[0].split == Split::whole) return {};
-      auto dim = facts->second.lowering.find("dim");
+      auto dim = facts->lowering.find("dim");
       const ValueType* t = type_of(e);
-      if (args[0].split == Split::heads && dim != facts->second.lowering.end() && t && t->is_tensor()) {
+      if (args[0].split == Split::heads && dim != facts->lowering.end() && t && t->is_tensor()) {
         long d = std::stol(dim->second);
         long rank = static_cast<long>(t->tensor.rank());
         if ((d + rank) % rank != 1) return {Split::heads, ""};

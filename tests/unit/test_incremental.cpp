@@ -94,8 +94,8 @@ std::string describe(const Analysis& a) {
         out << "T " << item.name << " " << i << " " << describe(*t) << "\n";
         ++types;
       }
-      if (auto c = a.semantics.calls.find(expressions[i]); c != a.semantics.calls.end()) {
-        const CallFacts& f = c->second;
+      if (auto c = a.semantics.calls.find(expressions[i]); c) {
+        const CallFacts& f = *c;
         out << "C " << item.name << " " << i << " " << (f.builtin ? "builtin" : "") << " " << (f.function ? f.function->name : "")
             << (f.function ? span_text(f.function->span) : "") << " " << f.python << " " << span_text(f.callee_span);
         for (const Axis& axis : f.works_across) out << " " << describe(axis);

@@ -176,6 +176,51 @@ class CallChecker final : public CallContext {
   const AxisPattern* pattern_;
 };
 
+// A built-in called as PyTorch's method (`x.softmax(dim=-1)`), as its fix writes it
+// (`softmax(x, over=n)`): the tensor as its one argument and, for a rule along an axis, that
+// axis. Its rule gives the call's value, so the lines after it are checked in the same round; what
+// the rule would report, the method's own diagnostic (E0204) already stands for.
+class FixedMethodCall final : public CallContext {
+ public:
+  FixedMethodCall(const Expr& call, const Expr& object, const ValueType& type, std::optional<size_t> over)
+      : call_(call), object_(object), type_(type), over_(over) {}
+  size_t positional_count() const override { return 1; }
+  const ValueType& positional(size_t) const override { return type_; }
+  Span positional_span(size_t) const override { return object_.span; }
+  const Expr* positional_value(size_t) const override { return &object_; }
+  const Argument* keyword(std::string_view) const override { return nullptr; }
+  const ValueType* keyword_type(std::string_view) const override { return nullptr; }
+  const AxisPattern* pattern() const override { return nullptr; }
+  Span call_span() const override { return call_.span; }
+  Span callee_span() const override { return call_.operands[0]->span; }
+  std::optional<TensorType> tensor(size_t) override { return type_.is_tensor() ? std::optional(type_.tensor) : std::nullopt; }
+  std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span) override {
+    return keyword == "over" && over_ && *over_ < tensor.rank() ? over_ : std::nullopt;
+  }
+  std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>&) override { return std::nullopt; }
+  const std::vector<SizeNode>* shape() const override { return nullptr; }
+  std::optional<SizeExpr> size_named(std::string_view) const override { return std::nullopt; }
+  std::optional<std::string> written_axis(const Axis&, const TensorType&) const override { return std::nullopt; }
+  std::optional<TensorType> broadcast(const TensorType&, const TensorType&, Span, Span, Span) override { return std::nullopt; }
+  std::optional<PatternSolution> solve_pattern(const AxisPattern&, const std::vector<TensorType>&, const std::vector<Span>&) override {
+    return std::nullopt;
+  }
+  bool expect_same_size(const Axis&, const Axis&, Span, std::string_view) override { return false; }
+  bool is_builtin_causal(const Expr&) const override { return false; }
+  std::optional<TensorType> expected_result() const override { return std::nullopt; }
+  const Expr* definition(size_t) const override { return nullptr; }
+  std::optional<Declared> declared(size_t) const override { return std::nullopt; }
+  std::optional<int64_t> tokenizer_size(const std::string&, std::string&) const override { return std::nullopt; }
+  using CallContext::report;
+  void report(Diagnostic) override {}
+
+ private:
+  const Expr& call_;
+  const Expr& object_;
+  const ValueType& type_;
+  std::optional<size_t> over_;
+};
+
 // ---------------------------------------------------------------------------------------------
 
 ValueType Checker::eval(const Expr& expr, Scope& scope, const Expr* enclosing) {
@@ -1410,21 +1455,37 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     } else if (as_function) {
       const Builtin& builtin = *as_function;
       const std::string name(builtin.name);
+      // `exp(x)` for a built-in of the tensor alone; `mean(x, …)` where more follows it.
+      const bool tensor_alone = builtin.max_positional <= 1 && builtin.keywords.empty();
       d.help((name == expr.text ? "`" + name + "` is a function, not a method" : "PyTorch's `." + expr.text + "` is the function `" + name + "` here") +
-             ": the tensor is its first argument, `" + name + "(" + x + ", …)`, or piped in, `" + x + " |> " + name + "(…)`");
+             ": the tensor is its first argument, `" + name + "(" + x + (tensor_alone ? ")`" : ", …)`") + ", or piped in, `" + x + " |> " +
+             name + (tensor_alone ? "()`" : "(…)`"));
       if (called) {
         // PyTorch's axis, `x.sum(-1)` or `x.mean(dim=1)`, becomes the `over=` it is, where the axis has a name here.
         bool takes_over = takes_keyword(builtin, "over");
         std::string rest;
+        std::optional<size_t> over;  // the axis the fix names, where it names one
         for (const Argument& a : enclosing->arguments) {
           std::string written = text(a.span);
           bool axis = a.keyword ? (*a.keyword == "dim" || *a.keyword == "axis") : builtin.max_positional == 1 && enclosing->arguments.size() == 1;
           if (takes_over && axis && a.value)
             if (auto at = literal_position(a.value.get(), object.tensor.rank()))
-              if (auto name = written_axis(object.tensor.axes[*at], object.tensor, scope)) written = "over=" + *name;
+              if (auto name = written_axis(object.tensor.axes[*at], object.tensor, scope)) {
+                written = "over=" + *name;
+                if (enclosing->arguments.size() == 1) over = at;
+              }
           rest += (rest.empty() ? "" : ", ") + written;
         }
-        rewrite("write `" + name + "(" + x + ", …)`", method_as_call(name, rest));
+        rewrite("write `" + name + "(" + x + (tensor_alone && rest.empty() ? ")`" : ", …)`"), method_as_call(name, rest));
+        // The fix is the built-in with the tensor alone (`exp(x)`), or with the axis alone
+        // (`softmax(x, over=n)`): the call has the value the fix gives.
+        bool sure = builtin.rule && builtin.effect == BuiltinEffect::pure && builtin.min_positional <= 1 && builtin.max_positional >= 1 && !builtin.takes_pattern && !builtin.takes_shape &&
+                    (takes_over ? over && builtin.required_keywords.size() == 1 && builtin.keywords.size() == 1
+                                : enclosing->arguments.empty() && builtin.required_keywords.empty());
+        if (sure) {
+          FixedMethodCall fixed(*enclosing, *expr.operands[0], object, over);
+          if (ValueType value = builtin.rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
+        }
       }
     } else if (const TorchName* torch = renamed) {
       std::optional<std::string> moved;

@@ -176,24 +176,33 @@ class CallChecker final : public CallContext {
   const AxisPattern* pattern_;
 };
 
-// A built-in called as PyTorch's method (`x.softmax(dim=-1)`), as its fix writes it
-// (`softmax(x, over=n)`): the tensor as its one argument and, for a rule along an axis, that
-// axis. Its rule gives the call's value, so the lines after it are checked in the same round; what
-// the rule would report, the method's own diagnostic (E0204) already stands for.
+// A built-in called as PyTorch's method (`x.softmax(dim=-1)`, `att.masked_fill(mask, -inf)`), as
+// its fix writes it (`softmax(x, over=n)`, `masked_fill(att, mask, -inf)`): the tensor first, then
+// the call's own positional arguments, and for a rule along an axis, that axis. Its rule gives
+// the call's value, so the lines after it are checked in the same round; what the rule finds wrong
+// with the fixed call (a mask that doesn't broadcast) is reported as a check of the fix would.
 class FixedMethodCall final : public CallContext {
  public:
-  FixedMethodCall(const Expr& call, const Expr& object, const ValueType& type, std::optional<size_t> over)
-      : call_(call), object_(object), type_(type), over_(over) {}
-  size_t positional_count() const override { return 1; }
-  const ValueType& positional(size_t) const override { return type_; }
-  Span positional_span(size_t) const override { return object_.span; }
-  const Expr* positional_value(size_t) const override { return &object_; }
+  struct Positional {
+    const Expr* value;
+    Span span;
+    ValueType type;
+  };
+  FixedMethodCall(Checker& checker, Scope& scope, const Expr& call, std::vector<Positional> positional, std::optional<size_t> over)
+      : checker_(checker), scope_(scope), call_(call), positional_(std::move(positional)), over_(over) {}
+  size_t positional_count() const override { return positional_.size(); }
+  const ValueType& positional(size_t i) const override { return positional_[i].type; }
+  Span positional_span(size_t i) const override { return positional_[i].span; }
+  const Expr* positional_value(size_t i) const override { return positional_[i].value; }
   const Argument* keyword(std::string_view) const override { return nullptr; }
   const ValueType* keyword_type(std::string_view) const override { return nullptr; }
   const AxisPattern* pattern() const override { return nullptr; }
   Span call_span() const override { return call_.span; }
   Span callee_span() const override { return call_.operands[0]->span; }
-  std::optional<TensorType> tensor(size_t) override { return type_.is_tensor() ? std::optional(type_.tensor) : std::nullopt; }
+  std::optional<TensorType> tensor(size_t i) override {
+    const ValueType& type = positional_[i].type;
+    return type.is_tensor() ? std::optional(type.tensor) : std::nullopt;
+  }
   std::optional<size_t> axis_argument(const TensorType& tensor, std::string_view keyword, Span) override {
     return keyword == "over" && over_ && *over_ < tensor.rank() ? over_ : std::nullopt;
   }
@@ -201,23 +210,28 @@ class FixedMethodCall final : public CallContext {
   const std::vector<SizeNode>* shape() const override { return nullptr; }
   std::optional<SizeExpr> size_named(std::string_view) const override { return std::nullopt; }
   std::optional<std::string> written_axis(const Axis&, const TensorType&) const override { return std::nullopt; }
-  std::optional<TensorType> broadcast(const TensorType&, const TensorType&, Span, Span, Span) override { return std::nullopt; }
+  std::optional<TensorType> broadcast(const TensorType& a, const TensorType& b, Span span, Span a_at, Span b_at) override {
+    return checker_.broadcast(a, b, span, a_at, b_at, &scope_);
+  }
   std::optional<PatternSolution> solve_pattern(const AxisPattern&, const std::vector<TensorType>&, const std::vector<Span>&) override {
     return std::nullopt;
   }
-  bool expect_same_size(const Axis&, const Axis&, Span, std::string_view) override { return false; }
+  bool expect_same_size(const Axis& expected, const Axis& actual, Span span, std::string_view what) override {
+    return checker_.expect_same_size(expected, actual, span, what);
+  }
   bool is_builtin_causal(const Expr&) const override { return false; }
   std::optional<TensorType> expected_result() const override { return std::nullopt; }
   const Expr* definition(size_t) const override { return nullptr; }
   std::optional<Declared> declared(size_t) const override { return std::nullopt; }
   std::optional<int64_t> tokenizer_size(const std::string&, std::string&) const override { return std::nullopt; }
   using CallContext::report;
-  void report(Diagnostic) override {}
+  void report(Diagnostic diagnostic) override { checker_.report(std::move(diagnostic)); }
 
  private:
+  Checker& checker_;
+  Scope& scope_;
   const Expr& call_;
-  const Expr& object_;
-  const ValueType& type_;
+  std::vector<Positional> positional_;
   std::optional<size_t> over_;
 };
 
@@ -1452,6 +1466,37 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       const std::string name(as_function->name);
       d.help("`" + x + "` is a size here, but `" + text(expr.span) + "` is PyTorch's function: ShapeScript's own is `" + name + "`")
           .fix("write `" + name + "`", expr.span, name);
+    } else if (as_function && as_function->takes_shape) {
+      // `x.expand(-1, n, -1)`: ShapeScript's `expand` takes its result's shape in brackets,
+      // `expand[b n D](x)`, each `-1` being the axis x has there.
+      const std::string name(as_function->name);
+      std::optional<std::string> shape;
+      static const std::vector<Argument> none;
+      const std::vector<Argument>& arguments = called ? enclosing->arguments : none;
+      if (name == "expand" && !arguments.empty() && arguments.size() >= object.tensor.rank()) {
+        shape = "";
+        const size_t added = arguments.size() - object.tensor.rank();  // new leading axes
+        for (size_t i = 0; i < arguments.size() && shape; ++i) {
+          const Argument& a = arguments[i];
+          std::optional<std::string> size;
+          if (a.keyword || !a.value) {
+          } else if (a.value->kind == Expr::Kind::unary && a.value->text == "-" && a.value->operands[0]->kind == Expr::Kind::number &&
+                     a.value->operands[0]->number == 1) {
+            if (i >= added) size = written_axis(object.tensor.axes[i - added], object.tensor, scope);
+          } else if (a.value->kind == Expr::Kind::name || (a.value->kind == Expr::Kind::number && a.value->is_integer)) {
+            size = text(a.value->span);
+          }
+          if (size) *shape += (shape->empty() ? "" : " ") + *size;
+          else shape.reset();
+        }
+      }
+      if (shape) {
+        std::string written = name + "[" + *shape + "](" + x + ")";
+        d.help("PyTorch's `." + expr.text + "` is `" + name + "` here, with the shape in brackets: `" + written + "`");
+        rewrite("write `" + written + "`", written);
+      } else {
+        d.help("`" + name + "` is a function that takes its result's shape in brackets: `" + std::string(as_function->signature) + "`");
+      }
     } else if (as_function) {
       const Builtin& builtin = *as_function;
       const std::string name(builtin.name);
@@ -1477,13 +1522,21 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
           rest += (rest.empty() ? "" : ", ") + written;
         }
         rewrite("write `" + name + "(" + x + (tensor_alone && rest.empty() ? ")`" : ", …)`"), method_as_call(name, rest));
-        // The fix is the built-in with the tensor alone (`exp(x)`), or with the axis alone
-        // (`softmax(x, over=n)`): the call has the value the fix gives.
-        bool sure = builtin.rule && builtin.effect == BuiltinEffect::pure && builtin.min_positional <= 1 && builtin.max_positional >= 1 && !builtin.takes_pattern && !builtin.takes_shape &&
+        // Where the fix is sure, the built-in with the tensor and the call's positional arguments
+        // (`exp(x)`, `masked_fill(att, mask, -inf)`) or with the axis alone (`softmax(x, over=n)`),
+        // the call has the value the fix gives.
+        const auto& arguments = enclosing->arguments;
+        const size_t count = 1 + (takes_over ? 0 : arguments.size());
+        bool sure = builtin.rule && builtin.effect == BuiltinEffect::pure && !builtin.takes_pattern && !builtin.takes_shape &&
+                    count >= static_cast<size_t>(builtin.min_positional) && count <= static_cast<size_t>(builtin.max_positional) &&
                     (takes_over ? over && builtin.required_keywords.size() == 1 && builtin.keywords.size() == 1
-                                : enclosing->arguments.empty() && builtin.required_keywords.empty());
+                                : builtin.required_keywords.empty() &&
+                                      std::all_of(arguments.begin(), arguments.end(), [](const Argument& a) { return !a.keyword && !a.pattern && a.value; }));
         if (sure) {
-          FixedMethodCall fixed(*enclosing, *expr.operands[0], object, over);
+          std::vector<FixedMethodCall::Positional> positional{{expr.operands[0].get(), expr.operands[0]->span, object}};
+          if (!takes_over)
+            for (const Argument& a : arguments) positional.push_back({a.value.get(), a.value->span, eval(*a.value, scope)});
+          FixedMethodCall fixed(*this, scope, *enclosing, std::move(positional), over);
           if (ValueType value = builtin.rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
         }
       }

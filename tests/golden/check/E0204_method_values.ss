@@ -14,3 +14,13 @@ fn probs(x: [b n D], w: [V D]) -> [b n V]:
 
 fn act(x: [b n D]) -> [b n D]:
     return x.exp() + x.tanh()
+
+## `att.masked_fill(mask, -inf)` is `masked_fill(att, mask, -inf)`, checked as that call: a
+## padding mask `[b m]` that doesn't broadcast against the scores is found in the same round (the
+## fix that lines it up lies inside the method's, so it is offered once that one is applied).
+fn attend(att: [b H n m], pad: [b m] Bool) -> [b H n m]:
+    return att.masked_fill(pad, -inf)
+
+## `x.expand(-1, n, -1)` is `expand[b n D](x)`: the shape in brackets, each `-1` the axis x has there.
+fn widen(x: [b 1 D], y: [b n D]) -> [b n D]:
+    return x.expand(-1, n, -1) + y

@@ -1507,35 +1507,41 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
              name + (tensor_alone ? "()`" : "(…)`"));
       if (called) {
         // PyTorch's axis, `x.sum(-1)` or `x.mean(dim=1)`, becomes the `over=` it is, where the axis has a name here.
+        const auto& arguments = enclosing->arguments;
         bool takes_over = takes_keyword(builtin, "over");
-        std::string rest;
         std::optional<size_t> over;  // the axis the fix names, where it names one
-        for (const Argument& a : enclosing->arguments) {
-          std::string written = text(a.span);
-          bool axis = a.keyword ? (*a.keyword == "dim" || *a.keyword == "axis") : builtin.max_positional == 1 && enclosing->arguments.size() == 1;
+        std::vector<std::string> written(arguments.size());
+        for (size_t i = 0; i < arguments.size(); ++i) {
+          const Argument& a = arguments[i];
+          written[i] = text(a.span);
+          bool axis = a.keyword ? (*a.keyword == "dim" || *a.keyword == "axis") : builtin.max_positional == 1 && arguments.size() == 1;
           if (takes_over && axis && a.value)
             if (auto at = literal_position(a.value.get(), object.tensor.rank()))
               if (auto name = written_axis(object.tensor.axes[*at], object.tensor, scope)) {
-                written = "over=" + *name;
-                if (enclosing->arguments.size() == 1) over = at;
+                written[i] = "over=" + *name;
+                if (arguments.size() == 1) over = at;
               }
-          rest += (rest.empty() ? "" : ", ") + written;
         }
-        rewrite("write `" + name + "(" + x + (tensor_alone && rest.empty() ? ")`" : ", …)`"), method_as_call(name, rest));
         // Where the fix is sure, the built-in with the tensor and the call's positional arguments
         // (`exp(x)`, `masked_fill(att, mask, -inf)`) or with the axis alone (`softmax(x, over=n)`),
         // the call has the value the fix gives.
-        const auto& arguments = enclosing->arguments;
         const size_t count = 1 + (takes_over ? 0 : arguments.size());
         bool sure = builtin.rule && builtin.effect == BuiltinEffect::pure && !builtin.takes_pattern && !builtin.takes_shape &&
                     count >= static_cast<size_t>(builtin.min_positional) && count <= static_cast<size_t>(builtin.max_positional) &&
                     (takes_over ? over && builtin.required_keywords.size() == 1 && builtin.keywords.size() == 1
                                 : builtin.required_keywords.empty() &&
                                       std::all_of(arguments.begin(), arguments.end(), [](const Argument& a) { return !a.keyword && !a.pattern && a.value; }));
+        std::vector<FixedMethodCall::Positional> positional{{expr.operands[0].get(), expr.operands[0]->span, object}};
+        if (sure && !takes_over)
+          for (size_t i = 0; i < arguments.size(); ++i) {
+            const Expr& value = *arguments[i].value;
+            positional.push_back({&value, value.span, eval(value, scope)});
+            written[i] = written_as_fixed(value);  // `mask.unsqueeze(1)` as its own fix writes it, so one round does
+          }
+        std::string rest;
+        for (const std::string& argument : written) rest += (rest.empty() ? "" : ", ") + argument;
+        rewrite("write `" + name + "(" + x + (tensor_alone && rest.empty() ? ")`" : ", …)`"), method_as_call(name, rest));
         if (sure) {
-          std::vector<FixedMethodCall::Positional> positional{{expr.operands[0].get(), expr.operands[0]->span, object}};
-          if (!takes_over)
-            for (const Argument& a : arguments) positional.push_back({a.value.get(), a.value->span, eval(*a.value, scope)});
           FixedMethodCall fixed(*this, scope, *enclosing, std::move(positional), over);
           if (ValueType value = builtin.rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
         }

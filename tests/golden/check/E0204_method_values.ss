@@ -24,3 +24,8 @@ fn attend(att: [b H n m], pad: [b m] Bool) -> [b H n m]:
 ## `x.expand(-1, n, -1)` is `expand[b n D](x)`: the shape in brackets, each `-1` the axis x has there.
 fn widen(x: [b 1 D], y: [b n D]) -> [b n D]:
     return x.expand(-1, n, -1) + y
+
+## Its arguments are written as their own fixes, so PyTorch's usual mask, unsqueezed twice, is one
+## fix: `masked_fill(att, rearrange(pad, b m -> b 1 1 m), -inf)`.
+fn attend_padded(att: [b H n m], pad: [b m] Bool) -> [b H n m]:
+    return att.masked_fill(pad.unsqueeze(1).unsqueeze(2), -inf)

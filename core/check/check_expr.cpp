@@ -1510,16 +1510,23 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         const auto& arguments = enclosing->arguments;
         bool takes_over = takes_keyword(builtin, "over");
         std::optional<size_t> over;  // the axis the fix names, where it names one
+        // PyTorch's `keepdim=True` on a reduction (`x.mean(-1, keepdim=True)`): the reduced axis
+        // stays as an axis of size 1, which the fix writes as a `rearrange` of the reduction.
+        auto is_keepdim = [&](const Argument& a) {
+          return takes_over && a.keyword && *a.keyword == "keepdim" && a.value && a.value->kind == Expr::Kind::name && a.value->text == "True";
+        };
+        const bool keepdim = std::any_of(arguments.begin(), arguments.end(), is_keepdim);
+        const size_t given = arguments.size() - (keepdim ? 1 : 0);  // arguments but keepdim
         std::vector<std::string> written(arguments.size());
         for (size_t i = 0; i < arguments.size(); ++i) {
           const Argument& a = arguments[i];
           written[i] = text(a.span);
-          bool axis = a.keyword ? (*a.keyword == "dim" || *a.keyword == "axis") : builtin.max_positional == 1 && arguments.size() == 1;
+          bool axis = a.keyword ? (*a.keyword == "dim" || *a.keyword == "axis") : builtin.max_positional == 1 && given == 1;
           if (takes_over && axis && a.value)
             if (auto at = literal_position(a.value.get(), object.tensor.rank()))
               if (auto name = written_axis(object.tensor.axes[*at], object.tensor, scope)) {
                 written[i] = "over=" + *name;
-                if (arguments.size() == 1) over = at;
+                if (given == 1) over = at;
               }
         }
         // Where the fix is sure, the built-in with the tensor and the call's positional arguments
@@ -1538,13 +1545,31 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             positional.push_back({&value, value.span, eval(value, scope)});
             written[i] = written_as_fixed(value);  // `mask.unsqueeze(1)` as its own fix writes it, so one round does
           }
-        std::string rest;
-        for (const std::string& argument : written) rest += (rest.empty() ? "" : ", ") + argument;
-        rewrite("write `" + name + "(" + x + (tensor_alone && rest.empty() ? ")`" : ", …)`"), method_as_call(name, rest));
+        ValueType value;
         if (sure) {
           FixedMethodCall fixed(*this, scope, *enclosing, std::move(positional), over);
-          if (ValueType value = builtin.rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
+          value = builtin.rule(fixed);
         }
+        // With keepdim, a reduction's result gets its axis back, of size 1, where the fix can write it.
+        std::optional<std::string> kept;
+        if (keepdim && over && value.is_tensor() && value.tensor.rank() + 1 == object.tensor.rank()) {
+          std::vector<size_t> to;
+          for (size_t i = 0; i < value.tensor.rank(); ++i) to.push_back(i);
+          to.insert(to.begin() + static_cast<std::ptrdiff_t>(*over), kNewAxis);
+          if ((kept = moved_axes_pattern(value.tensor, to, writable_in(scope)))) value.tensor = moved_axes_type(value.tensor, to);
+        }
+        std::string rest;
+        for (size_t i = 0; i < arguments.size(); ++i)
+          if (!(kept && is_keepdim(arguments[i]))) rest += (rest.empty() ? "" : ", ") + written[i];
+        if (kept) {
+          std::string reduced = method_as_call(name, rest);
+          std::string whole = "rearrange(" + reduced + ", " + *kept + ")";
+          d.help("PyTorch's `keepdim=True` keeps the axis with size 1: `" + whole + "`");
+          rewrite("keep the axis with `rearrange`", whole);
+        } else {
+          rewrite("write `" + name + "(" + x + (tensor_alone && rest.empty() ? ")`" : ", …)`"), method_as_call(name, rest));
+        }
+        if (!value.is_unknown() && (!keepdim || kept)) call_value(*enclosing, std::move(value));
       }
     } else if (const TorchName* torch = renamed) {
       std::optional<std::string> moved;

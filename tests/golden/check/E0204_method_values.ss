@@ -29,3 +29,9 @@ fn widen(x: [b 1 D], y: [b n D]) -> [b n D]:
 ## fix: `masked_fill(att, rearrange(pad, b m -> b 1 1 m), -inf)`.
 fn attend_padded(att: [b H n m], pad: [b m] Bool) -> [b H n m]:
     return att.masked_fill(pad.unsqueeze(1).unsqueeze(2), -inf)
+
+## PyTorch's `keepdim=True` keeps the reduced axis with size 1: the fix is a `rearrange` of the
+## reduction, `[b n 1]`, which divides `[b n D]` as the line after it asks.
+fn rms(x: [b n D], w: [D]) -> [b n D]:
+    ms = x.pow(2).mean(-1, keepdim=True)
+    return x / sqrt(ms + 0.000001) * w

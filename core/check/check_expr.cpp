@@ -293,6 +293,9 @@ namespace {
 struct TorchName {
   std::string_view torch, ours, how;
   bool method_only = false;  // `x.T`: as a bare name, `T` is more likely a dim the file lacks
+  // For a function of one tensor that is an expression here, that expression with `@` for the
+  // tensor (`torch.rsqrt(x)`, `x.rsqrt()`: `(1 / sqrt(x))`); its value is `ours`'s, elementwise.
+  std::string_view written = {};
 };
 constexpr std::string_view kMoveAxes = "axes move by name, in a pattern: `x |> rearrange(b n D -> b D n)`";
 constexpr std::string_view kNewShape = "a new shape is a pattern over the axes' names: `x |> rearrange(b n (H Dh) -> b n H Dh)`";
@@ -313,7 +316,7 @@ constexpr TorchName kTorchNames[] = {
     {"matmul", "linear", kProduct},
     {"mm", "linear", kProduct},
     {"bmm", "einsum", kProduct},
-    {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`"},
+    {"rsqrt", "sqrt", "`rsqrt(x)` is `1 / sqrt(x)`", false, "(1 / sqrt(@))"},
     {"pow", "*", "a square is `x * x`, and `sqrt`, `exp` and `log` give the rest"},
     {"chunk", "split", "equal pieces are a group in a pattern: `split(x, b n (3 D) -> b n D)`"},
     {"tril", "causal", "a lower-triangular mask is `causal[n n]`, true where a position may attend"},
@@ -329,6 +332,13 @@ const TorchName* torch_name(std::string_view name) {
   for (const TorchName& t : kTorchNames)
     if (t.torch == name) return &t;
   return nullptr;
+}
+
+// A TorchName's `written` form with `tensor` in place of `@`.
+std::string written_torch(const TorchName& torch, const std::string& tensor) {
+  std::string out(torch.written);
+  size_t at = out.find('@');
+  return out.replace(at, 1, tensor);
 }
 
 // Where a call is written, its piped operand included: `x |> f(a)`'s span is `f(a)` alone, so a fix
@@ -1034,6 +1044,34 @@ bool Checker::expect_same_size(const Axis& expected, const Axis& actual, Span sp
   return false;
 }
 
+std::string Checker::written_as_fixed(const Expr& e) const {
+  if (auto fixed = fixed_text_.find(&e); fixed != fixed_text_.end()) return fixed->second;
+  if (fixed_text_.empty()) return text(e.span);
+  // The outermost parts with a fix of their own, in source order; each replaces its own text.
+  std::vector<std::pair<Span, const std::string*>> parts;
+  auto find = [&](auto& self, const Expr& x) -> void {
+    if (auto fixed = fixed_text_.find(&x); fixed != fixed_text_.end() && x.span.begin >= e.span.begin && x.span.end <= e.span.end) {
+      parts.emplace_back(x.span, &fixed->second);
+      return;
+    }
+    for (const ExprPtr& operand : x.operands)
+      if (operand) self(self, *operand);
+    for (const Argument& argument : x.arguments)
+      if (argument.value) self(self, *argument.value);
+  };
+  find(find, e);
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  std::string out;
+  uint32_t at = e.span.begin;
+  for (const auto& [span, fixed] : parts) {
+    if (span.begin < at) return text(e.span);  // parts that overlap (a piped call's operand): as written
+    out += a_.file.slice({at, span.begin});
+    out += *fixed;
+    at = span.end;
+  }
+  return squash_spaces(out + std::string(a_.file.slice({at, e.span.end})));  // as text() writes it
+}
+
 std::string Checker::written_as_operand(const Expr& e) const {
   std::string written = written_as_fixed(e);
   bool atom = e.kind == Expr::Kind::name || e.kind == Expr::Kind::number || e.kind == Expr::Kind::call || e.kind == Expr::Kind::attribute ||
@@ -1389,6 +1427,18 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       // The call is checked as the fix writes it, so its arguments' own fixes come in the same round.
       if (const Builtin* builtin = find_builtin(ours); builtin && called && builtin->name != "map" && builtin->name != "experts")
         call_as_builtin(*enclosing, *builtin);
+    } else if (torch && !torch->written.empty() && called && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword &&
+               enclosing->arguments[0].value) {
+      // `torch.rsqrt(x)`: `(1 / sqrt(x))`, whose value is the built-in's of x, elementwise.
+      const Expr& tensor = *enclosing->arguments[0].value;
+      ValueType type = eval(tensor, scope);
+      std::string written = written_torch(*torch, written_as_fixed(tensor));
+      d.help("PyTorch's `" + expr.text + "` is `" + written + "` here").fix("write `" + written + "`", written_call(*enclosing), written);
+      if (!enclosing->piped) fixed_text_[enclosing] = written;
+      if (const Builtin* builtin = find_builtin(ours); builtin && builtin->rule && type.is_tensor()) {
+        FixedMethodCall fixed(*this, scope, *enclosing, {{&tensor, tensor.span, type}}, std::nullopt);
+        if (ValueType value = builtin->rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
+      }
     } else if (torch)
       d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
     std::string also = torch || !ours.empty() || expr.text == "inf" ? "or, to call Python, " : "";
@@ -1598,6 +1648,15 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       if (length) {
         d.help("PyTorch's `.norm` is a vector's length: `" + *length + "`");
         rewrite("write the length", *length);
+      } else if (!torch->written.empty() && called && enclosing->arguments.empty()) {
+        // `x.rsqrt()`: `(1 / sqrt(x))`, whose value is the built-in's of x, elementwise.
+        std::string written = written_torch(*torch, x);
+        d.help("PyTorch's `." + expr.text + "` is `" + written + "` here");
+        rewrite("write `" + written + "`", written);
+        if (const Builtin* builtin = find_builtin(torch->ours); builtin && builtin->rule) {
+          FixedMethodCall fixed(*this, scope, *enclosing, {{expr.operands[0].get(), expr.operands[0]->span, object}}, std::nullopt);
+          if (ValueType value = builtin->rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
+        }
       } else if (exponent && exponent->kind == Expr::Kind::number && exponent->is_integer && exponent->number == 2) {
         std::string square = "(" + x + " * " + x + ")";
         d.help("PyTorch's `.pow(2)` is `" + square + "`");

@@ -314,10 +314,9 @@ class Checker {
   // What a PyTorch method call's sure fix writes in its place (`x.pow(2)`: `(x * x)`), so that a
   // method called on it writes that, not the call as it was.
   std::unordered_map<const Expr*, std::string> fixed_text_;
-  std::string written_as_fixed(const Expr& e) const {
-    auto fixed = fixed_text_.find(&e);
-    return fixed != fixed_text_.end() ? fixed->second : text(e.span);
-  }
+  // `e` as the program reads once those fixes are applied: its text with each part that has one
+  // (`x.pow(2)` in `x.pow(2).mean(-1) + 1e-6`) written as its fix writes it.
+  std::string written_as_fixed(const Expr& e) const;
   // written_as_fixed, as one operand of an operation a fix writes around it: in parentheses unless
   // it is an atom (a name, a number, a call, an attribute, a subscript) or already in its own.
   std::string written_as_operand(const Expr& e) const;

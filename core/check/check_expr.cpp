@@ -1516,6 +1516,8 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       const std::string name(as_function->name);
       d.help("`" + x + "` is a size here, but `" + text(expr.span) + "` is PyTorch's function: ShapeScript's own is `" + name + "`")
           .fix("write `" + name + "`", expr.span, name);
+      // Checked as the fix writes it, as `F.softmax(..)` is where `F` is no size (E0206).
+      if (called && as_function->name != "map" && as_function->name != "experts") call_as_builtin(*enclosing, *as_function);
     } else if (as_function && as_function->takes_shape) {
       // `x.expand(-1, n, -1)`: ShapeScript's `expand` takes its result's shape in brackets,
       // `expand[b n D](x)`, each `-1` being the axis x has there.
@@ -2232,6 +2234,21 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
             torch_dim = argument.value.get();
             d.emit();
             continue;
+          }
+          // PyTorch's `is_causal=True`, where its fix writes `attn_mask=causal[n n]`: checked with that mask.
+          if (*ours == "attn_mask" && *argument.keyword == "is_causal" && !keywords.count("attn_mask") && argument.value &&
+              argument.value->kind == Expr::Kind::name && argument.value->text == "True" && !positional_types.empty() &&
+              positional_types[0].is_tensor() && positional_types[0].tensor.rank() >= 2) {
+            const TensorType& q = positional_types[0].tensor;
+            const Axis& n = q.axes[q.rank() - 2];
+            if (written_axis(n, q, scope)) {
+              TensorType mask;
+              mask.element.kind = ElementKind::bool_;
+              mask.axes = {n, n};
+              keywords["attn_mask"] = {&argument, ValueType::of(std::move(mask))};
+              d.emit();
+              continue;
+            }
           }
         }
         d.emit();

@@ -334,6 +334,9 @@ const TorchName* torch_name(std::string_view name) {
   return nullptr;
 }
 
+// PyTorch's names for `a @ b`.
+bool is_matmul(std::string_view name) { return name == "matmul" || name == "mm" || name == "bmm"; }
+
 // A TorchName's `written` form with `tensor` in place of `@`.
 std::string written_torch(const TorchName& torch, const std::string& tensor) {
   std::string out(torch.written);
@@ -677,6 +680,12 @@ std::optional<std::string> Checker::reshaped_pattern(std::string_view torch, con
         else if (auto bound = scope.axes.find(e->text); bound != scope.axes.end()) size = bound->second.size;
         if (!size) return std::nullopt;
         sizes.push_back({std::move(*size), e->text});
+      } else if (const ValueType* type = a_.semantics.types.find(e); type && type->known_size) {
+        // A size PyTorch asks for (`logits.size(-1)`), written as its fix writes it (`V`).
+        std::string written = written_as_fixed(*e);
+        if (!is_identifier(written) && !std::all_of(written.begin(), written.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          return std::nullopt;
+        sizes.push_back({*type->known_size, std::move(written)});
       } else {
         return std::nullopt;
       }
@@ -1163,6 +1172,13 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
   ValueType left = eval(*expr.operands[0], scope), right = eval(*expr.operands[1], scope);
   auto d = report(DiagnosticCode::E0101, expr.text_span, "there is no `@`: a product is written with `einsum` or `linear`");
   d.label("Python's matrix product");
+  return matmul_as_einsum(d, *expr.operands[0], left, *expr.operands[1], right, expr.span, scope);
+}
+
+// PyTorch's matrix product of `left_e` and `right_e` (`a @ b`, `torch.matmul(a, b)`): its value,
+// and where the axes can be written, the help and fix (replacing `span`) that write it as `einsum`.
+ValueType Checker::matmul_as_einsum(DiagnosticBuilder& d, const Expr& left_e, const ValueType& left, const Expr& right_e, const ValueType& right,
+                                    Span span, Scope& scope, std::string* einsum_written, const std::string& lead) {
   if (!left.is_tensor() || !right.is_tensor()) {
     d.help(std::string(kProduct));
     return ValueType::unknown();
@@ -1184,7 +1200,7 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
     d.note("the product runs along `" + k_a.label + "` of " + a.to_string() + " and `" + k_b.label + "` of " + b.to_string() + ", which differ");
     // PyTorch's `x @ w.T` with the `.T` left out: a weight [out in], as `linear` takes it.
     if (shared && b.axes[1].size == k_a.size)
-      d.help("`" + text(expr.operands[1]->span) + "` is " + b.to_string() + ", [out in] as `linear` takes a weight: `x @ w.T` is `linear(x, w)`");
+      d.help("`" + text(right_e.span) + "` is " + b.to_string() + ", [out in] as `linear` takes a weight: `x @ w.T` is `linear(x, w)`");
     return ValueType::unknown();
   }
   TensorType product;
@@ -1212,7 +1228,7 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
   // The value's last axis is named as the fix names it, so what follows reads it as the fixed program would (`over=m`).
   if (last_axis && last != last_axis->front()) {
     product.axes.back().label = product.axes.back().name = last;
-    scope.axes.try_emplace(last, AxisBinding{product.axes.back().size, expr.text_span, last});  // as the einsum binds it
+    scope.axes.try_emplace(last, AxisBinding{product.axes.back().size, span, last});  // as the einsum binds it
   }
   std::vector<std::string> b_written(a_axes->begin(), a_axes->begin() + static_cast<std::ptrdiff_t>(shared ? 0 : rank - 2));
   b_written.push_back(a_axes->back());
@@ -1238,10 +1254,11 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
     written = std::move(in_object_order);
     return written_as_fixed(object);
   };
-  std::string left_text = operand(*expr.operands[0], a_written), right_text = operand(*expr.operands[1], b_written);
+  std::string left_text = operand(left_e, a_written), right_text = operand(right_e, b_written);
   std::string call = "einsum(" + left_text + ", " + right_text + ": " + joined_axes(a_written) + ", " + joined_axes(b_written) + " -> " +
                      joined_axes(out) + ")";
-  d.help("`" + call + "`").fix("write `einsum`", expr.span, call);
+  d.help(lead + "`" + call + "`").fix("write `einsum`", span, call);
+  if (einsum_written) *einsum_written = call;
   return ValueType::of(std::move(product));
 }
 
@@ -1427,6 +1444,16 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       // The call is checked as the fix writes it, so its arguments' own fixes come in the same round.
       if (const Builtin* builtin = find_builtin(ours); builtin && called && builtin->name != "map" && builtin->name != "experts")
         call_as_builtin(*enclosing, *builtin);
+    } else if (torch && is_matmul(expr.text) && called && enclosing->arguments.size() == 2 && !enclosing->piped &&
+               std::ranges::all_of(enclosing->arguments, [](const Argument& a) { return !a.keyword && a.value; })) {
+      // `torch.matmul(a, b)` is `a @ b`: the einsum it is, and its value.
+      const Expr &a = *enclosing->arguments[0].value, &b = *enclosing->arguments[1].value;
+      ValueType left = eval(a, scope), right = eval(b, scope);
+      std::string written;
+      ValueType product = matmul_as_einsum(d, a, left, b, right, enclosing->span, scope, &written,
+                                           "PyTorch's `" + expr.text + "` is the matrix product, written with `einsum` here: ");
+      if (!written.empty()) fixed_text_[enclosing] = written;
+      if (!product.is_unknown()) call_value(*enclosing, std::move(product));
     } else if (torch && !torch->written.empty() && called && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword &&
                enclosing->arguments[0].value) {
       // `torch.rsqrt(x)`: `(1 / sqrt(x))`, whose value is the built-in's of x, elementwise.
@@ -1628,6 +1655,9 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       if (called) {
         std::vector<const Expr*> positions;
         for (const Argument& a : enclosing->arguments) positions.push_back(a.keyword ? nullptr : a.value.get());
+        // A size asked of a tensor (`logits.view(-1, logits.size(-1))`) has its value before the shape is read.
+        for (const Expr* e : positions)
+          if (e && (e->kind == Expr::Kind::call || e->kind == Expr::Kind::subscript || e->kind == Expr::Kind::attribute)) eval(*e, scope);
         // The call's value is the moved axes' or the new shape's, so the lines after it are checked.
         if (auto to = moved_axes(expr.text, object.tensor, positions)) {
           moved = moved_axes_pattern(object.tensor, *to, writable_in(scope));
@@ -1650,6 +1680,15 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       if (length) {
         d.help("PyTorch's `.norm` is a vector's length: `" + *length + "`");
         rewrite("write the length", *length);
+      } else if (is_matmul(expr.text) && called && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword && enclosing->arguments[0].value) {
+        // `a.matmul(b)` is `a @ b`: the einsum it is, and its value.
+        const Expr& b = *enclosing->arguments[0].value;
+        ValueType right = eval(b, scope);
+        std::string written;
+        ValueType product = matmul_as_einsum(d, *expr.operands[0], object, b, right, enclosing->span, scope, &written,
+                                             "PyTorch's `." + expr.text + "` is the matrix product, written with `einsum` here: ");
+        if (!written.empty()) fixed_text_[enclosing] = written;
+        if (!product.is_unknown()) call_value(*enclosing, std::move(product));
       } else if (!torch->written.empty() && called && enclosing->arguments.empty()) {
         // `x.rsqrt()`: `(1 / sqrt(x))`, whose value is the built-in's of x, elementwise.
         std::string written = written_torch(*torch, x);

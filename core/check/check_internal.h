@@ -291,6 +291,10 @@ class Checker {
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType python_identity(const Expr& expr, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
+  // `einsum_written`: set to the einsum the fix writes, where it writes one. `lead`: words the
+  // help says before it.
+  ValueType matmul_as_einsum(DiagnosticBuilder& d, const Expr& left_e, const ValueType& left, const Expr& right_e, const ValueType& right, Span span,
+                             Scope& scope, std::string* einsum_written = nullptr, const std::string& lead = "");
   ValueType python_index(const Expr& expr, Scope& scope);
   ValueType python_power(const Expr& expr, Scope& scope);
   // What a call is, where eval_attribute reported its callee, a PyTorch method or module function,

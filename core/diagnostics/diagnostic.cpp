@@ -65,10 +65,15 @@ void drop_nested_fixes(std::vector<Diagnostic>& diagnostics) {
       }
   }
   auto moot = [&](Span edit, size_t owner) {
-    auto after = std::upper_bound(rewrites.begin(), rewrites.end(), edit.begin, [](uint32_t at, const Rewrite& r) { return at < r.span.begin; });
+    // An insertion is inside a rewrite only strictly between its ends: one at either end (`, over=V`
+    // before the `)` that ends a rewritten argument) writes beside the rewritten text, not into it.
+    const bool insertion = edit.begin == edit.end;
+    auto after = insertion ? std::lower_bound(rewrites.begin(), rewrites.end(), edit.begin, [](const Rewrite& r, uint32_t at) { return r.span.begin < at; })
+                           : std::upper_bound(rewrites.begin(), rewrites.end(), edit.begin, [](uint32_t at, const Rewrite& r) { return at < r.span.begin; });
     if (after == rewrites.begin()) return false;
     for (const Rewrite& r : furthest[static_cast<size_t>(after - rewrites.begin()) - 1])
-      if (r.owner != SIZE_MAX && r.owner != owner) return r.span.end >= edit.end && (r.span.begin < edit.begin || r.span.end > edit.end);
+      if (r.owner != SIZE_MAX && r.owner != owner)
+        return insertion ? r.span.end > edit.end : r.span.end >= edit.end && (r.span.begin < edit.begin || r.span.end > edit.end);
     return false;
   };
   for (size_t i = 0; i < diagnostics.size(); ++i)

@@ -72,6 +72,13 @@ TEST_CASE("a fix inside another diagnostic's rewrite is dropped; its own, overla
   drop_nested_fixes(reversed);
   CHECK(reversed[0].fixes.size() == 1);
   CHECK(reversed[1].fixes.empty());
+  // An insertion at either end of another's rewrite writes beside it and stays; one strictly inside goes.
+  std::vector<Diagnostic> insertions{with_fixes({{{20, 30}}}), with_fixes({{{30, 30}}}), with_fixes({{{20, 20}}}), with_fixes({{{25, 25}}})};
+  drop_nested_fixes(insertions);
+  CHECK(insertions[0].fixes.size() == 1);
+  CHECK(insertions[1].fixes.size() == 1);
+  CHECK(insertions[2].fixes.size() == 1);
+  CHECK(insertions[3].fixes.empty());
 }
 
 TEST_CASE("every default a built-in declares is the one its signature shows") {

@@ -1708,6 +1708,8 @@ std::string_view Builtin::default_of(std::string_view keyword) const {
 
 bool is_elementwise(const Builtin& builtin) { return builtin.rule == rule_real || builtin.rule == rule_nonneg; }
 
+bool over_names_a_new_axis(const Builtin& builtin) { return builtin.rule == rule_stack; }
+
 const Builtin* find_builtin(std::string_view name) {
   // By name, made once: the checker asks of every call and every global name, and a scan of the
   // table was a few hundred instructions each time.

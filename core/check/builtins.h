@@ -148,6 +148,10 @@ const Builtin* find_builtin(std::string_view name);
 // only, so the built-in works on a tensor of any shape, split along any axis, or on a vector of indices.
 bool is_elementwise(const Builtin& builtin);
 
+// Whether `over=` names an axis the built-in makes (`stack(a, b, over=K)` is `[K ..]`), not one of
+// its argument's: PyTorch's `dim=` is then no `over=` of an axis it has.
+bool over_names_a_new_axis(const Builtin& builtin);
+
 // Training constructs' reserved names (modes, datasets, logs, gradients, optimizers).
 bool is_training_builtin(std::string_view name);
 

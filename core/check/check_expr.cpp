@@ -2201,8 +2201,15 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
                      !expr.arguments[0].keyword && expr.arguments[0].value && !expr.piped;
       ValueType input = applied ? eval(*expr.arguments[0].value, scope) : ValueType::unknown();
       if (applied && input.is_tensor() && input.tensor.rank() >= 1 && input.tensor.axes.back().size == function.tensor.axes[1].size) {
-        std::string written = "linear(" + text(expr.arguments[0].span) + ", " + text(callee.span) + ")";
+        const Expr& x = *expr.arguments[0].value;
+        std::string written = "linear(" + written_as_fixed(x) + ", " + text(callee.span) + ")";
         d.help("a weight `[out in]` is applied with `linear`, as PyTorch's `nn.Linear` is: `" + written + "`").fix("write `linear`", expr.span, written);
+        // The call has the value of the `linear` its fix writes, so the lines after it are checked.
+        fixed_text_[&expr] = written;
+        if (const Builtin* linear = find_builtin("linear"); linear && linear->rule) {
+          FixedMethodCall fixed(*this, scope, expr, {{&x, x.span, input}, {&callee, callee.span, function}}, std::nullopt);
+          result = linear->rule(fixed);
+        }
       }
     }
   }
@@ -2269,6 +2276,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
           suggested.insert(*ours);
           // PyTorch's `dim=-1` of the first tensor: the call is checked as its `over=` fix writes it.
           if (*ours == "over" && (*argument.keyword == "dim" || *argument.keyword == "axis") && !torch_dim && !positional_types.empty() &&
+              !over_names_a_new_axis(builtin) &&
               positional_types[0].is_tensor() && literal_position(argument.value.get(), positional_types[0].tensor.rank())) {
             torch_dim = argument.value.get();
             d.emit();
@@ -2515,6 +2523,11 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
                                                        const std::vector<ValueType>& positional, Scope& scope) {
   const std::string& keyword = *argument.keyword;
   const TensorType* first = !positional.empty() && positional[0].is_tensor() ? &positional[0].tensor : nullptr;
+  if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over") && over_names_a_new_axis(builtin)) {
+    d.help("`" + std::string(builtin.name) + "`'s `over=` names the axis it makes, which comes first (`" + std::string(builtin.signature) +
+           "`): PyTorch's `" + keyword + "=` puts it elsewhere, so give it a name and, where it goes elsewhere, move it there with `rearrange`");
+    return "over";
+  }
   if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over")) {
     const Expr* value = argument.value.get();
     std::optional<std::string> axis;

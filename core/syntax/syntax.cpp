@@ -507,16 +507,22 @@ class Lowering {
     std::vector<Argument> arguments;
     if (!present(list)) return arguments;
     Children c(*this, list);
-    // PyTorch's `x.view((b, n, D))` is `x.view(b, n, D)`: a tuple as the only argument is read as
-    // the arguments it holds (and reported).
-    if (std::optional<Child> only = c.first_lowered(); unwrap_tuple && only && only->sym == Sym::tuple && c.lowered_count() == 1) {
-      program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(only->node), "arguments"});
-      return lower_arguments(only->node, false);
-    }
+    // PyTorch's `x.view((b, n, D))` is `x.view(b, n, D)`, and `torch.cat((x, y), dim=-1)` is
+    // `torch.cat(x, y, dim=-1)`: a tuple as the first argument, with only keywords after it, is
+    // read as the arguments it holds (and reported).
+    std::optional<Child> first = c.first_lowered();
+    bool tuple_first = unwrap_tuple && first && first->sym == Sym::tuple;
+    for (size_t i = 0; tuple_first && i < c.size(); ++i)
+      if (c[i].lowered() && c[i].node.id != first->node.id && c[i].sym != Sym::keyword_argument) tuple_first = false;
     arguments.reserve(c.lowered_count());
     for (size_t i = 0; i < c.size(); ++i) {
       Child child = c[i];
       if (!child.lowered()) continue;
+      if (tuple_first && child.node.id == first->node.id) {
+        program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(child.node), "arguments"});
+        for (Argument& held : lower_arguments(child.node, false)) arguments.push_back(std::move(held));
+        continue;
+      }
       Argument argument;
       argument.span = span(child.node);
       if (child.sym == Sym::keyword_argument) {

@@ -147,6 +147,7 @@ class Lowering {
 
   void source_file(TSNode root, const Earlier* earlier = nullptr) {
     collect_errors(root);
+    collected_errors_ = program_.syntax_errors.size();
     size_t next_earlier = 0;  // items come in source order in both versions
     Children top(*this, root);
     program_.items.reserve(top.size());  // Items are large: moved once each, never by the vector's growth
@@ -299,6 +300,25 @@ class Lowering {
     std::vector<Child>& kids_;
     size_t begin_, end_;
   };
+
+  // The syntax errors collect_errors found (the first of program_.syntax_errors, in source order),
+  // and where a list that lower_arguments read as its tensors has the name the parser found missing.
+  size_t collected_errors_ = 0;
+  mutable std::vector<uint32_t> list_names_;
+
+  // Whether the only errors the parser found in `line` are lists read as their tensors
+  // (`torch.cat([x, y], dim=-1)`): then the line is read whole, not as an unread piece.
+  bool only_lists_unread(Span line) const {
+    const auto& errors = program_.syntax_errors;
+    auto first = std::lower_bound(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(collected_errors_), line.begin,
+                                  [](const SyntaxError& e, uint32_t at) { return e.span.begin < at; });
+    bool any = false;
+    for (auto e = first; e != errors.begin() + static_cast<std::ptrdiff_t>(collected_errors_) && e->span.begin < line.end; ++e) {
+      if (e->kind != SyntaxError::Kind::missing || std::find(list_names_.begin(), list_names_.end(), e->span.begin) == list_names_.end()) return false;
+      any = true;
+    }
+    return any;
+  }
 
   // ERROR and MISSING nodes in source order; a cursor walk, since the tree may be deeper than
   // kMaxNesting.
@@ -536,10 +556,34 @@ class Lowering {
         argument.pattern = lower_pattern(child.node);
       } else {
         argument.value = lower_expr(child.node);
+        // PyTorch's `torch.cat([x, y], dim=-1)`: the list, which the parser reads as the indexing
+        // of a name it found missing (reported as the list), first with only keywords after it,
+        // is read as the tensors it holds, as a tuple is.
+        if (tuple_first_like_list(c, child) && is_list(*argument.value)) {
+          list_names_.push_back(span(child.node).begin);  // where the parser put the name it found missing
+          for (Argument& item : argument.value->arguments) arguments.push_back(std::move(item));
+          continue;
+        }
       }
       arguments.push_back(std::move(argument));
     }
     return arguments;
+  }
+
+  // Whether `child` is the first of `c`'s lowered children and only keyword arguments follow it.
+  static bool tuple_first_like_list(const Children& c, const Child& child) {
+    std::optional<Child> first = c.first_lowered();
+    if (!first || first->node.id != child.node.id) return false;
+    for (size_t i = 0; i < c.size(); ++i)
+      if (c[i].lowered() && c[i].node.id != child.node.id && c[i].sym != Sym::keyword_argument) return false;
+    return true;
+  }
+  // A Python list as the lowering has it: indexing (`python_index`) of a missing name, whose
+  // items are values (no slice).
+  static bool is_list(const Expr& e) {
+    return e.kind == Expr::Kind::subscript && e.python_index && !e.operands.empty() && e.operands[0]->kind == Expr::Kind::error &&
+           e.operands[0]->span.begin == e.operands[0]->span.end && !e.arguments.empty() &&
+           std::ranges::all_of(e.arguments, [](const Argument& a) { return a.value && !a.keyword; });
   }
 
   ExprPtr lower_expr(TSNode node) const {
@@ -755,7 +799,7 @@ class Lowering {
     // A line the parser could not read whole: what it kept of the value is a piece (`x @ w` kept
     // `w`), whose type would only add errors about the piece to the E0101 about the line.
     bool value_line = sym == Sym::assignment || sym == Sym::return_statement || sym == Sym::expression_statement;
-    if (value_line && statement.value && ts_node_has_error(node)) {
+    if (value_line && statement.value && ts_node_has_error(node) && !only_lists_unread(span(node))) {
       auto unread = new_expr();
       unread->span = statement.value->span;
       statement.value = std::move(unread);

@@ -9,3 +9,12 @@ fn stacked(x: [b n D], y: [b n D]) -> [2 b n D]:
         [x, y],
         over=2,
     )
+
+## The list is read as the tensors it holds, so the call is checked in the same round: PyTorch's
+## `torch.cat([..], dim=-1)` gets its fixes for `concat` and `over=`, and a result that doesn't
+## fit the signature is found at once.
+fn joined_torch(x: [b n D], y: [b n D]) -> [b n 2*D]:
+    return torch.cat([x, y], dim=-1)
+
+fn joined_wrong(x: [b n D], y: [b n D]) -> [b n D]:
+    return concat([x, y], over=D)

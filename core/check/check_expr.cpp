@@ -88,6 +88,7 @@ class CallChecker final : public CallContext {
     // PyTorch's `dim=-1`, reported with its `over=`: the axis at that position, as the fix picks it.
     if (keyword == "over" && !this->keyword(keyword) && torch_dim)
       if (auto at = literal_position(torch_dim, tensor.rank())) return at;
+    if (keyword == "over" && !this->keyword(keyword) && torch_over && *torch_over < tensor.rank()) return torch_over;
     return checker_.axis_argument(tensor, this->keyword(keyword), keyword, tensor_span, scope_);
   }
   std::optional<std::vector<Axis>> resolve_axes(const std::vector<SizeNode>& sizes) override {
@@ -101,6 +102,7 @@ class CallChecker final : public CallContext {
   }
   const std::vector<SizeNode>* shape() const override { return shape_; }
   const Expr* torch_dim = nullptr;  // PyTorch's `dim=` in place of `over=`, already reported
+  std::optional<size_t> torch_over;  // PyTorch's shape by position (`layer_norm(x, (D,))`), already reported: that axis
   std::optional<SizeExpr> size_named(std::string_view name) const override {
     if (const Checker::KnownDim* dim = checker_.known_dim(name)) return dim->size;
     if (auto axis = scope_.axes.find(name); axis != scope_.axes.end()) return axis->second.size;
@@ -2251,6 +2253,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   bool ok = true;
   std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
   const Expr* torch_dim = nullptr;  // PyTorch's `dim=-1`, reported, read as the `over=` its fix writes
+  std::optional<size_t> torch_over;  // PyTorch's `normalized_shape` by position, reported, read as the `over=` its fix writes
   // einops' `rearrange(x, "b n (h d) -> ...", h=H)`: its keywords size the quoted pattern, whose E0504 fix writes them in.
   bool quoted_pattern = builtin.takes_pattern && std::none_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return a.pattern.has_value(); }) &&
                         std::any_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return !a.keyword && a.value && a.value->kind == Expr::Kind::string; });
@@ -2273,6 +2276,10 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         if (suggestion) suggested.insert(*suggestion);
         else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
         if (auto ours = torch_keyword_help(d, builtin, expr, argument, positional_types, scope)) {
+          if (ours->empty()) {  // PyTorch's keyword for what ShapeScript knows (`training=`): the call is as without it
+            d.emit();
+            continue;
+          }
           suggested.insert(*ours);
           // PyTorch's `dim=-1` of the first tensor: the call is checked as its `over=` fix writes it.
           if (*ours == "over" && (*argument.keyword == "dim" || *argument.keyword == "axis") && !torch_dim && !positional_types.empty() &&
@@ -2349,6 +2356,20 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
             (count == 1 ? " was" : " were") + " given");
     d.label("`" + std::string(builtin.signature) + "`");
     if (expr.piped) d.note("`x |> f(a)` passes `x` as the first argument");
+    // PyTorch's `layer_norm(x, (D,), w, b, eps)`: what ShapeScript names, given by position. The
+    // call is checked as the fix writes it.
+    if (auto named = torch_positional(builtin, expr, positional, positional_types, keywords, scope)) {
+      d.help("PyTorch's `" + name + "` takes these by position, ShapeScript's by name: `" + named->written + "`")
+          .fix("name the arguments", Span{positional[1]->span.begin, positional.back()->span.end}, named->written);
+      d.emit();
+      for (size_t i = 1; i < positional.size(); ++i)
+        if (!named->keywords[i - 1].empty()) keywords[named->keywords[i - 1]] = {positional[i], positional_types[i]};
+      positional.resize(1);
+      positional_types.resize(1);
+      torch_over = named->over;
+      suggested.insert("over");
+      count = 1;
+    } else {
     // PyTorch's `softmax(x, -1)` and `x.sum(-1)`: the axis as a position after the tensor.
     bool takes_over = takes_keyword(builtin, "over");
     if (takes_over && !keywords.count("over") && count == builtin.max_positional + 1 && positional_types[0].is_tensor())
@@ -2360,6 +2381,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
       }
     d.emit();
     return ValueType::unknown();
+    }
   }
   for (std::string_view required : builtin.required_keywords)
     if (!keywords.count(std::string(required)) && !suggested.count(std::string(required))) {
@@ -2387,6 +2409,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   context.facts = &facts;
   context.shape_ = shape;
   context.torch_dim = torch_dim;
+  context.torch_over = torch_over;
   return builtin.rule(context);
 }
 
@@ -2517,8 +2540,53 @@ std::optional<ValueType> Checker::torch_axes_call(const Expr& expr, Scope& scope
   return value;
 }
 
+// PyTorch's arguments by position where ShapeScript names them: after the tensor, each is the
+// keyword it is here; `over` stands for PyTorch's `normalized_shape`, the last axes' sizes.
+struct TorchPositional {
+  std::string_view builtin;
+  std::vector<std::string_view> after;
+};
+const TorchPositional kTorchPositional[] = {
+    {"layer_norm", {"over", "weight", "bias", "eps"}},
+    {"rms_norm", {"over", "weight", "eps"}},
+    {"dropout", {"p"}},
+};
+
+std::optional<Checker::NamedArguments> Checker::torch_positional(const Builtin& builtin, const Expr& call, const std::vector<const Argument*>& positional,
+                                                                 const std::vector<ValueType>& types,
+                                                                 const std::map<std::string, std::pair<const Argument*, ValueType>>& keywords,
+                                                                 Scope& scope) {
+  auto entry = std::find_if(std::begin(kTorchPositional), std::end(kTorchPositional), [&](const TorchPositional& t) { return t.builtin == builtin.name; });
+  if (entry == std::end(kTorchPositional) || positional.size() < 2 || positional.size() - 1 > entry->after.size() || call.piped || !types[0].is_tensor())
+    return std::nullopt;
+  const TensorType& x = types[0].tensor;
+  NamedArguments named;
+  for (size_t i = 1; i < positional.size(); ++i) {
+    const std::string keyword(entry->after[i - 1]);
+    if (keywords.count(keyword) || !positional[i]->value) return std::nullopt;
+    std::string value;
+    if (keyword == "over") {
+      // `(D,)`, `[D]` or `D`: the normalized shape, one size, which must be x's last axis.
+      std::string shape(a_.file.slice(positional[i]->span));
+      std::erase_if(shape, [](char c) { return c == '(' || c == ')' || c == '[' || c == ']' || c == ' '; });
+      if (shape.ends_with(",")) shape.pop_back();
+      auto last = x.rank() ? written_axis(x.axes.back(), x, scope) : std::nullopt;
+      if (!last || shape != *last) return std::nullopt;
+      value = *last;
+      named.over = x.rank() - 1;
+      named.keywords.emplace_back();  // read as the axis, not kept as a keyword
+    } else {
+      value = written_as_fixed(*positional[i]->value);
+      named.keywords.push_back(keyword);
+    }
+    named.written += (named.written.empty() ? "" : ", ") + keyword + "=" + value;
+  }
+  return named;
+}
+
 // PyTorch's keywords for what ShapeScript says otherwise: someone coming from torch writes
-// `softmax(x, dim=-1)` and `scaled_dot_product_attention(q, k, v, is_causal=True)`.
+// `softmax(x, dim=-1)` and `scaled_dot_product_attention(q, k, v, is_causal=True)`. Returns the
+// keyword it stands for here, or an empty one for what ShapeScript needs no keyword for.
 std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,
                                                        const std::vector<ValueType>& positional, Scope& scope) {
   const std::string& keyword = *argument.keyword;
@@ -2544,6 +2612,18 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
              "where it is declared (`[.. c]`, or a `dim`) and write `over=` with it");
     else d.help(why + "`over=` with the axis's name (or, for one with no name, its size)");
     return "over";
+  }
+  if (keyword == "training" && builtin.effect == BuiltinEffect::random) {
+    // `F.dropout(x, p=0.1, training=self.training)`: the mode is the program's, not the call's.
+    d.help("`" + std::string(builtin.name) + "` is active only while training, which ShapeScript knows from where the program runs " +
+           "(`train_mode`): remove `" + keyword + "=`");
+    const Argument* before = nullptr;  // the fix takes the comma before it too
+    for (const Argument& a : call.arguments) {
+      if (&a == &argument) break;
+      before = &a;
+    }
+    if (before) d.fix("remove `" + keyword + "=`", Span{before->span.end, argument.span.end}, "");
+    return std::string();
   }
   if (keyword == "is_causal" && takes_keyword(builtin, "attn_mask")) {
     // The query's positions are its second axis from the end: `causal[n n]` masks them against themselves.

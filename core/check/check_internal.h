@@ -290,6 +290,17 @@ class Checker {
   ValueType eval_binary(const Expr& expr, Scope& scope);
   ValueType eval_unary(const Expr& expr, Scope& scope);
   ValueType python_identity(const Expr& expr, Scope& scope);
+  // PyTorch's arguments by position where the built-in names them (`layer_norm(x, (D,), w, b)`):
+  // the keywords the fix writes (`over=D, weight=w, bias=b`), each argument's keyword (empty for
+  // the shape, read as the axis `over`), and that axis.
+  struct NamedArguments {
+    std::string written;
+    std::vector<std::string> keywords;
+    std::optional<size_t> over;
+  };
+  std::optional<NamedArguments> torch_positional(const Builtin& builtin, const Expr& call, const std::vector<const Argument*>& positional,
+                                                 const std::vector<ValueType>& types,
+                                                 const std::map<std::string, std::pair<const Argument*, ValueType>>& keywords, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
   // `einsum_written`: set to the einsum the fix writes, where it writes one. `lead`: words the
   // help says before it.

@@ -530,15 +530,11 @@ class Lowering {
     // PyTorch's `x.view((b, n, D))` is `x.view(b, n, D)`, and `torch.cat((x, y), dim=-1)` is
     // `torch.cat(x, y, dim=-1)`: a tuple as the first argument, with only keywords after it, is
     // read as the arguments it holds (and reported).
-    std::optional<Child> first = c.first_lowered();
-    bool tuple_first = unwrap_tuple && first && first->sym == Sym::tuple;
-    for (size_t i = 0; tuple_first && i < c.size(); ++i)
-      if (c[i].lowered() && c[i].node.id != first->node.id && c[i].sym != Sym::keyword_argument) tuple_first = false;
     arguments.reserve(c.lowered_count());
     for (size_t i = 0; i < c.size(); ++i) {
       Child child = c[i];
       if (!child.lowered()) continue;
-      if (tuple_first && child.node.id == first->node.id) {
+      if (unwrap_tuple && child.sym == Sym::tuple && first_with_only_keywords_after(c, child)) {
         program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(child.node), "arguments"});
         for (Argument& held : lower_arguments(child.node, false)) arguments.push_back(std::move(held));
         continue;
@@ -559,7 +555,7 @@ class Lowering {
         // PyTorch's `torch.cat([x, y], dim=-1)`: the list, which the parser reads as the indexing
         // of a name it found missing (reported as the list), first with only keywords after it,
         // is read as the tensors it holds, as a tuple is.
-        if (tuple_first_like_list(c, child) && is_list(*argument.value)) {
+        if (first_with_only_keywords_after(c, child) && is_list(*argument.value)) {
           list_names_.push_back(span(child.node).begin);  // where the parser put the name it found missing
           for (Argument& item : argument.value->arguments) arguments.push_back(std::move(item));
           continue;
@@ -570,8 +566,9 @@ class Lowering {
     return arguments;
   }
 
-  // Whether `child` is the first of `c`'s lowered children and only keyword arguments follow it.
-  static bool tuple_first_like_list(const Children& c, const Child& child) {
+  // Whether `child` is the first of `c`'s lowered children and only keyword arguments follow it:
+  // where a tuple or a list of PyTorch's is read as the arguments it holds.
+  static bool first_with_only_keywords_after(const Children& c, const Child& child) {
     std::optional<Child> first = c.first_lowered();
     if (!first || first->node.id != child.node.id) return false;
     for (size_t i = 0; i < c.size(); ++i)

@@ -1181,6 +1181,19 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
 // and where the axes can be written, the help and fix (replacing `span`) that write it as `einsum`.
 ValueType Checker::matmul_as_einsum(DiagnosticBuilder& d, const Expr& left_e, const ValueType& left, const Expr& right_e, const ValueType& right,
                                     Span span, Scope& scope, std::string* einsum_written, const std::string& lead) {
+  // `x @ w.T` of a weight `w: [out in]`, as PyTorch stores one: `linear(x, w)`.
+  if (right_e.kind == Expr::Kind::attribute && (right_e.text == "T" || right_e.text == "mT") && !right_e.operands.empty() && left.is_tensor() &&
+      left.tensor.rank() >= 1)
+    if (const ValueType* w = a_.semantics.types.find(right_e.operands[0].get());
+        w && w->is_tensor() && w->tensor.rank() == 2 && w->tensor.axes[1].size == left.tensor.axes.back().size) {
+      std::string written = "linear(" + written_as_fixed(left_e) + ", " + written_as_fixed(*right_e.operands[0]) + ")";
+      d.help(lead + "`" + written + "`, a weight `[out in]` applied as PyTorch's `x @ w.T` applies it").fix("write `linear`", span, written);
+      if (einsum_written) *einsum_written = written;
+      TensorType product = left.tensor;
+      product.axes.back() = w->tensor.axes[0];
+      product.element = combine_elements(left.tensor.element, w->tensor.element, "*");
+      return ValueType::of(std::move(product));
+    }
   if (!left.is_tensor() || !right.is_tensor()) {
     d.help(std::string(kProduct));
     return ValueType::unknown();
@@ -1652,6 +1665,20 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         }
         if (!value.is_unknown() && (!keepdim || kept)) call_value(*enclosing, std::move(value));
       }
+    } else if (const TorchName* torch = renamed; torch && !called && (expr.text == "mT" || (expr.text == "T" && object.tensor.rank() == 2)) &&
+                                                   object.tensor.rank() >= 2) {
+      // `w.T`, `x.mT`: the last two axes swapped, a `rearrange` whose value is the tensor so moved.
+      const size_t rank = object.tensor.rank();
+      std::vector<size_t> to(rank);
+      for (size_t i = 0; i < rank; ++i) to[i] = i;
+      std::swap(to[rank - 2], to[rank - 1]);
+      if (auto pattern = moved_axes_pattern(object.tensor, to, writable_in(scope))) {
+        std::string written = "rearrange(" + x + ", " + *pattern + ")";
+        d.help("PyTorch's `." + expr.text + "` swaps the last two axes: `" + written + "`").fix("write `rearrange`", expr.span, written);
+        fixed_text_[&expr] = written;
+        return ValueType::of(moved_axes_type(object.tensor, to));
+      }
+      d.help("PyTorch's `." + expr.text + "` is `" + std::string(torch->ours) + "` here: " + std::string(torch->how));
     } else if (const TorchName* torch = renamed) {
       std::optional<std::string> moved;
       if (called) {

@@ -49,3 +49,13 @@ fn there_and_back(y: [b H n Dh]) -> [b H n Dh]:
 ## An operand with a sure fix of its own is written as that fix, so the whole line is one fix.
 fn chained_scores(x: [b n D], k: [b H m Dh]) -> [b H n m]:
     return x.view(b, n, H, Dh).transpose(1, 2) @ k.transpose(-2, -1)
+
+## PyTorch's `x @ w.T` of a weight stored `[out in]`, as its tied embeddings do: `linear(x, wte)`,
+## whose value is the logits, so `over=V` after it is checked.
+fn tied_head(x: [b n D], wte: [F D]) -> [b n F]:
+    logits = x @ wte.T
+    return softmax(logits, over=F)
+
+## `w.T` alone: the last two axes swapped, a `rearrange` with that value.
+fn transposed_weight(w: [F D]) -> [D F]:
+    return w.T

@@ -26,7 +26,7 @@ class ExprTable {
   }
   const T* find(const Expr* e) const {
     uint32_t at = place(e);
-    return at ? &const_cast<ExprTable*>(this)->value(at) : nullptr;
+    return at ? &value(at) : nullptr;
   }
   bool contains(const Expr* e) const { return place(e) != 0; }
 
@@ -78,6 +78,7 @@ class ExprTable {
   // 1 + the index of `e`'s fact, or 0 for none.
   uint32_t place(const Expr* e) const { return e->id < places_.size() ? places_[e->id] : 0; }
   T& value(uint32_t at) { return blocks_[(at - 1) / kBlock][(at - 1) % kBlock]; }
+  const T& value(uint32_t at) const { return blocks_[(at - 1) / kBlock][(at - 1) % kBlock]; }
 
   std::vector<uint32_t> places_;  // by expression number
   std::vector<std::unique_ptr<T[]>> blocks_;

@@ -237,6 +237,15 @@ class FixedMethodCall final : public CallContext {
   std::optional<size_t> over_;
 };
 
+// The value `builtin`'s rule gives `call` as its fix writes it (FixedMethodCall); unknown where the
+// built-in has no rule.
+ValueType fixed_call_value(Checker& checker, Scope& scope, const Builtin* builtin, const Expr& call,
+                           std::vector<FixedMethodCall::Positional> positional, std::optional<size_t> over = std::nullopt) {
+  if (!builtin || !builtin->rule) return ValueType::unknown();
+  FixedMethodCall fixed(checker, scope, call, std::move(positional), over);
+  return builtin->rule(fixed);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 ValueType Checker::eval(const Expr& expr, Scope& scope, const Expr* enclosing) {
@@ -1477,10 +1486,8 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       std::string written = written_torch(*torch, written_as_fixed(tensor));
       d.help("PyTorch's `" + expr.text + "` is `" + written + "` here").fix("write `" + written + "`", written_call(*enclosing), written);
       if (!enclosing->piped) fixed_text_[enclosing] = written;
-      if (const Builtin* builtin = find_builtin(ours); builtin && builtin->rule && type.is_tensor()) {
-        FixedMethodCall fixed(*this, scope, *enclosing, {{&tensor, tensor.span, type}}, std::nullopt);
-        if (ValueType value = builtin->rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
-      }
+      if (ValueType value = fixed_call_value(*this, scope, find_builtin(ours), *enclosing, {{&tensor, tensor.span, type}}); !value.is_unknown())
+        call_value(*enclosing, std::move(value));
     } else if (torch)
       d.help("PyTorch's `" + expr.text + "` is `" + ours + "` here: " + std::string(torch->how));
     std::string also = torch || !ours.empty() || expr.text == "inf" ? "or, to call Python, " : "";
@@ -1639,11 +1646,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
             positional.push_back({&value, value.span, eval(value, scope)});
             written[i] = written_as_fixed(value);  // `mask.unsqueeze(1)` as its own fix writes it, so one round does
           }
-        ValueType value;
-        if (sure) {
-          FixedMethodCall fixed(*this, scope, *enclosing, std::move(positional), over);
-          value = builtin.rule(fixed);
-        }
+        ValueType value = sure ? fixed_call_value(*this, scope, &builtin, *enclosing, std::move(positional), over) : ValueType::unknown();
         // With keepdim, a reduction's result gets its axis back, of size 1, where the fix can write it.
         std::optional<std::string> kept;
         if (keepdim && over && value.is_tensor() && value.tensor.rank() + 1 == object.tensor.rank()) {
@@ -1723,10 +1726,9 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         std::string written = written_torch(*torch, x);
         d.help("PyTorch's `." + expr.text + "` is `" + written + "` here");
         rewrite("write `" + written + "`", written);
-        if (const Builtin* builtin = find_builtin(torch->ours); builtin && builtin->rule) {
-          FixedMethodCall fixed(*this, scope, *enclosing, {{expr.operands[0].get(), expr.operands[0]->span, object}}, std::nullopt);
-          if (ValueType value = builtin->rule(fixed); !value.is_unknown()) call_value(*enclosing, std::move(value));
-        }
+        if (ValueType value = fixed_call_value(*this, scope, find_builtin(torch->ours), *enclosing, {{expr.operands[0].get(), expr.operands[0]->span, object}});
+            !value.is_unknown())
+          call_value(*enclosing, std::move(value));
       } else if (exponent && exponent->kind == Expr::Kind::number && exponent->is_integer && exponent->number == 2) {
         std::string square = "(" + x + " * " + x + ")";
         d.help("PyTorch's `.pow(2)` is `" + square + "`");
@@ -2235,10 +2237,7 @@ ValueType Checker::eval_call(const Expr& expr, Scope& scope) {
         d.help("a weight `[out in]` is applied with `linear`, as PyTorch's `nn.Linear` is: `" + written + "`").fix("write `linear`", expr.span, written);
         // The call has the value of the `linear` its fix writes, so the lines after it are checked.
         fixed_text_[&expr] = written;
-        if (const Builtin* linear = find_builtin("linear"); linear && linear->rule) {
-          FixedMethodCall fixed(*this, scope, expr, {{&x, x.span, input}, {&callee, callee.span, function}}, std::nullopt);
-          result = linear->rule(fixed);
-        }
+        result = fixed_call_value(*this, scope, find_builtin("linear"), expr, {{&x, x.span, input}, {&callee, callee.span, function}});
       }
     }
   }

@@ -378,6 +378,7 @@ module.exports = grammar({
       $.string,
       $.parenthesized_expression,
       $.tuple,
+      $.python_list,
       $.call,
       $.attribute,
       $.subscript,
@@ -481,6 +482,9 @@ module.exports = grammar({
     // parse, so the checker can say so once rather than lose the line. (Not `t = x, y`: error
     // recovery would read a call's `over=2,` as one.)
     tuple: $ => seq('(', $._expression, ',', optional(seq(commaSep1($._expression), optional(','))), ')'),
+    // Python's lists, `[x, y]`, `[D]`: none in the language either; they parse, so that
+    // `torch.cat([x, y], dim=-1)` is read as its tensors and `F.rms_norm(x, [D], w)` as its shape.
+    python_list: $ => seq('[', commaSep1($._expression), optional(','), ']'),
     _bare_tuple: $ => seq($._expression, ',', optional(seq(commaSep1($._expression), optional(',')))),
 
     // `f(a, b, key=c)`, `rearrange(b n -> n b)`, and the einsum form

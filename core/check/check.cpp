@@ -415,8 +415,8 @@ void Checker::report_syntax_errors() {
       report_python_block(e);
       continue;
     }
-    if (e.kind == SyntaxError::Kind::python_tuple) {
-      report_python_tuple(e);
+    if (e.kind == SyntaxError::Kind::python_tuple || e.kind == SyntaxError::Kind::python_list) {
+      report_python_sequence(e);
       continue;
     }
     if (e.kind == SyntaxError::Kind::single_quoted) {
@@ -608,38 +608,53 @@ void Checker::report_python_block(const SyntaxError& e) {
   if (next) d.fix(is_try ? "remove the `try` and its `except` lines" : "remove the `with` line", std::move(edits));
 }
 
-// Python's tuple (SyntaxError::Kind::python_tuple): as a call's only argument it was read as the
-// arguments it holds, so its fix drops the parentheses; a tuple of one is the value itself.
-void Checker::report_python_tuple(const SyntaxError& e) {
+// Python's tuple or list (SyntaxError::Kind::python_tuple, python_list): as a call's first argument
+// it was read as the arguments it holds, so its fix drops the brackets; one of one is the value itself.
+void Checker::report_python_sequence(const SyntaxError& e) {
+  const bool list = e.kind == SyntaxError::Kind::python_list;
+  const char open = list ? '[' : '(', close = list ? ']' : ')';
+  const std::string what = list ? "list" : "tuple", no = "there are no " + what + "s";
+  const std::string label = list ? "a Python list" : "Python's tuple";
   std::string_view written = a_.file.slice(e.span);
   std::string quoted = squash_spaces(written);
   if (quoted.size() > 30) quoted = quoted.substr(0, 27) + "...";
   // Where both brackets are written (one the parser took as missing is none): the trailing comma's place.
-  bool bracketed = written.size() >= 2 && written.front() == '(' && written.back() == ')';
+  bool bracketed = written.size() >= 2 && written.front() == open && written.back() == close;
   size_t last = bracketed ? written.find_last_not_of(" \t\r\n", written.size() - 2) : std::string_view::npos;
   std::optional<size_t> trailing = last != std::string_view::npos && written[last] == ',' ? std::optional(last) : std::nullopt;
   if (e.expected == "arguments" && bracketed) {
-    // `(`, a trailing comma, and `)` go; what is between stays as written.
+    // The brackets and a trailing comma go; what is between stays as written.
     std::vector<TextEdit> edits{{{e.span.begin, e.span.begin + 1}, ""}};
     if (trailing) edits.push_back({{e.span.begin + static_cast<uint32_t>(*trailing), e.span.begin + static_cast<uint32_t>(*trailing) + 1}, ""});
     edits.push_back({{e.span.end - 1, e.span.end}, ""});
-    report(DiagnosticCode::E0101, e.span, "there are no tuples: `" + quoted + "` is read as the arguments it holds").label("Python's tuple")
-        .note("PyTorch takes a shape as a tuple or as separate arguments; ShapeScript has only the second")
-        .fix("write the values as arguments", std::move(edits));
+    if (list) {
+      report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "`").label(label)
+          .help("a built-in takes the tensors themselves as its arguments, as in `concat(x, y, over=D)`")
+          .fix("write the tensors as arguments", std::move(edits));
+    } else {
+      report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "` is read as the arguments it holds").label(label)
+          .note("PyTorch takes a shape as a tuple or as separate arguments; ShapeScript has only the second")
+          .fix("write the values as arguments", std::move(edits));
+    }
     return;
   }
   if (e.expected == "return") {
-    report(DiagnosticCode::E0101, e.span, "there are no tuples: a function returns one value").label("Python's tuple")
+    report(DiagnosticCode::E0101, e.span, no + ": a function returns one value").label(label)
         .help("a function's result is one tensor (tuples aren't in signatures yet): `concat` or `stack` the values, or return each from a function of its own");
     return;
   }
-  auto d = report(DiagnosticCode::E0101, e.span, "there are no tuples: `" + quoted + "`");
-  d.label("Python's tuple");
-  if (e.expected == "one" && trailing) {  // `(D,)`: what stands before its one comma
-    std::string_view inside = written.substr(1, *trailing - 1);
+  auto d = report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "`");
+  d.label(label);
+  if (e.expected == "one" && bracketed) {  // `(D,)`, `[D]`: what stands between the brackets, less a trailing comma
+    std::string_view inside = written.substr(1, (trailing ? *trailing : written.size() - 1) - 1);
     size_t first = inside.find_first_not_of(" \t\r\n");
     std::string value(first == std::string_view::npos ? "" : inside.substr(first, inside.find_last_not_of(" \t\r\n") - first + 1));
-    d.help("a tuple of one is the value itself").fix("write `" + value + "`", e.span, value);
+    if (list || trailing) d.help("a " + what + " of one is the value itself").fix("write `" + value + "`", e.span, value);
+    else d.help("a value is one tensor or number; `q, k, v = split(...)` takes apart the tuple a built-in makes");
+  } else if (list) {
+    std::string items = bracketed ? squash_spaces(written.substr(1, (trailing ? *trailing : written.size() - 1) - 1)) : "x, y";
+    if (items.size() > 30) items = "x, y";
+    d.help("a value is one tensor or number: `stack(" + items + ", over=K)` makes one tensor of several, along a new axis `K`");
   } else {
     d.help("a value is one tensor or number; `q, k, v = split(...)` takes apart the tuple a built-in makes");
   }

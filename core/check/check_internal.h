@@ -252,7 +252,7 @@ class Checker {
   bool lost_in_syntax_error(std::string_view name) const;
   bool cut_short(const Item& item) const;
   void report_python_block(const SyntaxError& e);
-  void report_python_tuple(const SyntaxError& e);
+  void report_python_sequence(const SyntaxError& e);
   void declare_globals();
   void evaluate_dim(const Item& item);
   void check_model(const Item& item);

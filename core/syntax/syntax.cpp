@@ -61,7 +61,7 @@ enum class Sym : uint8_t {
   unary_expression, pipe_expression, call, attribute, subscript, lambda, as_expression, assignment,
   return_statement, for_statement, if_statement, elif_clause, else_clause, expression_statement,
   parameter, dim_item, python_import, extern_fn, function, model, param_decl, python_block, python_handler, tuple,
-  python_index, python_slice,
+  python_index, python_slice, python_list,
 };
 
 struct Symbols {
@@ -83,6 +83,7 @@ struct Symbols {
         {Sym::extern_fn, "extern_fn"}, {Sym::function, "function"}, {Sym::model, "model"}, {Sym::param_decl, "param_decl"},
         {Sym::python_block, "python_block"}, {Sym::python_handler, "python_handler"},
         {Sym::tuple, "tuple"}, {Sym::python_index, "python_index"}, {Sym::python_slice, "python_slice"},
+        {Sym::python_list, "python_list"},
     };
     const TSLanguage* language = tree_sitter_shapescript();
     by_symbol.resize(ts_language_symbol_count(language), Sym::other);
@@ -147,7 +148,6 @@ class Lowering {
 
   void source_file(TSNode root, const Earlier* earlier = nullptr) {
     collect_errors(root);
-    collected_errors_ = program_.syntax_errors.size();
     size_t next_earlier = 0;  // items come in source order in both versions
     Children top(*this, root);
     program_.items.reserve(top.size());  // Items are large: moved once each, never by the vector's growth
@@ -300,25 +300,6 @@ class Lowering {
     std::vector<Child>& kids_;
     size_t begin_, end_;
   };
-
-  // The syntax errors collect_errors found (the first of program_.syntax_errors, in source order),
-  // and where a list that lower_arguments read as its tensors has the name the parser found missing.
-  size_t collected_errors_ = 0;
-  mutable std::vector<uint32_t> list_names_;
-
-  // Whether the only errors the parser found in `line` are lists read as their tensors
-  // (`torch.cat([x, y], dim=-1)`): then the line is read whole, not as an unread piece.
-  bool only_lists_unread(Span line) const {
-    const auto& errors = program_.syntax_errors;
-    auto first = std::lower_bound(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(collected_errors_), line.begin,
-                                  [](const SyntaxError& e, uint32_t at) { return e.span.begin < at; });
-    bool any = false;
-    for (auto e = first; e != errors.begin() + static_cast<std::ptrdiff_t>(collected_errors_) && e->span.begin < line.end; ++e) {
-      if (e->kind != SyntaxError::Kind::missing || std::find(list_names_.begin(), list_names_.end(), e->span.begin) == list_names_.end()) return false;
-      any = true;
-    }
-    return any;
-  }
 
   // ERROR and MISSING nodes in source order; a cursor walk, since the tree may be deeper than
   // kMaxNesting.
@@ -509,12 +490,15 @@ class Lowering {
     statement.end = std::move(value->arguments.back().value);
   }
 
-  // Python's tuple, which the language has not: an error node, reported once as what it is (a
-  // tuple of one, `(D,)`, told apart: its fix is its value).
-  ExprPtr python_tuple(TSNode node, std::string where) const {
+  // Python's tuple or list, which the language has not: an error node, reported once as what it
+  // is (one of one, `(D,)` or `[D]`, told apart: its fix is its value).
+  ExprPtr python_sequence(TSNode node, std::string where) const {
     if (where.empty() && Children(*this, node).lowered_count() == 1) where = "one";
-    program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(node), std::move(where)});
+    program_.syntax_errors.push_back({sequence_error(kind(node)), span(node), std::move(where)});
     return error_expr(node);
+  }
+  static SyntaxError::Kind sequence_error(Sym sym) {
+    return sym == Sym::python_list ? SyntaxError::Kind::python_list : SyntaxError::Kind::python_tuple;
   }
 
   ExprPtr error_expr(TSNode node) const {
@@ -527,15 +511,15 @@ class Lowering {
     std::vector<Argument> arguments;
     if (!present(list)) return arguments;
     Children c(*this, list);
-    // PyTorch's `x.view((b, n, D))` is `x.view(b, n, D)`, and `torch.cat((x, y), dim=-1)` is
-    // `torch.cat(x, y, dim=-1)`: a tuple as the first argument, with only keywords after it, is
-    // read as the arguments it holds (and reported).
+    // PyTorch's `x.view((b, n, D))` is `x.view(b, n, D)`, and `torch.cat([x, y], dim=-1)` is
+    // `torch.cat(x, y, dim=-1)`: a tuple or list as the first argument, with only keywords after
+    // it, is read as the arguments it holds (and reported).
     arguments.reserve(c.lowered_count());
     for (size_t i = 0; i < c.size(); ++i) {
       Child child = c[i];
       if (!child.lowered()) continue;
-      if (unwrap_tuple && child.sym == Sym::tuple && first_with_only_keywords_after(c, child)) {
-        program_.syntax_errors.push_back({SyntaxError::Kind::python_tuple, span(child.node), "arguments"});
+      if (unwrap_tuple && (child.sym == Sym::tuple || child.sym == Sym::python_list) && first_with_only_keywords_after(c, child)) {
+        program_.syntax_errors.push_back({sequence_error(child.sym), span(child.node), "arguments"});
         for (Argument& held : lower_arguments(child.node, false)) arguments.push_back(std::move(held));
         continue;
       }
@@ -552,14 +536,6 @@ class Lowering {
         argument.pattern = lower_pattern(child.node);
       } else {
         argument.value = lower_expr(child.node);
-        // PyTorch's `torch.cat([x, y], dim=-1)`: the list, which the parser reads as the indexing
-        // of a name it found missing (reported as the list), first with only keywords after it,
-        // is read as the tensors it holds, as a tuple is.
-        if (first_with_only_keywords_after(c, child) && is_list(*argument.value)) {
-          list_names_.push_back(span(child.node).begin);  // where the parser put the name it found missing
-          for (Argument& item : argument.value->arguments) arguments.push_back(std::move(item));
-          continue;
-        }
       }
       arguments.push_back(std::move(argument));
     }
@@ -575,14 +551,6 @@ class Lowering {
       if (c[i].lowered() && c[i].node.id != child.node.id && c[i].sym != Sym::keyword_argument) return false;
     return true;
   }
-  // A Python list as the lowering has it: indexing (`python_index`) of a missing name, whose
-  // items are values (no slice).
-  static bool is_list(const Expr& e) {
-    return e.kind == Expr::Kind::subscript && e.python_index && !e.operands.empty() && e.operands[0]->kind == Expr::Kind::error &&
-           e.operands[0]->span.begin == e.operands[0]->span.end && !e.arguments.empty() &&
-           std::ranges::all_of(e.arguments, [](const Argument& a) { return a.value && !a.keyword; });
-  }
-
   ExprPtr lower_expr(TSNode node) const {
     if (!present(node)) return error_expr(node);
     // Parentheses add no node, so they are unwrapped here, in a loop, not by recursion.
@@ -596,7 +564,7 @@ class Lowering {
     Deeper deeper(depth_);
     if (too_deep(node)) return error_expr(node);
     Sym sym = kind(node);
-    if (sym == Sym::tuple) return python_tuple(node, "");
+    if (sym == Sym::tuple || sym == Sym::python_list) return python_sequence(node, "");
     const Fields& f = fields_;
     auto expr = new_expr();
     expr->span = outer;
@@ -759,7 +727,7 @@ class Lowering {
     } else if (sym == Sym::return_statement) {
       statement.kind = Statement::Kind::return_;
       TSNode value = field(node, f.value);
-      statement.value = kind(value) == Sym::tuple ? python_tuple(value, "return") : lower_expr(value);
+      statement.value = kind(value) == Sym::tuple ? python_sequence(value, "return") : lower_expr(value);
     } else if (sym == Sym::for_statement) {
       statement.kind = Statement::Kind::for_;
       TSNode variable = field(node, f.variable);
@@ -796,7 +764,7 @@ class Lowering {
     // A line the parser could not read whole: what it kept of the value is a piece (`x @ w` kept
     // `w`), whose type would only add errors about the piece to the E0101 about the line.
     bool value_line = sym == Sym::assignment || sym == Sym::return_statement || sym == Sym::expression_statement;
-    if (value_line && statement.value && ts_node_has_error(node) && !only_lists_unread(span(node))) {
+    if (value_line && statement.value && ts_node_has_error(node)) {
       auto unread = new_expr();
       unread->span = statement.value->span;
       statement.value = std::move(unread);
@@ -939,7 +907,7 @@ class Lowering {
     for (const SyntaxError& error : previous.syntax_errors)
       if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large ||
           error.kind == SyntaxError::Kind::single_quoted || error.kind == SyntaxError::Kind::python_block ||
-          error.kind == SyntaxError::Kind::python_tuple)
+          error.kind == SyntaxError::Kind::python_tuple || error.kind == SyntaxError::Kind::python_list)
         earlier.lowering_errors.push_back(error.span.begin);
     std::sort(earlier.lowering_errors.begin(), earlier.lowering_errors.end());
     source_file(root, &earlier);

@@ -18,3 +18,8 @@ fn joined_torch(x: [b n D], y: [b n D]) -> [b n 2*D]:
 
 fn joined_wrong(x: [b n D], y: [b n D]) -> [b n D]:
     return concat([x, y], over=D)
+
+## A list as a value: one tensor of several is `stack`'s, along an axis it names.
+fn pair(x: [b n D], y: [b n D]) -> [b n D]:
+    both = [x, y]
+    return x

@@ -13,3 +13,7 @@ fn rms(x: [b n D], w: [D]) -> [b n D]:
 ## `training=` is the program's mode, not the call's: the fix removes it.
 fn drop(x: [b n D]) -> [b n D]:
     return F.dropout(x, 0.1, training=True)
+
+## The shape as a list, `[D]`, is the same one size: a list of one is the value itself.
+fn rms_list(x: [b n D], w: [D]) -> [b n D]:
+    return F.rms_norm(x, [D], w)

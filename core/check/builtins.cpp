@@ -878,7 +878,17 @@ ValueType rule_stack(CallContext& call) {
   Axis axis;
   axis.size = SizeExpr::constant(static_cast<int64_t>(parts.size()));
   const Argument* over = call.keyword("over");
-  if (!over || !over->value) return ValueType::unknown();
+  if (!over) {
+    // PyTorch's `dim=1`, reported, read as its fix writes it: `over=N` (N the count) moved there.
+    TensorType made = out;
+    made.axes.insert(made.axes.begin(), axis);
+    auto at = call.axis_argument(made, "over", call.call_span());
+    if (!at) return ValueType::unknown();
+    axis.label = std::to_string(parts.size());
+    out.axes.insert(out.axes.begin() + static_cast<std::ptrdiff_t>(*at), axis);
+    return tensor_value(out);
+  }
+  if (!over->value) return ValueType::unknown();
   const Expr& named = *over->value;
   std::optional<SizeExpr> given;
   if (named.kind == Expr::Kind::name) {

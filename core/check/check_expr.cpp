@@ -2308,9 +2308,10 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
           }
           suggested.insert(*ours);
           // PyTorch's `dim=-1` of the first tensor: the call is checked as its `over=` fix writes it.
+          // (For `stack`, whose `over=` makes an axis, a position in its result: one more than x has.)
           if (*ours == "over" && (*argument.keyword == "dim" || *argument.keyword == "axis") && !torch_dim && !positional_types.empty() &&
-              !over_names_a_new_axis(builtin) &&
-              positional_types[0].is_tensor() && literal_position(argument.value.get(), positional_types[0].tensor.rank())) {
+              positional_types[0].is_tensor() &&
+              literal_position(argument.value.get(), positional_types[0].tensor.rank() + (over_names_a_new_axis(builtin) ? 1 : 0))) {
             torch_dim = argument.value.get();
             d.emit();
             continue;
@@ -2413,8 +2414,15 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
     if (!keywords.count(std::string(required)) && !suggested.count(std::string(required))) {
       auto d = report(DiagnosticCode::E0503, expr.span, "`" + name + "` needs `" + std::string(required) + "=`");
       d.label("`" + std::string(builtin.signature) + "`");
+      // `stack(x, y)`, as PyTorch's `torch.stack((x, y))` puts the new axis first: `over=2`, the count.
+      const bool new_axis = over_names_a_new_axis(builtin);
+      const bool all_tensors = !positional_types.empty() && std::ranges::all_of(positional_types, [](const ValueType& t) { return t.is_tensor(); });
+      const std::string count = std::to_string(positional_types.size());
+      if (required == "over" && new_axis && all_tensors)
+        d.help("`over=` names the axis `" + name + "` makes, first, as long as the tensors are many: `over=" + count +
+               "`, or a name for it (`over=K`, with `dim K = " + count + "` or an axis of that size)");
       if (required == "over")
-        if (auto over = implied_over(name, positional_types, scope)) {
+        if (auto over = !new_axis ? implied_over(name, positional_types, scope) : all_tensors ? std::optional(count) : std::nullopt) {
           // Written inside the call's parentheses, or in new ones after a bare piped name (`x |> softmax`).
           std::string written = text(expr.span);
           bool others = expr.arguments.size() > (expr.piped ? 1u : 0u);  // written inside the parentheses
@@ -2423,8 +2431,9 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
             d.fix("write `" + keyword + "`", Span{expr.span.end - 1, expr.span.end - 1}, (others ? ", " : "") + keyword);
           else
             d.fix("write `" + keyword + "`", Span{expr.span.end, expr.span.end}, "(" + keyword + ")");
-          d.help(builtin.name == "cross_entropy" ? "the targets are `" + positional_types[1].tensor.element.to_string() + "`: the classes are the logits' axis `" + *over + "`"
-                                                 : "the logits are `" + positional_types[0].tensor.element.to_string() + "`: `" + name + "` is along `" + *over + "`");
+          if (!new_axis)
+            d.help(builtin.name == "cross_entropy" ? "the targets are `" + positional_types[1].tensor.element.to_string() + "`: the classes are the logits' axis `" + *over + "`"
+                                                   : "the logits are `" + positional_types[0].tensor.element.to_string() + "`: `" + name + "` is along `" + *over + "`");
         }
       ok = false;
     }
@@ -2618,8 +2627,16 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
   const std::string& keyword = *argument.keyword;
   const TensorType* first = !positional.empty() && positional[0].is_tensor() ? &positional[0].tensor : nullptr;
   if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over") && over_names_a_new_axis(builtin)) {
-    d.help("`" + std::string(builtin.name) + "`'s `over=` names the axis it makes, which comes first (`" + std::string(builtin.signature) +
-           "`): PyTorch's `" + keyword + "=` puts it elsewhere, so give it a name and, where it goes elsewhere, move it there with `rearrange`");
+    const std::string why = "`" + std::string(builtin.name) + "`'s `over=` names the axis it makes, which comes first (`" + std::string(builtin.signature) + "`)";
+    if (auto written = new_axis_moved(builtin, call, argument, positional, scope)) {
+      if (written->rfind("over=", 0) == 0)
+        d.help(why + ", as long as the tensors are many: `" + *written + "`").fix("write `" + *written + "`", argument.span, *written);
+      else
+        d.help(why + ": PyTorch's `" + keyword + "=` puts it elsewhere, where `rearrange` moves it: `" + *written + "`")
+            .fix("write the `rearrange`", written_call(call), *written);
+    } else {
+      d.help(why + ": PyTorch's `" + keyword + "=` puts it elsewhere, so give it a name and, where it goes elsewhere, move it there with `rearrange`");
+    }
     return "over";
   }
   if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over")) {
@@ -2670,6 +2687,30 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
     }
   }
   return std::nullopt;
+}
+
+// PyTorch's `stack([x, y], dim=1)` of `x, y: [b n D]`: `stack(x, y, over=2)` makes the new axis,
+// as long as the tensors are many, first; `rearrange(stack(x, y, over=2), 2 b n D -> b 2 n D)` moves
+// it where `dim=` puts it (`over=2` alone for `dim=0`). None unless `dim=` is a literal position,
+// every argument before it is a tensor and x's axes can be written in a pattern apart from the count.
+std::optional<std::string> Checker::new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim,
+                                                  const std::vector<ValueType>& positional, const Scope& scope) const {
+  if (positional.empty() || !std::ranges::all_of(positional, [](const ValueType& t) { return t.is_tensor(); })) return std::nullopt;
+  const TensorType& x = positional[0].tensor;
+  auto at = literal_position(dim.value.get(), x.rank() + 1);
+  if (!at) return std::nullopt;
+  const std::string count = std::to_string(positional.size());
+  if (*at == 0) return "over=" + count;
+  auto axes = pattern_axes(x, writable_in(scope));
+  if (!axes || std::ranges::find(*axes, count) != axes->end()) return std::nullopt;
+  std::vector<std::string> moved = *axes;
+  moved.insert(moved.begin() + static_cast<std::ptrdiff_t>(*at), count);
+  std::vector<std::string> made = *axes;
+  made.insert(made.begin(), count);
+  std::string stacked = std::string(builtin.name) + "(";
+  for (const Argument& a : call.arguments)
+    if (&a != &dim) stacked += text(a.span) + ", ";
+  return "rearrange(" + stacked + "over=" + count + "), " + joined_axes(made) + " -> " + joined_axes(moved) + ")";
 }
 
 // PyTorch's `mean(x, over=D, keepdim=True)` (and `sum`, `max`...) of an `x: [b n D]`: the reduction

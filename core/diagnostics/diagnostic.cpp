@@ -76,10 +76,15 @@ void drop_nested_fixes(std::vector<Diagnostic>& diagnostics) {
         return insertion ? r.span.end > edit.end : r.span.end >= edit.end && (r.span.begin < edit.begin || r.span.end > edit.end);
     return false;
   };
-  for (size_t i = 0; i < diagnostics.size(); ++i)
-    std::erase_if(diagnostics[i].fixes, [&](const Fix& fix) {
-      return !fix.edits.empty() && std::ranges::all_of(fix.edits, [&](const TextEdit& e) { return moot(e.span, i); });
-    });
+  auto is_moot = [&](const Fix& fix, size_t owner) {
+    return !fix.edits.empty() && std::ranges::all_of(fix.edits, [&](const TextEdit& e) { return moot(e.span, owner); });
+  };
+  for (size_t i = 0; i < diagnostics.size(); ++i) {
+    // A first fix within another's rewrite is made by it; the alternatives to it go too (`import
+    // python torch` beside a rewrite that writes `stack` for `torch.stack`).
+    if (!diagnostics[i].fixes.empty() && is_moot(diagnostics[i].fixes[0], i)) diagnostics[i].fixes.clear();
+    std::erase_if(diagnostics[i].fixes, [&](const Fix& fix) { return is_moot(fix, i); });
+  }
 }
 
 DiagnosticBuilder::DiagnosticBuilder(Sink sink, DiagnosticCode code, Span span, std::string message) : sink_(std::move(sink)) {

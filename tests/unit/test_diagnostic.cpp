@@ -46,7 +46,7 @@ TEST_CASE("the diagnostic builder reports once, with every part, when its statem
   CHECK(out[2].helps.empty());
 }
 
-TEST_CASE("a fix inside another diagnostic's rewrite is dropped; its own, overlapping ones, and equal ones stay") {
+TEST_CASE("a fix inside another diagnostic's rewrite is dropped (a first one with its alternatives); its own, overlapping ones, and equal ones stay") {
   auto with_fixes = [](std::vector<std::vector<Span>> fixes) {
     Diagnostic d{DiagnosticCode::E0101, Severity::error, "m", {}, {}, {}, {}, {}};
     for (auto& spans : fixes) {
@@ -79,6 +79,13 @@ TEST_CASE("a fix inside another diagnostic's rewrite is dropped; its own, overla
   CHECK(insertions[1].fixes.size() == 1);
   CHECK(insertions[2].fixes.size() == 1);
   CHECK(insertions[3].fixes.empty());
+  // A first fix inside another's rewrite takes its alternatives with it (`write stack` inside the
+  // rewritten call, `import python torch` at the top); a later fix inside alone goes by itself.
+  std::vector<Diagnostic> alternatives{with_fixes({{{40, 60}}}), with_fixes({{{40, 45}}, {{0, 0}}}), with_fixes({{{0, 5}}, {{50, 52}}})};
+  drop_nested_fixes(alternatives);
+  CHECK(alternatives[0].fixes.size() == 1);
+  CHECK(alternatives[1].fixes.empty());
+  CHECK(alternatives[2].fixes.size() == 1);
 }
 
 TEST_CASE("every default a built-in declares is the one its signature shows") {

@@ -650,6 +650,15 @@ std::optional<std::string> moved_axes_pattern(const TensorType& x, const std::ve
   return joined_axes(*written) + " -> " + joined_axes(out);
 }
 
+// PyTorch's `keepdim=True`: a reduction's axes with a new one at `at`, which moved_axes_pattern
+// writes as `b n -> b n 1`; for the method form and the function form alike.
+std::vector<size_t> kept_axis_order(size_t reduced_rank, size_t at) {
+  std::vector<size_t> to;
+  for (size_t i = 0; i < reduced_rank; ++i) to.push_back(i);
+  to.insert(to.begin() + static_cast<std::ptrdiff_t>(at), kNewAxis);
+  return to;
+}
+
 }  // namespace
 
 // The pattern PyTorch's `x.view(-1, V)`, `x.reshape(b, n, H, Dh)` or `x.flatten(2)` is, `b n V ->
@@ -1188,6 +1197,17 @@ ValueType Checker::python_matmul(const Expr& expr, Scope& scope) {
 
 // PyTorch's matrix product of `left_e` and `right_e` (`a @ b`, `torch.matmul(a, b)`): its value,
 // and where the axes can be written, the help and fix (replacing `span`) that write it as `einsum`.
+// `torch.matmul(a, b)` or `a.matmul(b)` (`what`, as the help names it) is `a @ b`: its einsum
+// fix, and that product as the call's value.
+void Checker::matmul_call(DiagnosticBuilder& d, const Expr& call, const Expr& a, const ValueType& left, const Expr& b, Scope& scope,
+                          const std::string& what) {
+  ValueType right = eval(b, scope);
+  std::string written;
+  ValueType product = matmul_as_einsum(d, a, left, b, right, call.span, scope, &written, what + " is the matrix product, written with `einsum` here: ");
+  if (!written.empty()) fixed_text_[&call] = written;
+  if (!product.is_unknown()) call_value(call, std::move(product));
+}
+
 ValueType Checker::matmul_as_einsum(DiagnosticBuilder& d, const Expr& left_e, const ValueType& left, const Expr& right_e, const ValueType& right,
                                     Span span, Scope& scope, std::string* einsum_written, const std::string& lead) {
   // `x @ w.T` of a weight `w: [out in]`, as PyTorch stores one: `linear(x, w)`.
@@ -1471,13 +1491,9 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
     } else if (torch && is_matmul(expr.text) && called && enclosing->arguments.size() == 2 && !enclosing->piped &&
                std::ranges::all_of(enclosing->arguments, [](const Argument& a) { return !a.keyword && a.value; })) {
       // `torch.matmul(a, b)` is `a @ b`: the einsum it is, and its value.
-      const Expr &a = *enclosing->arguments[0].value, &b = *enclosing->arguments[1].value;
-      ValueType left = eval(a, scope), right = eval(b, scope);
-      std::string written;
-      ValueType product = matmul_as_einsum(d, a, left, b, right, enclosing->span, scope, &written,
-                                           "PyTorch's `" + expr.text + "` is the matrix product, written with `einsum` here: ");
-      if (!written.empty()) fixed_text_[enclosing] = written;
-      if (!product.is_unknown()) call_value(*enclosing, std::move(product));
+      const Expr& a = *enclosing->arguments[0].value;
+      ValueType left = eval(a, scope);
+      matmul_call(d, *enclosing, a, left, *enclosing->arguments[1].value, scope, "PyTorch's `" + expr.text + "`");
     } else if (torch && !torch->written.empty() && called && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword &&
                enclosing->arguments[0].value) {
       // `torch.rsqrt(x)`: `(1 / sqrt(x))`, whose value is the built-in's of x, elementwise.
@@ -1650,9 +1666,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         // With keepdim, a reduction's result gets its axis back, of size 1, where the fix can write it.
         std::optional<std::string> kept;
         if (keepdim && over && value.is_tensor() && value.tensor.rank() + 1 == object.tensor.rank()) {
-          std::vector<size_t> to;
-          for (size_t i = 0; i < value.tensor.rank(); ++i) to.push_back(i);
-          to.insert(to.begin() + static_cast<std::ptrdiff_t>(*over), kNewAxis);
+          std::vector<size_t> to = kept_axis_order(value.tensor.rank(), *over);
           if ((kept = moved_axes_pattern(value.tensor, to, writable_in(scope)))) value.tensor = moved_axes_type(value.tensor, to);
         }
         std::string rest;
@@ -1714,13 +1728,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         rewrite("write the length", *length);
       } else if (is_matmul(expr.text) && called && enclosing->arguments.size() == 1 && !enclosing->arguments[0].keyword && enclosing->arguments[0].value) {
         // `a.matmul(b)` is `a @ b`: the einsum it is, and its value.
-        const Expr& b = *enclosing->arguments[0].value;
-        ValueType right = eval(b, scope);
-        std::string written;
-        ValueType product = matmul_as_einsum(d, *expr.operands[0], object, b, right, enclosing->span, scope, &written,
-                                             "PyTorch's `." + expr.text + "` is the matrix product, written with `einsum` here: ");
-        if (!written.empty()) fixed_text_[enclosing] = written;
-        if (!product.is_unknown()) call_value(*enclosing, std::move(product));
+        matmul_call(d, *enclosing, *expr.operands[0], object, *enclosing->arguments[0].value, scope, "PyTorch's `." + expr.text + "`");
       } else if (!torch->written.empty() && called && enclosing->arguments.empty()) {
         // `x.rsqrt()`: `(1 / sqrt(x))`, whose value is the built-in's of x, elementwise.
         std::string written = written_torch(*torch, x);
@@ -2734,11 +2742,8 @@ std::optional<std::string> Checker::kept_axis(const Builtin& builtin, const Expr
   // The result's axes, less the reduced one, and the same with a 1 where it was.
   TensorType reduced = *x;
   reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(*at));
-  auto axes = pattern_axes(reduced, writable_in(scope));
-  if (!axes) return std::nullopt;
-  std::vector<std::string> kept = *axes;
-  kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(*at), "1");
-  std::string pattern = joined_axes(*axes) + " -> " + joined_axes(kept);
+  auto pattern = moved_axes_pattern(reduced, kept_axis_order(reduced.rank(), *at), writable_in(scope));
+  if (!pattern) return std::nullopt;
   std::string reduction = std::string(builtin.name) + "(";
   bool first_argument = true;
   for (const Argument& a : call.arguments) {
@@ -2746,7 +2751,7 @@ std::optional<std::string> Checker::kept_axis(const Builtin& builtin, const Expr
     reduction += (first_argument ? "" : ", ") + text(a.span);
     first_argument = false;
   }
-  return "rearrange(" + reduction + "), " + pattern + ")";
+  return "rearrange(" + reduction + "), " + *pattern + ")";
 }
 
 // `map(n, i => e)`: e for each i in 0..n, stacked along a new axis of size n.

@@ -304,6 +304,7 @@ class Checker {
                                                  const std::vector<ValueType>& types,
                                                  const std::map<std::string, std::pair<const Argument*, ValueType>>& keywords, Scope& scope);
   ValueType python_matmul(const Expr& expr, Scope& scope);
+  void matmul_call(DiagnosticBuilder& d, const Expr& call, const Expr& a, const ValueType& left, const Expr& b, Scope& scope, const std::string& what);
   // `einsum_written`: set to the einsum the fix writes, where it writes one. `lead`: words the
   // help says before it.
   ValueType matmul_as_einsum(DiagnosticBuilder& d, const Expr& left_e, const ValueType& left, const Expr& right_e, const ValueType& right, Span span,

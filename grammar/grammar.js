@@ -113,11 +113,12 @@ module.exports = grammar({
 
     // ----------------------------------------------------------------------------------- items
 
+    // A dim without its value (`dim F`) parses, so the core can say what it needs rather than
+    // lose the lines after it to error recovery.
     dim_item: $ => seq(
       'dim',
       field('name', $.identifier),
-      '=',
-      field('value', $._size),
+      optional(seq('=', field('value', $._size))),
       $._newline,
     ),
 

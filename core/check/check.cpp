@@ -312,10 +312,14 @@ struct PythonSyntax {
   std::string_view written, help;
   std::string_view after = {};  // what the text just before it ends with, where that decides
   bool after_code = false;      // only after other code on its line (`a if c else b`)
+  bool after_is_line = false;   // `after` is all of its line before it (`dim ` at the line's start)
 };
 constexpr std::string_view kNoImports =
     "ShapeScript's built-ins (`softmax`, `linear`, `rearrange`...) need no import; a Python module is `import python torch`, whose values "
     "can't be exported";
+constexpr std::string_view kDimHelp =
+    "a `dim` gives one size its value, one a line: `dim D = 64`; a size that varies from call to call (batch, sequence) needs no `dim`: "
+    "it is named where it is used, as in `x: [b n D]`";
 constexpr PythonSyntax kPythonSyntax[] = {
     {"-", "a tensor's sizes are the names in its type: for `x: [b n D]`, `x.shape[-1]` is `D`", ".shape["},
     {"[:", kNoSlices},
@@ -334,6 +338,7 @@ constexpr PythonSyntax kPythonSyntax[] = {
     {"except", "there is no `except`: a shape that can go wrong is an error when the file is checked, not when it runs"},
     {"@", "there is no `@`: `linear(x, w)` multiplies by a weight `w: [out in]`, and `einsum(a, b: b n k, k m -> b n m)` writes any product"},
     {"if ", "there is no `a if c else b`: an `if` statement assigns in each branch, and `where(c, a, b)` picks element by element", {}, true},
+    {"", kDimHelp, "dim ", false, true},  // `dim b, n, D`
 };
 
 // Python's `x += e` (or `-=`, `*=`, `/=`) as a line's code: where the code is in the line, its
@@ -367,7 +372,7 @@ std::string_view python_syntax_help(std::string_view found, std::string_view bef
   bool code_before = line_before.find_first_not_of(' ') != std::string_view::npos;
   for (const PythonSyntax& p : kPythonSyntax) {
     if (!p.after.empty()) {
-      if (before.ends_with(p.after) && found.starts_with(p.written)) return p.help;
+      if ((p.after_is_line ? line_before == p.after : before.ends_with(p.after)) && found.starts_with(p.written)) return p.help;
       continue;
     }
     if (p.after_code) {
@@ -417,6 +422,12 @@ void Checker::report_syntax_errors() {
     }
     if (e.kind == SyntaxError::Kind::python_tuple || e.kind == SyntaxError::Kind::python_list) {
       report_python_sequence(e);
+      continue;
+    }
+    if (e.kind == SyntaxError::Kind::dim_without_value) {
+      std::string name = text(e.span);
+      report(DiagnosticCode::E0103, e.span, "`dim " + name + "` needs its value, as in `dim " + name + " = 64`").label("no `= value`")
+          .help(std::string(kDimHelp));
       continue;
     }
     if (e.kind == SyntaxError::Kind::single_quoted) {

@@ -808,6 +808,8 @@ class Lowering {
       item.kind = Item::Kind::dim;
       TSNode value = field(node, f.value);
       if (present(value)) item.dim_value = lower_size(value);
+      else if (ts_node_is_null(value) && !ts_node_has_error(node))
+        program_.syntax_errors.push_back({SyntaxError::Kind::dim_without_value, item.name_span, {}});
     } else if (sym == Sym::python_import) {
       item.kind = Item::Kind::python_import;
       TSNode module = field(node, f.module);
@@ -907,7 +909,8 @@ class Lowering {
     for (const SyntaxError& error : previous.syntax_errors)
       if (error.kind == SyntaxError::Kind::too_deep || error.kind == SyntaxError::Kind::number_too_large ||
           error.kind == SyntaxError::Kind::single_quoted || error.kind == SyntaxError::Kind::python_block ||
-          error.kind == SyntaxError::Kind::python_tuple || error.kind == SyntaxError::Kind::python_list)
+          error.kind == SyntaxError::Kind::python_tuple || error.kind == SyntaxError::Kind::python_list ||
+          error.kind == SyntaxError::Kind::dim_without_value)
         earlier.lowering_errors.push_back(error.span.begin);
     std::sort(earlier.lowering_errors.begin(), earlier.lowering_errors.end());
     source_file(root, &earlier);

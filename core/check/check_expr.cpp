@@ -2427,7 +2427,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
       const bool all_tensors = !positional_types.empty() && std::ranges::all_of(positional_types, [](const ValueType& t) { return t.is_tensor(); });
       const std::string count = std::to_string(positional_types.size());
       if (required == "over" && new_axis && all_tensors)
-        d.help("`over=` names the axis `" + name + "` makes, first, as long as the tensors are many: `over=" + count +
+        d.help("`over=` names the axis `" + name + "` makes, first, with one position per tensor: `over=" + count +
                "`, or a name for it (`over=K`, with `dim K = " + count + "` or an axis of that size)");
       if (required == "over")
         if (auto over = !new_axis ? implied_over(name, positional_types, scope) : all_tensors ? std::optional(count) : std::nullopt) {
@@ -2638,7 +2638,7 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
     const std::string why = "`" + std::string(builtin.name) + "`'s `over=` names the axis it makes, which comes first (`" + std::string(builtin.signature) + "`)";
     if (auto written = new_axis_moved(builtin, call, argument, positional, scope)) {
       if (written->rfind("over=", 0) == 0)
-        d.help(why + ", as long as the tensors are many: `" + *written + "`").fix("write `" + *written + "`", argument.span, *written);
+        d.help(why + ", with one position per tensor: `" + *written + "`").fix("write `" + *written + "`", argument.span, *written);
       else
         d.help(why + ": PyTorch's `" + keyword + "=` puts it elsewhere, where `rearrange` moves it: `" + *written + "`")
             .fix("write the `rearrange`", written_call(call), *written);
@@ -2698,7 +2698,7 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
 }
 
 // PyTorch's `stack([x, y], dim=1)` of `x, y: [b n D]`: `stack(x, y, over=2)` makes the new axis,
-// as long as the tensors are many, first; `rearrange(stack(x, y, over=2), 2 b n D -> b 2 n D)` moves
+// with one position per tensor, first; `rearrange(stack(x, y, over=2), 2 b n D -> b 2 n D)` moves
 // it where `dim=` puts it (`over=2` alone for `dim=0`). None unless `dim=` is a literal position,
 // every argument before it is a tensor and x's axes can be written in a pattern apart from the count.
 std::optional<std::string> Checker::new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim,

@@ -2716,8 +2716,8 @@ std::optional<std::string> Checker::new_axis_moved(const Builtin& builtin, const
   std::vector<std::string> made = *axes;
   made.insert(made.begin(), count);
   std::string stacked = std::string(builtin.name) + "(";
-  for (const Argument& a : call.arguments)
-    if (&a != &dim) stacked += text(a.span) + ", ";
+  for (const Argument& a : call.arguments)  // each as its own fix writes it, so one round does
+    if (&a != &dim) stacked += (a.value && !a.keyword ? written_as_fixed(*a.value) : text(a.span)) + ", ";
   return "rearrange(" + stacked + "over=" + count + "), " + joined_axes(made) + " -> " + joined_axes(moved) + ")";
 }
 

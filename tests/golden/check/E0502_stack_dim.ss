@@ -21,3 +21,7 @@ fn default(x: [b n D], y: [b n D]) -> [2 b n D]:
 ## The value is the moved one: a signature that wants it elsewhere is told so.
 fn wrong(x: [b n D], y: [b n D]) -> [b n 2 D]:
     return stack(x, y, dim=-1)
+
+## A tensor stacked is written as its own fix writes it, so one round does.
+fn unsqueezed(x: [b D], y: [b D]) -> [b 1 D 2]:
+    return torch.stack([x.unsqueeze(1), y.unsqueeze(1)], dim=-1)

@@ -638,15 +638,15 @@ void Checker::report_python_sequence(const SyntaxError& e) {
     std::vector<TextEdit> edits{{{e.span.begin, e.span.begin + 1}, ""}};
     if (trailing) edits.push_back({{e.span.begin + static_cast<uint32_t>(*trailing), e.span.begin + static_cast<uint32_t>(*trailing) + 1}, ""});
     edits.push_back({{e.span.end - 1, e.span.end}, ""});
-    if (list) {
-      report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "`").label(label)
-          .help("a built-in takes the tensors themselves as its arguments, as in `concat(x, y, over=D)`")
-          .fix("write the tensors as arguments", std::move(edits));
-    } else {
-      report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "` is read as the arguments it holds").label(label)
-          .note("PyTorch takes a shape as a tuple or as separate arguments; ShapeScript has only the second")
-          .fix("write the values as arguments", std::move(edits));
-    }
+    report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "` is read as the arguments it holds").label(label)
+        .note("PyTorch takes a shape, or the tensors to join, as one " + what + " or as separate arguments; ShapeScript has only the second, "
+              "as in `concat(x, y, over=D)`")
+        .fix("write the values as arguments", std::move(edits));
+    return;
+  }
+  if (e.expected == "keyword") {
+    report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "`").label(label)
+        .help("a keyword takes one value: `over=` names one axis, so a reduction over two is two calls, as in `sum(sum(x, over=n), over=D)`");
     return;
   }
   if (e.expected == "return") {

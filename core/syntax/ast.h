@@ -150,6 +150,7 @@ struct SyntaxError {
     python_tuple,      // Python's `(x, y)`, `(D,)`, `return x, y` (`expected`: `arguments` when it is a call's only argument, read as its
                        // arguments; `return`; `one` for a tuple of one; else empty; the last three read as an error node) (E0101)
     python_list,       // Python's `[x, y]`, `[D]` (`expected` as for python_tuple, but never `return`) (E0101)
+                       // (either, `expected` `keyword`: a keyword's value, `dim=[1, 2]`)
     dim_without_value, // `dim F`, no `= value`; the span is the name (E0103)
   };
   Kind kind = Kind::unreadable;

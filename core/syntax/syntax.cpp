@@ -531,7 +531,10 @@ class Lowering {
           argument.keyword = text(name);
           argument.keyword_span = span(name);
         }
-        argument.value = lower_expr(field(child.node, fields_.value));
+        TSNode value = field(child.node, fields_.value);
+        // `sum(x, dim=[1, 2])`, `dim=(1, 2)`: several values where a keyword takes one.
+        const bool sequence = kind(value) == Sym::tuple || kind(value) == Sym::python_list;
+        argument.value = sequence ? python_sequence(value, "keyword") : lower_expr(value);
       } else if (child.sym == Sym::axis_pattern) {
         argument.pattern = lower_pattern(child.node);
       } else {

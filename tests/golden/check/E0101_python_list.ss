@@ -23,3 +23,7 @@ fn joined_wrong(x: [b n D], y: [b n D]) -> [b n D]:
 fn pair(x: [b n D], y: [b n D]) -> [b n D]:
     both = [x, y]
     return x
+
+## Several axes where a keyword takes one: a reduction over two is two calls.
+fn total(x: [b n D]) -> [b]:
+    return sum(x, dim=[1, 2])

@@ -105,7 +105,7 @@ ValueType rule_max(CallContext& call);
 const Argument* removed_by_reduction(const Expr& e, const std::string& axis) {
   if (e.kind != Expr::Kind::call || e.operands.empty() || e.operands[0]->kind != Expr::Kind::name) return nullptr;
   const Builtin* builtin = find_builtin(e.operands[0]->text);
-  if (!builtin || (builtin->rule != rule_reduce && builtin->rule != rule_max)) return nullptr;
+  if (!builtin || !over_removes_the_axis(*builtin)) return nullptr;
   for (const Argument& a : e.arguments)
     if (a.keyword == "over" && a.value && a.value->kind == Expr::Kind::name && a.value->text == axis) return &a;
   return nullptr;
@@ -1719,6 +1719,7 @@ std::string_view Builtin::default_of(std::string_view keyword) const {
 bool is_elementwise(const Builtin& builtin) { return builtin.rule == rule_real || builtin.rule == rule_nonneg; }
 
 bool over_names_a_new_axis(const Builtin& builtin) { return builtin.rule == rule_stack; }
+bool over_removes_the_axis(const Builtin& builtin) { return builtin.rule == rule_reduce || builtin.rule == rule_max; }
 
 const Builtin* find_builtin(std::string_view name) {
   // By name, made once: the checker asks of every call and every global name, and a scan of the

@@ -151,6 +151,8 @@ bool is_elementwise(const Builtin& builtin);
 // Whether `over=` names an axis the built-in makes (`stack(a, b, over=K)` is `[K ..]`), not one of
 // its argument's: PyTorch's `dim=` is then no `over=` of an axis it has.
 bool over_names_a_new_axis(const Builtin& builtin);
+// Whether `over=` names the axis the built-in reduces away (`sum`, `mean`, `max`, `min`).
+bool over_removes_the_axis(const Builtin& builtin);
 
 // Training constructs' reserved names (modes, datasets, logs, gradients, optimizers).
 bool is_training_builtin(std::string_view name);

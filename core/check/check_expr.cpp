@@ -2287,6 +2287,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   bool ok = true;
   std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
   const Expr* torch_dim = nullptr;  // PyTorch's `dim=-1`, reported, read as the `over=` its fix writes
+  std::vector<size_t> torch_dims;   // PyTorch's `dim=[1, 2]` of a reduction, reported, read as the calls its fix writes
   std::optional<size_t> torch_over;  // PyTorch's `normalized_shape` by position, reported, read as the `over=` its fix writes
   // einops' `rearrange(x, "b n (h d) -> ...", h=H)`: its keywords size the quoted pattern, whose E0504 fix writes them in.
   bool quoted_pattern = builtin.takes_pattern && std::none_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return a.pattern.has_value(); }) &&
@@ -2324,6 +2325,13 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
             d.emit();
             continue;
           }
+          // PyTorch's `sum(x, dim=[1, 2])`: checked as the reductions in turn that its fix writes.
+          if (*ours == "over" && torch_dims.empty())
+            if (auto turns = reduced_in_turn(builtin, expr, argument, positional_types, scope)) {
+              torch_dims = std::move(turns->positions);
+              d.emit();
+              continue;
+            }
           // PyTorch's `is_causal=True`, where its fix writes `attn_mask=causal[n n]`: checked with that mask.
           if (*ours == "attn_mask" && *argument.keyword == "is_causal" && !keywords.count("attn_mask") && argument.value &&
               argument.value->kind == Expr::Kind::name && argument.value->text == "True" && !positional_types.empty() &&
@@ -2448,6 +2456,17 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   if (!ok || !builtin.rule) return ValueType::unknown();
   for (size_t i = 0; i < positional_types.size(); ++i)
     if (positional_types[i].is_unknown()) return ValueType::unknown();
+  if (!torch_dims.empty()) {
+    // One reduction an axis, each of the result of the one before; a later axis has moved down one
+    // place for each earlier one removed before it.
+    ValueType value = positional_types[0];
+    for (size_t i = 0; i < torch_dims.size() && value.is_tensor(); ++i) {
+      size_t at = torch_dims[i];
+      for (size_t j = 0; j < i; ++j) at -= torch_dims[j] < torch_dims[i] ? 1 : 0;
+      value = fixed_call_value(*this, scope, &builtin, expr, {{positional[0]->value.get(), positional[0]->span, value}}, at);
+    }
+    return value;
+  }
   CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
   context.facts = &facts;
   context.shape_ = shape;
@@ -2648,6 +2667,11 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
     return "over";
   }
   if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over")) {
+    if (auto turns = reduced_in_turn(builtin, call, argument, positional, scope)) {
+      d.help("ShapeScript reduces one axis a call, picked by its name: `" + turns->written + "`")
+          .fix("reduce one axis a call", written_call(call), turns->written);
+      return "over";
+    }
     const Expr* value = argument.value.get();
     std::optional<std::string> axis;
     if (value && first) {
@@ -2695,6 +2719,54 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
     }
   }
   return std::nullopt;
+}
+
+// PyTorch's `sum(x, dim=[1, 2])` (or `dim=(1, 2)`) of an `x: [b n D]`: one reduction an axis,
+// `sum(sum(x, over=n), over=D)`. None unless the built-in reduces its `over=` away, x is its one
+// other argument and each item is a distinct literal position of an axis with a name here.
+std::optional<Checker::ReducedInTurn> Checker::reduced_in_turn(const Builtin& builtin, const Expr& call, const Argument& dim,
+                                                               const std::vector<ValueType>& positional, const Scope& scope) const {
+  if (!over_removes_the_axis(builtin) || positional.size() != 1 || !positional[0].is_tensor() || !dim.value ||
+      dim.value->kind != Expr::Kind::error || call.piped)
+    return std::nullopt;
+  const TensorType& x = positional[0].tensor;
+  // The list's items, read from its text: the lowering keeps a list as an error node.
+  std::string_view written = a_.file.slice(dim.value->span);
+  if (written.size() < 2 || !((written.front() == '[' && written.back() == ']') || (written.front() == '(' && written.back() == ')')))
+    return std::nullopt;
+  ReducedInTurn turns;
+  std::string_view inside = written.substr(1, written.size() - 2);
+  while (!inside.empty()) {
+    size_t comma = inside.find(',');
+    std::string_view item = inside.substr(0, comma);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+    inside = comma == std::string_view::npos ? std::string_view{} : inside.substr(comma + 1);
+    if (item.empty() && inside.empty() && !turns.positions.empty()) break;  // a trailing comma
+    bool negative = !item.empty() && item.front() == '-';
+    if (negative) item.remove_prefix(1);
+    if (item.empty() || item.size() > 3 || !std::ranges::all_of(item, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) return std::nullopt;
+    int64_t at = std::stoll(std::string(item));
+    if (negative) at = static_cast<int64_t>(x.rank()) - at;
+    if (at < 0 || at >= static_cast<int64_t>(x.rank()) || std::ranges::find(turns.positions, static_cast<size_t>(at)) != turns.positions.end())
+      return std::nullopt;
+    turns.positions.push_back(static_cast<size_t>(at));
+  }
+  if (turns.positions.size() < 2) return std::nullopt;
+  const Argument* tensor = nullptr;
+  for (const Argument& a : call.arguments) {
+    if (&a == &dim) continue;
+    if (a.keyword || !a.value || tensor) return std::nullopt;  // `keepdim=` or another keyword: no sure fix
+    tensor = &a;
+  }
+  if (!tensor) return std::nullopt;
+  turns.written = written_as_fixed(*tensor->value);
+  for (size_t at : turns.positions) {
+    auto axis = written_axis(x.axes[at], x, scope);
+    if (!axis) return std::nullopt;
+    turns.written = std::string(builtin.name) + "(" + turns.written + ", over=" + *axis + ")";
+  }
+  return turns;
 }
 
 // PyTorch's `stack([x, y], dim=1)` of `x, y: [b n D]`: `stack(x, y, over=2)` makes the new axis,

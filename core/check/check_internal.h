@@ -226,6 +226,12 @@ class Checker {
   // Where an unknown keyword is PyTorch's (`dim=`, `is_causal=`): the help and fix, and the keyword it stands for.
   std::optional<std::string> kept_axis(const Builtin& builtin, const Expr& call, const Argument& keepdim, const TensorType* x,
                                        const Scope& scope) const;
+  struct ReducedInTurn {
+    std::vector<size_t> positions;  // x's axes, in the order the calls reduce them
+    std::string written;            // `sum(sum(x, over=n), over=D)`
+  };
+  std::optional<ReducedInTurn> reduced_in_turn(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
+                                               const Scope& scope) const;
   std::optional<std::string> new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
                                             const Scope& scope) const;
   std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,

@@ -1,0 +1,13 @@
+dim D = 64
+
+## PyTorch's `sum(x, dim=[1, 2])` reduces two axes in one call; ShapeScript reduces one a call,
+## picked by its name, and the fix writes them in turn. The call is checked as the fix writes it.
+fn total(x: [b n D]) -> [b]:
+    return sum(x, dim=[1, 2])
+
+fn pooled(x: [b c h w]) -> [b c]:
+    return torch.mean(x, dim=(-2, -1))
+
+## So a result that is not what the signature says is found in the same round.
+fn wrong(x: [b n D]) -> [b n]:
+    return torch.amax(x, dim=[0, 2])

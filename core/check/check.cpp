@@ -646,7 +646,7 @@ void Checker::report_python_sequence(const SyntaxError& e) {
   }
   if (e.expected == "keyword") {
     report(DiagnosticCode::E0101, e.span, no + ": `" + quoted + "`").label(label)
-        .help("a keyword takes one value: `over=` names one axis, so a reduction over two is two calls, as in `sum(sum(x, over=n), over=D)`");
+        .help("a keyword takes one value: `over=` names one axis, so a reduction over several axes is one call an axis, each of the one before");
     return;
   }
   if (e.expected == "return") {

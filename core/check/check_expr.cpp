@@ -652,6 +652,32 @@ std::optional<std::string> moved_axes_pattern(const TensorType& x, const std::ve
 
 // PyTorch's `keepdim=True`: a reduction's axes with a new one at `at`, which moved_axes_pattern
 // writes as `b n -> b n 1`; for the method form and the function form alike.
+// The axes a list or tuple of PyTorch's names, `[1, 2]` or `(-2, -1)` as written, as positions
+// of a tensor of `rank` axes: none unless there are two or more, each a distinct literal position.
+std::optional<std::vector<size_t>> positions_in_list(std::string_view written, size_t rank) {
+  if (written.size() < 2 || !((written.front() == '[' && written.back() == ']') || (written.front() == '(' && written.back() == ')')))
+    return std::nullopt;
+  std::vector<size_t> positions;
+  std::string_view inside = written.substr(1, written.size() - 2);
+  while (!inside.empty()) {
+    size_t comma = inside.find(',');
+    std::string_view item = inside.substr(0, comma);
+    inside = comma == std::string_view::npos ? std::string_view{} : inside.substr(comma + 1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+    if (item.empty() && inside.empty() && !positions.empty()) break;  // a trailing comma
+    bool negative = !item.empty() && item.front() == '-';
+    if (negative) item.remove_prefix(1);
+    if (item.empty() || item.size() > 3 || !std::ranges::all_of(item, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) return std::nullopt;
+    int64_t at = std::stoll(std::string(item));
+    if (negative) at = static_cast<int64_t>(rank) - at;
+    if (at < 0 || at >= static_cast<int64_t>(rank) || std::ranges::find(positions, static_cast<size_t>(at)) != positions.end()) return std::nullopt;
+    positions.push_back(static_cast<size_t>(at));
+  }
+  if (positions.size() < 2) return std::nullopt;
+  return positions;
+}
+
 std::vector<size_t> kept_axis_order(size_t reduced_rank, size_t at) {
   std::vector<size_t> to;
   for (size_t i = 0; i < reduced_rank; ++i) to.push_back(i);
@@ -1622,7 +1648,8 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
       d.help((name == expr.text ? "`" + name + "` is a function, not a method" : "PyTorch's `." + expr.text + "` is the function `" + name + "` here") +
              ": the tensor is its first argument, `" + name + "(" + x + (tensor_alone ? ")`" : ", …)`") + ", or piped in, `" + x + " |> " +
              name + (tensor_alone ? "()`" : "(…)`"));
-      if (called) {
+      if (called && method_reduced_in_turn(d, builtin, expr, *enclosing, object, x, scope)) {
+      } else if (called) {
         // PyTorch's axis, `x.sum(-1)` or `x.mean(dim=1)`, becomes the `over=` it is, where the axis has a name here.
         const auto& arguments = enclosing->arguments;
         bool takes_over = takes_keyword(builtin, "over");
@@ -2456,17 +2483,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   if (!ok || !builtin.rule) return ValueType::unknown();
   for (size_t i = 0; i < positional_types.size(); ++i)
     if (positional_types[i].is_unknown()) return ValueType::unknown();
-  if (!torch_dims.empty()) {
-    // One reduction an axis, each of the result of the one before; a later axis has moved down one
-    // place for each earlier one removed before it.
-    ValueType value = positional_types[0];
-    for (size_t i = 0; i < torch_dims.size() && value.is_tensor(); ++i) {
-      size_t at = torch_dims[i];
-      for (size_t j = 0; j < i; ++j) at -= torch_dims[j] < torch_dims[i] ? 1 : 0;
-      value = fixed_call_value(*this, scope, &builtin, expr, {{positional[0]->value.get(), positional[0]->span, value}}, at);
-    }
-    return value;
-  }
+  if (!torch_dims.empty()) return reductions_value(builtin, expr, *positional[0]->value, positional_types[0], torch_dims, scope);
   CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
   context.facts = &facts;
   context.shape_ = shape;
@@ -2730,29 +2747,8 @@ std::optional<Checker::ReducedInTurn> Checker::reduced_in_turn(const Builtin& bu
       dim.value->kind != Expr::Kind::error || call.piped)
     return std::nullopt;
   const TensorType& x = positional[0].tensor;
-  // The list's items, read from its text: the lowering keeps a list as an error node.
-  std::string_view written = a_.file.slice(dim.value->span);
-  if (written.size() < 2 || !((written.front() == '[' && written.back() == ']') || (written.front() == '(' && written.back() == ')')))
-    return std::nullopt;
-  ReducedInTurn turns;
-  std::string_view inside = written.substr(1, written.size() - 2);
-  while (!inside.empty()) {
-    size_t comma = inside.find(',');
-    std::string_view item = inside.substr(0, comma);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
-    inside = comma == std::string_view::npos ? std::string_view{} : inside.substr(comma + 1);
-    if (item.empty() && inside.empty() && !turns.positions.empty()) break;  // a trailing comma
-    bool negative = !item.empty() && item.front() == '-';
-    if (negative) item.remove_prefix(1);
-    if (item.empty() || item.size() > 3 || !std::ranges::all_of(item, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) return std::nullopt;
-    int64_t at = std::stoll(std::string(item));
-    if (negative) at = static_cast<int64_t>(x.rank()) - at;
-    if (at < 0 || at >= static_cast<int64_t>(x.rank()) || std::ranges::find(turns.positions, static_cast<size_t>(at)) != turns.positions.end())
-      return std::nullopt;
-    turns.positions.push_back(static_cast<size_t>(at));
-  }
-  if (turns.positions.size() < 2) return std::nullopt;
+  auto positions = positions_in_list(a_.file.slice(dim.value->span), x.rank());
+  if (!positions) return std::nullopt;
   const Argument* tensor = nullptr;
   for (const Argument& a : call.arguments) {
     if (&a == &dim) continue;
@@ -2760,13 +2756,64 @@ std::optional<Checker::ReducedInTurn> Checker::reduced_in_turn(const Builtin& bu
     tensor = &a;
   }
   if (!tensor) return std::nullopt;
-  turns.written = written_as_fixed(*tensor->value);
-  for (size_t at : turns.positions) {
+  auto written = reductions_written(builtin, written_as_fixed(*tensor->value), *positions, x, scope);
+  if (!written) return std::nullopt;
+  return ReducedInTurn{std::move(*positions), std::move(*written)};
+}
+
+// PyTorch's `x.sum(dim=[1, 2])`, or `x.mean((-2, -1))` (its tuple read as the arguments): one
+// reduction an axis, the fix and its value, as `reduced_in_turn` has them for `sum(x, dim=[1, 2])`.
+// False, doing nothing, unless each axis is a distinct literal position with a name here.
+bool Checker::method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builtin, const Expr& method, const Expr& call, const ValueType& object,
+                                     const std::string& x, Scope& scope) {
+  if (!over_removes_the_axis(builtin) || !object.is_tensor()) return false;
+  const auto& arguments = call.arguments;
+  const size_t rank = object.tensor.rank();
+  std::optional<std::vector<size_t>> positions;
+  if (arguments.size() == 1 && arguments[0].keyword && (*arguments[0].keyword == "dim" || *arguments[0].keyword == "axis") && arguments[0].value &&
+      arguments[0].value->kind == Expr::Kind::error) {
+    positions = positions_in_list(a_.file.slice(arguments[0].value->span), rank);
+  } else if (arguments.size() >= 2) {
+    positions.emplace();
+    for (const Argument& a : arguments) {
+      auto at = a.keyword ? std::nullopt : literal_position(a.value.get(), rank);
+      if (!at || std::ranges::find(*positions, *at) != positions->end()) return false;
+      positions->push_back(*at);
+    }
+  }
+  if (!positions) return false;
+  auto written = reductions_written(builtin, x, *positions, object.tensor, scope);
+  if (!written) return false;
+  d.help("PyTorch's `." + method.text + "` over several axes is one reduction an axis here, each picked by its name: `" + *written + "`")
+      .fix("reduce one axis a call", call.span, *written);
+  fixed_text_[&call] = *written;
+  ValueType value = reductions_value(builtin, call, *method.operands[0], object, *positions, scope);
+  if (!value.is_unknown()) call_value(call, std::move(value));
+  return true;
+}
+
+// `sum(sum(x, over=n), over=D)`: x reduced along each of its axes at `positions`, in turn, each by
+// its name; none where one has no name here.
+std::optional<std::string> Checker::reductions_written(const Builtin& builtin, std::string x_written, const std::vector<size_t>& positions,
+                                                       const TensorType& x, const Scope& scope) const {
+  for (size_t at : positions) {
     auto axis = written_axis(x.axes[at], x, scope);
     if (!axis) return std::nullopt;
-    turns.written = std::string(builtin.name) + "(" + turns.written + ", over=" + *axis + ")";
+    x_written = std::string(builtin.name) + "(" + x_written + ", over=" + *axis + ")";
   }
-  return turns;
+  return x_written;
+}
+
+// The value of those reductions: each of the result of the one before, where a later axis has
+// moved down a place for each earlier one removed before it.
+ValueType Checker::reductions_value(const Builtin& builtin, const Expr& call, const Expr& x_expr, ValueType value, const std::vector<size_t>& positions,
+                                    Scope& scope) {
+  for (size_t i = 0; i < positions.size() && value.is_tensor(); ++i) {
+    size_t at = positions[i];
+    for (size_t j = 0; j < i; ++j) at -= positions[j] < positions[i] ? 1 : 0;
+    value = fixed_call_value(*this, scope, &builtin, call, {{&x_expr, x_expr.span, value}}, at);
+  }
+  return value;
 }
 
 // PyTorch's `stack([x, y], dim=1)` of `x, y: [b n D]`: `stack(x, y, over=2)` makes the new axis,

@@ -11,3 +11,11 @@ fn pooled(x: [b c h w]) -> [b c]:
 ## So a result that is not what the signature says is found in the same round.
 fn wrong(x: [b n D]) -> [b n]:
     return torch.amax(x, dim=[0, 2])
+
+## The methods alike: `x.sum(dim=[1, 2])`, and `x.mean((-2, -1))`, whose tuple is read as the axes.
+fn total_method(x: [b n D]) -> [b]:
+    return x.sum(dim=[1, 2])
+
+fn pooled_method(x: [b c h w]) -> [b c]:
+    s = x.mean((-2, -1))
+    return s

@@ -650,8 +650,6 @@ std::optional<std::string> moved_axes_pattern(const TensorType& x, const std::ve
   return joined_axes(*written) + " -> " + joined_axes(out);
 }
 
-// PyTorch's `keepdim=True`: a reduction's axes with a new one at `at`, which moved_axes_pattern
-// writes as `b n -> b n 1`; for the method form and the function form alike.
 // The axes a list or tuple of PyTorch's names, `[1, 2]` or `(-2, -1)` as written, as positions
 // of a tensor of `rank` axes: none unless there are two or more, each a distinct literal position.
 std::optional<std::vector<size_t>> positions_in_list(std::string_view written, size_t rank) {
@@ -678,11 +676,19 @@ std::optional<std::vector<size_t>> positions_in_list(std::string_view written, s
   return positions;
 }
 
-std::vector<size_t> kept_axis_order(size_t reduced_rank, size_t at) {
+// PyTorch's `keepdim=True`: a reduction's axes with a new one (a 1) at each of the `removed`
+// positions of the tensor of `rank` axes it reduced, which moved_axes_pattern writes as
+// `b n -> b n 1`; for the method form and the function form alike, and for several axes.
+std::vector<size_t> kept_axis_order(size_t rank, const std::vector<size_t>& removed) {
   std::vector<size_t> to;
-  for (size_t i = 0; i < reduced_rank; ++i) to.push_back(i);
-  to.insert(to.begin() + static_cast<std::ptrdiff_t>(at), kNewAxis);
+  for (size_t i = 0, next = 0; i < rank; ++i)
+    to.push_back(std::ranges::find(removed, i) != removed.end() ? kNewAxis : next++);
   return to;
+}
+
+// PyTorch's `keepdim=True`, as an argument.
+bool is_keepdim_true(const Argument& a) {
+  return a.keyword && *a.keyword == "keepdim" && a.value && a.value->kind == Expr::Kind::name && a.value->text == "True";
 }
 
 }  // namespace
@@ -1693,7 +1699,7 @@ ValueType Checker::eval_attribute(const Expr& expr, Scope& scope, const Expr* en
         // With keepdim, a reduction's result gets its axis back, of size 1, where the fix can write it.
         std::optional<std::string> kept;
         if (keepdim && over && value.is_tensor() && value.tensor.rank() + 1 == object.tensor.rank()) {
-          std::vector<size_t> to = kept_axis_order(value.tensor.rank(), *over);
+          std::vector<size_t> to = kept_axis_order(object.tensor.rank(), {*over});
           if ((kept = moved_axes_pattern(value.tensor, to, writable_in(scope)))) value.tensor = moved_axes_type(value.tensor, to);
         }
         std::string rest;
@@ -2315,6 +2321,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   std::set<std::string> suggested;  // keywords a misspelled one was taken for: not reported missing too
   const Expr* torch_dim = nullptr;  // PyTorch's `dim=-1`, reported, read as the `over=` its fix writes
   std::vector<size_t> torch_dims;   // PyTorch's `dim=[1, 2]` of a reduction, reported, read as the calls its fix writes
+  bool torch_dims_kept = false;     // and with `keepdim=True`, the `rearrange` around them
   std::optional<size_t> torch_over;  // PyTorch's `normalized_shape` by position, reported, read as the `over=` its fix writes
   // einops' `rearrange(x, "b n (h d) -> ...", h=H)`: its keywords size the quoted pattern, whose E0504 fix writes them in.
   bool quoted_pattern = builtin.takes_pattern && std::none_of(expr.arguments.begin(), expr.arguments.end(), [](const Argument& a) { return a.pattern.has_value(); }) &&
@@ -2337,6 +2344,12 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
         d.label("unknown keyword").suggest(argument.keyword_span, suggestion);
         if (suggestion) suggested.insert(*suggestion);
         else d.note("`" + name + "` is `" + std::string(builtin.signature) + "`");
+        // `keepdim=True` after `dim=[1, 2]`: the `rearrange` that fix writes keeps the axes.
+        if (torch_dims_kept && is_keepdim_true(argument)) {
+          d.help("the axes are kept, of size 1, by the `rearrange` that the fix for `dim=` writes around the reductions");
+          d.emit();
+          continue;
+        }
         if (auto ours = torch_keyword_help(d, builtin, expr, argument, positional_types, scope)) {
           if (ours->empty()) {  // PyTorch's keyword for what ShapeScript knows (`training=`): the call is as without it
             d.emit();
@@ -2356,6 +2369,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
           if (*ours == "over" && torch_dims.empty())
             if (auto turns = reduced_in_turn(builtin, expr, argument, positional_types, scope)) {
               torch_dims = std::move(turns->positions);
+              torch_dims_kept = turns->kept;
               d.emit();
               continue;
             }
@@ -2483,7 +2497,7 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
   if (!ok || !builtin.rule) return ValueType::unknown();
   for (size_t i = 0; i < positional_types.size(); ++i)
     if (positional_types[i].is_unknown()) return ValueType::unknown();
-  if (!torch_dims.empty()) return reductions_value(builtin, expr, *positional[0]->value, positional_types[0], torch_dims, scope);
+  if (!torch_dims.empty()) return reductions_value(builtin, expr, *positional[0]->value, positional_types[0], torch_dims, torch_dims_kept, scope);
   CallChecker context(*this, expr, scope, positional, positional_types, keywords, pattern);
   context.facts = &facts;
   context.shape_ = shape;
@@ -2750,15 +2764,20 @@ std::optional<Checker::ReducedInTurn> Checker::reduced_in_turn(const Builtin& bu
   auto positions = positions_in_list(a_.file.slice(dim.value->span), x.rank());
   if (!positions) return std::nullopt;
   const Argument* tensor = nullptr;
+  bool keep = false;
   for (const Argument& a : call.arguments) {
     if (&a == &dim) continue;
-    if (a.keyword || !a.value || tensor) return std::nullopt;  // `keepdim=` or another keyword: no sure fix
+    if (is_keepdim_true(a) && !keep) {
+      keep = true;
+      continue;
+    }
+    if (a.keyword || !a.value || tensor) return std::nullopt;  // another keyword: no sure fix
     tensor = &a;
   }
   if (!tensor) return std::nullopt;
-  auto written = reductions_written(builtin, written_as_fixed(*tensor->value), *positions, x, scope);
+  auto written = reductions_written(builtin, written_as_fixed(*tensor->value), *positions, x, keep, scope);
   if (!written) return std::nullopt;
-  return ReducedInTurn{std::move(*positions), std::move(*written)};
+  return ReducedInTurn{std::move(*positions), keep, std::move(*written)};
 }
 
 // PyTorch's `x.sum(dim=[1, 2])`, or `x.mean((-2, -1))` (its tuple read as the arguments): one
@@ -2769,25 +2788,32 @@ bool Checker::method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builti
   if (!over_removes_the_axis(builtin) || !object.is_tensor()) return false;
   const auto& arguments = call.arguments;
   const size_t rank = object.tensor.rank();
+  // The axes, as a list (`dim=[1, 2]`) or as the arguments a tuple was read as; and `keepdim=True`.
+  std::vector<const Argument*> axes;
+  bool keep = false;
+  for (const Argument& a : arguments) {
+    if (is_keepdim_true(a) && !keep) keep = true;
+    else axes.push_back(&a);
+  }
   std::optional<std::vector<size_t>> positions;
-  if (arguments.size() == 1 && arguments[0].keyword && (*arguments[0].keyword == "dim" || *arguments[0].keyword == "axis") && arguments[0].value &&
-      arguments[0].value->kind == Expr::Kind::error) {
-    positions = positions_in_list(a_.file.slice(arguments[0].value->span), rank);
-  } else if (arguments.size() >= 2) {
+  if (axes.size() == 1 && axes[0]->keyword && (*axes[0]->keyword == "dim" || *axes[0]->keyword == "axis") && axes[0]->value &&
+      axes[0]->value->kind == Expr::Kind::error) {
+    positions = positions_in_list(a_.file.slice(axes[0]->value->span), rank);
+  } else if (axes.size() >= 2) {
     positions.emplace();
-    for (const Argument& a : arguments) {
-      auto at = a.keyword ? std::nullopt : literal_position(a.value.get(), rank);
+    for (const Argument* a : axes) {
+      auto at = a->keyword ? std::nullopt : literal_position(a->value.get(), rank);
       if (!at || std::ranges::find(*positions, *at) != positions->end()) return false;
       positions->push_back(*at);
     }
   }
   if (!positions) return false;
-  auto written = reductions_written(builtin, x, *positions, object.tensor, scope);
+  auto written = reductions_written(builtin, x, *positions, object.tensor, keep, scope);
   if (!written) return false;
   d.help("PyTorch's `." + method.text + "` over several axes is one reduction an axis here, each picked by its name: `" + *written + "`")
       .fix("reduce one axis a call", call.span, *written);
   fixed_text_[&call] = *written;
-  ValueType value = reductions_value(builtin, call, *method.operands[0], object, *positions, scope);
+  ValueType value = reductions_value(builtin, call, *method.operands[0], object, *positions, keep, scope);
   if (!value.is_unknown()) call_value(call, std::move(value));
   return true;
 }
@@ -2795,24 +2821,34 @@ bool Checker::method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builti
 // `sum(sum(x, over=n), over=D)`: x reduced along each of its axes at `positions`, in turn, each by
 // its name; none where one has no name here.
 std::optional<std::string> Checker::reductions_written(const Builtin& builtin, std::string x_written, const std::vector<size_t>& positions,
-                                                       const TensorType& x, const Scope& scope) const {
+                                                       const TensorType& x, bool keep, const Scope& scope) const {
   for (size_t at : positions) {
     auto axis = written_axis(x.axes[at], x, scope);
     if (!axis) return std::nullopt;
     x_written = std::string(builtin.name) + "(" + x_written + ", over=" + *axis + ")";
   }
-  return x_written;
+  if (!keep) return x_written;
+  // `keepdim=True`: a 1 where each reduced axis was, `rearrange(.., b c -> b c 1 1)`.
+  TensorType reduced = x;
+  for (size_t i = x.rank(); i-- > 0;)
+    if (std::ranges::find(positions, i) != positions.end()) reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(i));
+  auto pattern = moved_axes_pattern(reduced, kept_axis_order(x.rank(), positions), writable_in(scope));
+  if (!pattern) return std::nullopt;
+  return "rearrange(" + x_written + ", " + *pattern + ")";
 }
 
 // The value of those reductions: each of the result of the one before, where a later axis has
 // moved down a place for each earlier one removed before it.
 ValueType Checker::reductions_value(const Builtin& builtin, const Expr& call, const Expr& x_expr, ValueType value, const std::vector<size_t>& positions,
-                                    Scope& scope) {
+                                    bool keep, Scope& scope) {
+  const size_t rank = value.is_tensor() ? value.tensor.rank() : 0;
   for (size_t i = 0; i < positions.size() && value.is_tensor(); ++i) {
     size_t at = positions[i];
     for (size_t j = 0; j < i; ++j) at -= positions[j] < positions[i] ? 1 : 0;
     value = fixed_call_value(*this, scope, &builtin, call, {{&x_expr, x_expr.span, value}}, at);
   }
+  if (keep && value.is_tensor() && value.tensor.rank() + positions.size() == rank)
+    value.tensor = moved_axes_type(value.tensor, kept_axis_order(rank, positions));
   return value;
 }
 
@@ -2861,7 +2897,7 @@ std::optional<std::string> Checker::kept_axis(const Builtin& builtin, const Expr
   // The result's axes, less the reduced one, and the same with a 1 where it was.
   TensorType reduced = *x;
   reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(*at));
-  auto pattern = moved_axes_pattern(reduced, kept_axis_order(reduced.rank(), *at), writable_in(scope));
+  auto pattern = moved_axes_pattern(reduced, kept_axis_order(x->rank(), {*at}), writable_in(scope));
   if (!pattern) return std::nullopt;
   std::string reduction = std::string(builtin.name) + "(";
   bool first_argument = true;

@@ -228,6 +228,7 @@ class Checker {
                                        const Scope& scope) const;
   struct ReducedInTurn {
     std::vector<size_t> positions;  // x's axes, in the order the calls reduce them
+    bool kept = false;              // `keepdim=True`: a `rearrange` puts a 1 where each was
     std::string written;            // `sum(sum(x, over=n), over=D)`
   };
   std::optional<ReducedInTurn> reduced_in_turn(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
@@ -235,9 +236,9 @@ class Checker {
   bool method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builtin, const Expr& method, const Expr& call, const ValueType& object,
                               const std::string& x, Scope& scope);
   std::optional<std::string> reductions_written(const Builtin& builtin, std::string x_written, const std::vector<size_t>& positions, const TensorType& x,
-                                                const Scope& scope) const;
+                                                bool keep, const Scope& scope) const;
   ValueType reductions_value(const Builtin& builtin, const Expr& call, const Expr& x_expr, ValueType value, const std::vector<size_t>& positions,
-                             Scope& scope);
+                             bool keep, Scope& scope);
   std::optional<std::string> new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
                                             const Scope& scope) const;
   std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,

@@ -19,3 +19,10 @@ fn total_method(x: [b n D]) -> [b]:
 fn pooled_method(x: [b c h w]) -> [b c]:
     s = x.mean((-2, -1))
     return s
+
+## With `keepdim=True`, a `rearrange` puts a 1 where each reduced axis was.
+fn squeeze_excite(x: [b c h w]) -> [b c 1 1]:
+    return x.mean((2, 3), keepdim=True)
+
+fn squeeze_excite_torch(x: [b c h w]) -> [b c 1 1]:
+    return torch.mean(x, dim=[-2, -1], keepdim=True)

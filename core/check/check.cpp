@@ -777,6 +777,7 @@ std::optional<Axis> Checker::resolve_size_name(const std::string& name, Span spa
   }
   if (auto local = scope.locals.find(name); local != scope.locals.end()) {
     const ValueType& type = local->second.type;
+    if (type.is_unknown()) return std::nullopt;  // reported where its value went wrong
     if (type.is_tensor() && type.tensor.rank() == 0 && type.tensor.element.is_integer()) {
       axis.size = type.known_size ? *type.known_size : SizeExpr::variable(name);
       definition(span, local->second.at);

@@ -331,6 +331,9 @@ constexpr TorchName kTorchNames[] = {
     {"pow", "*", "a square is `x * x`, and `sqrt`, `exp` and `log` give the rest"},
     {"chunk", "split", "equal pieces are a group in a pattern: `split(x, b n (3 D) -> b n D)`"},
     {"tril", "causal", "a lower-triangular mask is `causal[n n]`, true where a position may attend"},
+    {"triu", "causal", "the positions after each query are those `causal[n n]` leaves false: attention masks them with `attn_mask=causal[n n]`, "
+                       "and `masked_fill(s, !causal[n n], -inf)` fills them"},
+    {"arange", "map", "the positions `0..n` are `n |> map(i => i)`, an `[n]` of indices; `as [n] Index[P]` bounds them for an `embedding` of P rows"},
     {"norm", "sqrt", "a vector's length is `sqrt(sum(x * x, over=D))`"},
     {"amax", "max", ""},
     {"amin", "min", ""},
@@ -2101,6 +2104,21 @@ ValueType Checker::eval_subscript(const Expr& expr, Scope& scope) {
   if (value.kind == ValueType::Kind::python) return value;
   auto tensor = require_tensor(value, &base, base.span);
   if (!tensor) return ValueType::unknown();
+  // PyTorch's `wte[ids]`, a table `[V D]` indexed by a tensor of ids: a lookup, `embedding(ids, wte)`,
+  // whose value it has.
+  if (auto ids = expr.index.size() == 1 && expr.index[0].kind == SizeNode::Kind::name && tensor->rank() == 2 ? scope.locals.find(expr.index[0].name)
+                                                                                                              : scope.locals.end();
+      ids != scope.locals.end() && ids->second.type.is_tensor() && ids->second.type.tensor.rank() >= 1) {
+    const std::string& name = expr.index[0].name;
+    definition(expr.index[0].span, ids->second.at);
+    std::string written = "embedding(" + name + ", " + written_as_fixed(base) + ")";
+    report(DiagnosticCode::E0505, expr.index[0].span, "`" + name + "` is a tensor, not a size: a table indexed by a tensor of ids is a lookup")
+        .label("a tensor " + ids->second.type.tensor.to_string())
+        .help("`embedding(ids, table)` looks up each id's row: `" + written + "`")
+        .fix("write `embedding`", expr.span, written);
+    fixed_text_[&expr] = written;
+    return fixed_call_value(*this, scope, find_builtin("embedding"), expr, {{nullptr, expr.index[0].span, ids->second.type}, {&base, base.span, value}});
+  }
   std::vector<IndexValue> indices;
   for (const SizeNode& s : expr.index) {
     auto index = resolve_index(s, scope);

@@ -653,32 +653,6 @@ std::optional<std::string> moved_axes_pattern(const TensorType& x, const std::ve
   return joined_axes(*written) + " -> " + joined_axes(out);
 }
 
-// The axes a list or tuple of PyTorch's names, `[1, 2]` or `(-2, -1)` as written, as positions
-// of a tensor of `rank` axes: none unless there are two or more, each a distinct literal position.
-std::optional<std::vector<size_t>> positions_in_list(std::string_view written, size_t rank) {
-  if (written.size() < 2 || !((written.front() == '[' && written.back() == ']') || (written.front() == '(' && written.back() == ')')))
-    return std::nullopt;
-  std::vector<size_t> positions;
-  std::string_view inside = written.substr(1, written.size() - 2);
-  while (!inside.empty()) {
-    size_t comma = inside.find(',');
-    std::string_view item = inside.substr(0, comma);
-    inside = comma == std::string_view::npos ? std::string_view{} : inside.substr(comma + 1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
-    if (item.empty() && inside.empty() && !positions.empty()) break;  // a trailing comma
-    bool negative = !item.empty() && item.front() == '-';
-    if (negative) item.remove_prefix(1);
-    if (item.empty() || item.size() > 3 || !std::ranges::all_of(item, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) return std::nullopt;
-    int64_t at = std::stoll(std::string(item));
-    if (negative) at = static_cast<int64_t>(rank) - at;
-    if (at < 0 || at >= static_cast<int64_t>(rank) || std::ranges::find(positions, static_cast<size_t>(at)) != positions.end()) return std::nullopt;
-    positions.push_back(static_cast<size_t>(at));
-  }
-  if (positions.size() < 2) return std::nullopt;
-  return positions;
-}
-
 // PyTorch's `keepdim=True`: a reduction's axes with a new one (a 1) at each of the `removed`
 // positions of the tensor of `rank` axes it reduced, which moved_axes_pattern writes as
 // `b n -> b n 1`; for the method form and the function form alike, and for several axes.
@@ -687,6 +661,14 @@ std::vector<size_t> kept_axis_order(size_t rank, const std::vector<size_t>& remo
   for (size_t i = 0, next = 0; i < rank; ++i)
     to.push_back(std::ranges::find(removed, i) != removed.end() ? kNewAxis : next++);
   return to;
+}
+
+// The pattern from x less its `removed` axes to the same with a 1 where each was: `b n -> b n 1`.
+std::optional<std::string> kept_axes_pattern(const TensorType& x, const std::vector<size_t>& removed, const std::function<bool(const SizeExpr&)>& writable) {
+  TensorType reduced = x;
+  for (size_t i = x.rank(); i-- > 0;)
+    if (std::ranges::find(removed, i) != removed.end()) reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(i));
+  return moved_axes_pattern(reduced, kept_axis_order(x.rank(), removed), writable);
 }
 
 // PyTorch's `keepdim=True`, as an argument.
@@ -2368,6 +2350,17 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
           d.emit();
           continue;
         }
+        // PyTorch's `sum(x, dim=[1, 2])`: the reductions in turn its fix writes, and their value.
+        if ((*argument.keyword == "dim" || *argument.keyword == "axis") && torch_dims.empty())
+          if (auto turns = call_reduced_in_turn(builtin, expr, positional_types, scope)) {
+            d.help("ShapeScript reduces one axis a call, picked by its name: `" + turns->written + "`")
+                .fix("reduce one axis a call", written_call(expr), turns->written);
+            suggested.insert("over");
+            torch_dims = std::move(turns->positions);
+            torch_dims_kept = turns->kept;
+            d.emit();
+            continue;
+          }
         if (auto ours = torch_keyword_help(d, builtin, expr, argument, positional_types, scope)) {
           if (ours->empty()) {  // PyTorch's keyword for what ShapeScript knows (`training=`): the call is as without it
             d.emit();
@@ -2383,14 +2376,6 @@ ValueType Checker::call_builtin(const Builtin& builtin, const Expr& expr, Scope&
             d.emit();
             continue;
           }
-          // PyTorch's `sum(x, dim=[1, 2])`: checked as the reductions in turn that its fix writes.
-          if (*ours == "over" && torch_dims.empty())
-            if (auto turns = reduced_in_turn(builtin, expr, argument, positional_types, scope)) {
-              torch_dims = std::move(turns->positions);
-              torch_dims_kept = turns->kept;
-              d.emit();
-              continue;
-            }
           // PyTorch's `is_causal=True`, where its fix writes `attn_mask=causal[n n]`: checked with that mask.
           if (*ours == "attn_mask" && *argument.keyword == "is_causal" && !keywords.count("attn_mask") && argument.value &&
               argument.value->kind == Expr::Kind::name && argument.value->text == "True" && !positional_types.empty() &&
@@ -2704,23 +2689,18 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
   const TensorType* first = !positional.empty() && positional[0].is_tensor() ? &positional[0].tensor : nullptr;
   if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over") && over_names_a_new_axis(builtin)) {
     const std::string why = "`" + std::string(builtin.name) + "`'s `over=` names the axis it makes, which comes first (`" + std::string(builtin.signature) + "`)";
-    if (auto written = new_axis_moved(builtin, call, argument, positional, scope)) {
-      if (written->rfind("over=", 0) == 0)
-        d.help(why + ", with one position per tensor: `" + *written + "`").fix("write `" + *written + "`", argument.span, *written);
+    if (auto fix = new_axis_moved(builtin, call, argument, positional, scope)) {
+      if (!fix->whole_call)
+        d.help(why + ", with one position per tensor: `" + fix->written + "`").fix("write `" + fix->written + "`", argument.span, fix->written);
       else
-        d.help(why + ": PyTorch's `" + keyword + "=` puts it elsewhere, where `rearrange` moves it: `" + *written + "`")
-            .fix("write the `rearrange`", written_call(call), *written);
+        d.help(why + ": PyTorch's `" + keyword + "=` puts it elsewhere, where `rearrange` moves it: `" + fix->written + "`")
+            .fix("write the `rearrange`", written_call(call), fix->written);
     } else {
       d.help(why + ": PyTorch's `" + keyword + "=` puts it elsewhere, so give it a name and, where it goes elsewhere, move it there with `rearrange`");
     }
     return "over";
   }
   if ((keyword == "dim" || keyword == "axis") && takes_keyword(builtin, "over")) {
-    if (auto turns = reduced_in_turn(builtin, call, argument, positional, scope)) {
-      d.help("ShapeScript reduces one axis a call, picked by its name: `" + turns->written + "`")
-          .fix("reduce one axis a call", written_call(call), turns->written);
-      return "over";
-    }
     const Expr* value = argument.value.get();
     std::optional<std::string> axis;
     if (value && first) {
@@ -2770,68 +2750,62 @@ std::optional<std::string> Checker::torch_keyword_help(DiagnosticBuilder& d, con
   return std::nullopt;
 }
 
-// PyTorch's `sum(x, dim=[1, 2])` (or `dim=(1, 2)`) of an `x: [b n D]`: one reduction an axis,
-// `sum(sum(x, over=n), over=D)`. None unless the built-in reduces its `over=` away, x is its one
-// other argument and each item is a distinct literal position of an axis with a name here.
-std::optional<Checker::ReducedInTurn> Checker::reduced_in_turn(const Builtin& builtin, const Expr& call, const Argument& dim,
-                                                               const std::vector<ValueType>& positional, const Scope& scope) const {
-  if (!over_removes_the_axis(builtin) || positional.size() != 1 || !positional[0].is_tensor() || !dim.value ||
-      dim.value->kind != Expr::Kind::error || call.piped)
-    return std::nullopt;
-  const TensorType& x = positional[0].tensor;
-  auto positions = positions_in_list(a_.file.slice(dim.value->span), x.rank());
-  if (!positions) return std::nullopt;
-  const Argument* tensor = nullptr;
-  bool keep = false;
-  for (const Argument& a : call.arguments) {
-    if (&a == &dim) continue;
-    if (is_keepdim_true(a) && !keep) {
-      keep = true;
-      continue;
-    }
-    if (a.keyword || !a.value || tensor) return std::nullopt;  // another keyword: no sure fix
-    tensor = &a;
-  }
-  if (!tensor) return std::nullopt;
-  auto written = reductions_written(builtin, written_as_fixed(*tensor->value), *positions, x, keep, scope);
-  if (!written) return std::nullopt;
-  return ReducedInTurn{std::move(*positions), keep, std::move(*written)};
-}
-
-// PyTorch's `x.sum(dim=[1, 2])`, or `x.mean((-2, -1))` (its tuple read as the arguments): one
-// reduction an axis, the fix and its value, as `reduced_in_turn` has them for `sum(x, dim=[1, 2])`.
-// False, doing nothing, unless each axis is a distinct literal position with a name here.
-bool Checker::method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builtin, const Expr& method, const Expr& call, const ValueType& object,
-                                     const std::string& x, Scope& scope) {
-  if (!over_removes_the_axis(builtin) || !object.is_tensor()) return false;
-  const auto& arguments = call.arguments;
-  const size_t rank = object.tensor.rank();
-  // The axes, as a list (`dim=[1, 2]`) or as the arguments a tuple was read as; and `keepdim=True`.
+// PyTorch's several axes of a reduction, given after the tensor: `sum(x, dim=[1, 2])`, `dim=(-2, -1)`,
+// or `x.mean((-2, -1))` (the tuple read as the arguments), with `keepdim=True` or not. The fix is
+// one reduction an axis, `sum(sum(x, over=n), over=D)`. None unless the built-in reduces its
+// `over=` away and each axis is a distinct literal position of an axis with a name here.
+std::optional<Checker::ReducedInTurn> Checker::reduced_in_turn(const Builtin& builtin, const std::vector<const Argument*>& after_tensor,
+                                                               const TensorType& x, const std::string& x_written, const Scope& scope) const {
+  if (!over_removes_the_axis(builtin)) return std::nullopt;
+  ReducedInTurn turns;
   std::vector<const Argument*> axes;
-  bool keep = false;
-  for (const Argument& a : arguments) {
-    if (is_keepdim_true(a) && !keep) keep = true;
-    else axes.push_back(&a);
+  for (const Argument* a : after_tensor) {
+    if (is_keepdim_true(*a) && !turns.kept) turns.kept = true;
+    else axes.push_back(a);
   }
-  std::optional<std::vector<size_t>> positions;
+  // One `dim=` list (its items kept by the lowering on the error node), or several positions.
+  std::vector<const Expr*> items;
   if (axes.size() == 1 && axes[0]->keyword && (*axes[0]->keyword == "dim" || *axes[0]->keyword == "axis") && axes[0]->value &&
       axes[0]->value->kind == Expr::Kind::error) {
-    positions = positions_in_list(a_.file.slice(axes[0]->value->span), rank);
-  } else if (axes.size() >= 2) {
-    positions.emplace();
-    for (const Argument* a : axes) {
-      auto at = a->keyword ? std::nullopt : literal_position(a->value.get(), rank);
-      if (!at || std::ranges::find(*positions, *at) != positions->end()) return false;
-      positions->push_back(*at);
-    }
+    for (const Argument& item : axes[0]->value->arguments) items.push_back(item.keyword ? nullptr : item.value.get());
+  } else {
+    for (const Argument* a : axes) items.push_back(a->keyword ? nullptr : a->value.get());
   }
-  if (!positions) return false;
-  auto written = reductions_written(builtin, x, *positions, object.tensor, keep, scope);
-  if (!written) return false;
-  d.help("PyTorch's `." + method.text + "` over several axes is one reduction an axis here, each picked by its name: `" + *written + "`")
-      .fix("reduce one axis a call", call.span, *written);
-  fixed_text_[&call] = *written;
-  ValueType value = reductions_value(builtin, call, *method.operands[0], object, *positions, keep, scope);
+  if (items.size() < 2) return std::nullopt;
+  for (const Expr* item : items) {
+    auto at = literal_position(item, x.rank());
+    if (!at || std::ranges::find(turns.positions, *at) != turns.positions.end()) return std::nullopt;
+    turns.positions.push_back(*at);
+  }
+  auto written = reductions_written(builtin, x_written, turns.positions, x, turns.kept, scope);
+  if (!written) return std::nullopt;
+  turns.written = std::move(*written);
+  return turns;
+}
+
+// reduced_in_turn of a function's call, `sum(x, dim=[1, 2])`: x its first argument, not piped in.
+std::optional<Checker::ReducedInTurn> Checker::call_reduced_in_turn(const Builtin& builtin, const Expr& call, const std::vector<ValueType>& positional,
+                                                                    const Scope& scope) const {
+  if (!over_removes_the_axis(builtin) || call.piped || positional.size() != 1 || !positional[0].is_tensor() || call.arguments.empty() || call.arguments[0].keyword ||
+      !call.arguments[0].value)
+    return std::nullopt;
+  std::vector<const Argument*> after_tensor;
+  for (size_t i = 1; i < call.arguments.size(); ++i) after_tensor.push_back(&call.arguments[i]);
+  return reduced_in_turn(builtin, after_tensor, positional[0].tensor, written_as_fixed(*call.arguments[0].value), scope);
+}
+
+// The method, `x.sum(dim=[1, 2])`: the fix and its value. False, doing nothing, where there is none.
+bool Checker::method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builtin, const Expr& method, const Expr& call, const ValueType& object,
+                                     const std::string& x, Scope& scope) {
+  if (!object.is_tensor()) return false;
+  std::vector<const Argument*> after_tensor;
+  for (const Argument& a : call.arguments) after_tensor.push_back(&a);
+  auto turns = reduced_in_turn(builtin, after_tensor, object.tensor, x, scope);
+  if (!turns) return false;
+  d.help("PyTorch's `." + method.text + "` over several axes is one reduction an axis here, each picked by its name: `" + turns->written + "`")
+      .fix("reduce one axis a call", call.span, turns->written);
+  fixed_text_[&call] = turns->written;
+  ValueType value = reductions_value(builtin, call, *method.operands[0], object, turns->positions, turns->kept, scope);
   if (!value.is_unknown()) call_value(call, std::move(value));
   return true;
 }
@@ -2847,10 +2821,7 @@ std::optional<std::string> Checker::reductions_written(const Builtin& builtin, s
   }
   if (!keep) return x_written;
   // `keepdim=True`: a 1 where each reduced axis was, `rearrange(.., b c -> b c 1 1)`.
-  TensorType reduced = x;
-  for (size_t i = x.rank(); i-- > 0;)
-    if (std::ranges::find(positions, i) != positions.end()) reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(i));
-  auto pattern = moved_axes_pattern(reduced, kept_axis_order(x.rank(), positions), writable_in(scope));
+  auto pattern = kept_axes_pattern(x, positions, writable_in(scope));
   if (!pattern) return std::nullopt;
   return "rearrange(" + x_written + ", " + *pattern + ")";
 }
@@ -2874,14 +2845,14 @@ ValueType Checker::reductions_value(const Builtin& builtin, const Expr& call, co
 // with one position per tensor, first; `rearrange(stack(x, y, over=2), 2 b n D -> b 2 n D)` moves
 // it where `dim=` puts it (`over=2` alone for `dim=0`). None unless `dim=` is a literal position,
 // every argument before it is a tensor and x's axes can be written in a pattern apart from the count.
-std::optional<std::string> Checker::new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim,
-                                                  const std::vector<ValueType>& positional, const Scope& scope) const {
+std::optional<Checker::NewAxisFix> Checker::new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim,
+                                                           const std::vector<ValueType>& positional, const Scope& scope) const {
   if (positional.empty() || !std::ranges::all_of(positional, [](const ValueType& t) { return t.is_tensor(); })) return std::nullopt;
   const TensorType& x = positional[0].tensor;
   auto at = literal_position(dim.value.get(), x.rank() + 1);
   if (!at) return std::nullopt;
   const std::string count = std::to_string(positional.size());
-  if (*at == 0) return "over=" + count;
+  if (*at == 0) return NewAxisFix{"over=" + count, false};
   auto axes = pattern_axes(x, writable_in(scope));
   if (!axes || std::ranges::find(*axes, count) != axes->end()) return std::nullopt;
   std::vector<std::string> moved = *axes;
@@ -2891,7 +2862,7 @@ std::optional<std::string> Checker::new_axis_moved(const Builtin& builtin, const
   std::string stacked = std::string(builtin.name) + "(";
   for (const Argument& a : call.arguments)  // each as its own fix writes it, so one round does
     if (&a != &dim) stacked += (a.value && !a.keyword ? written_as_fixed(*a.value) : text(a.span)) + ", ";
-  return "rearrange(" + stacked + "over=" + count + "), " + joined_axes(made) + " -> " + joined_axes(moved) + ")";
+  return NewAxisFix{"rearrange(" + stacked + "over=" + count + "), " + joined_axes(made) + " -> " + joined_axes(moved) + ")", true};
 }
 
 // PyTorch's `mean(x, over=D, keepdim=True)` (and `sum`, `max`...) of an `x: [b n D]`: the reduction
@@ -2912,10 +2883,7 @@ std::optional<std::string> Checker::kept_axis(const Builtin& builtin, const Expr
       at = i;
     }
   if (!at) return std::nullopt;
-  // The result's axes, less the reduced one, and the same with a 1 where it was.
-  TensorType reduced = *x;
-  reduced.axes.erase(reduced.axes.begin() + static_cast<std::ptrdiff_t>(*at));
-  auto pattern = moved_axes_pattern(reduced, kept_axis_order(x->rank(), {*at}), writable_in(scope));
+  auto pattern = kept_axes_pattern(*x, {*at}, writable_in(scope));
   if (!pattern) return std::nullopt;
   std::string reduction = std::string(builtin.name) + "(";
   bool first_argument = true;

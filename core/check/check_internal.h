@@ -231,15 +231,21 @@ class Checker {
     bool kept = false;              // `keepdim=True`: a `rearrange` puts a 1 where each was
     std::string written;            // `sum(sum(x, over=n), over=D)`
   };
-  std::optional<ReducedInTurn> reduced_in_turn(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
-                                               const Scope& scope) const;
+  std::optional<ReducedInTurn> reduced_in_turn(const Builtin& builtin, const std::vector<const Argument*>& after_tensor, const TensorType& x,
+                                               const std::string& x_written, const Scope& scope) const;
+  std::optional<ReducedInTurn> call_reduced_in_turn(const Builtin& builtin, const Expr& call, const std::vector<ValueType>& positional,
+                                                    const Scope& scope) const;
   bool method_reduced_in_turn(DiagnosticBuilder& d, const Builtin& builtin, const Expr& method, const Expr& call, const ValueType& object,
                               const std::string& x, Scope& scope);
   std::optional<std::string> reductions_written(const Builtin& builtin, std::string x_written, const std::vector<size_t>& positions, const TensorType& x,
                                                 bool keep, const Scope& scope) const;
   ValueType reductions_value(const Builtin& builtin, const Expr& call, const Expr& x_expr, ValueType value, const std::vector<size_t>& positions,
                              bool keep, Scope& scope);
-  std::optional<std::string> new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
+  struct NewAxisFix {
+    std::string written;
+    bool whole_call = false;  // a `rearrange` that replaces the call; else `over=N` in place of `dim=`
+  };
+  std::optional<NewAxisFix> new_axis_moved(const Builtin& builtin, const Expr& call, const Argument& dim, const std::vector<ValueType>& positional,
                                             const Scope& scope) const;
   std::optional<std::string> torch_keyword_help(DiagnosticBuilder& d, const Builtin& builtin, const Expr& call, const Argument& argument,
                                                 const std::vector<ValueType>& positional, Scope& scope);

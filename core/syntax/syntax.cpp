@@ -535,6 +535,8 @@ class Lowering {
         // `sum(x, dim=[1, 2])`, `dim=(1, 2)`: several values where a keyword takes one.
         const bool sequence = kind(value) == Sym::tuple || kind(value) == Sym::python_list;
         argument.value = sequence ? python_sequence(value, "keyword") : lower_expr(value);
+        // Its items stay, as the error node's arguments: the checker reads `dim=[1, 2]`'s axes from them.
+        if (sequence) argument.value->arguments = lower_arguments(value, false);
       } else if (child.sym == Sym::axis_pattern) {
         argument.pattern = lower_pattern(child.node);
       } else {

@@ -70,7 +70,7 @@ struct Expr {
   double number = 0;
   bool is_integer = false;
   std::vector<ExprPtr> operands;  // binary: 2; unary: 1; attribute/subscript/as: the value; lambda: body; call: the callee
-  std::vector<Argument> arguments;  // call, with a piped value first
+  std::vector<Argument> arguments;  // call, with a piped value first; an error node for a keyword's list (`dim=[1, 2]`): its items
   bool piped = false;               // call written `x |> f(...)`
   std::vector<SizeNode> index;      // subscript `[l]`, `causal[n m]`
   // Subscript written as Python's `x[:, -1, :]` (which the checker reports): `arguments` are its
